@@ -1,0 +1,108 @@
+package localtable
+
+import (
+	"net/url"
+	"strings"
+	"time"
+)
+
+// The names of the system properties.
+const (
+	PartitionKeyName = "PartitionKey"
+	RowKeyName       = "RowKey"
+	TimestampName    = "Timestamp"
+)
+
+// Entity is a row of a table: its primary key (PartitionKey, RowKey), the
+// server-owned Timestamp and ETag, and its custom properties.
+//
+// Timestamp and ETag are set by the account on every write and ignored when
+// an Entity is written: values you put there are not stored.
+type Entity struct {
+	PartitionKey string
+	RowKey       string
+	Timestamp    time.Time // last modification, 100 ns precision, UTC
+	ETag         ETag      // changes on every write
+	Properties   Properties
+}
+
+// Properties maps custom property names to values. A property whose value
+// is null (the zero Value) is treated as absent when written.
+type Properties map[string]Value
+
+// Property returns the value of a property by name, including the system
+// properties: PartitionKey and RowKey as Edm.String, Timestamp as
+// Edm.DateTime (absent when zero). It is what filters evaluate.
+func (e *Entity) Property(name string) (Value, bool) {
+	switch name {
+	case PartitionKeyName:
+		return StringValue(e.PartitionKey), true
+	case RowKeyName:
+		return StringValue(e.RowKey), true
+	case TimestampName:
+		if e.Timestamp.IsZero() {
+			return Value{}, false
+		}
+		return DateTimeValue(e.Timestamp), true
+	}
+	v, ok := e.Properties[name]
+	if ok && v.IsNull() {
+		return Value{}, false
+	}
+	return v, ok
+}
+
+// Set sets a custom property to v, allocating Properties as needed, and
+// returns e for chaining.
+func (e *Entity) Set(name string, v Value) *Entity {
+	if e.Properties == nil {
+		e.Properties = make(Properties)
+	}
+	e.Properties[name] = v
+	return e
+}
+
+// Clone returns a copy of e whose Properties map is its own.
+func (e Entity) Clone() Entity {
+	if e.Properties != nil {
+		p := make(Properties, len(e.Properties))
+		for k, v := range e.Properties {
+			p[k] = v
+		}
+		e.Properties = p
+	}
+	return e
+}
+
+// ETag is an entity version tag, in the service's form
+// W/"datetime'2021-09-08T18%3A58%3A54.7899388Z'". It is opaque: compare it
+// only for equality.
+type ETag string
+
+// ETagAny, as an If-Match condition, matches any existing entity.
+const ETagAny ETag = "*"
+
+// etagFor returns the ETag of an entity last written at ticks.
+func etagFor(ticks int64) ETag {
+	s := FormatDateTime7(TicksToTime(ticks))
+	return ETag(`W/"datetime'` + strings.ReplaceAll(s, ":", "%3A") + `'"`)
+}
+
+// parseETag returns the Timestamp ticks an ETag names, or false if it is not
+// in the service's form.
+func parseETag(tag ETag) (int64, bool) {
+	s := string(tag)
+	const pre, post = `W/"datetime'`, `'"`
+	if !strings.HasPrefix(s, pre) || !strings.HasSuffix(s, post) || len(s) < len(pre)+len(post) {
+		return 0, false
+	}
+	inner, err := url.PathUnescape(s[len(pre) : len(s)-len(post)])
+	if err != nil {
+		return 0, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, inner)
+	if err != nil {
+		return 0, false
+	}
+	return TimeToTicks(t), true
+}

@@ -1,0 +1,146 @@
+package localtable
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// ErrorCode is an Azure Table service error code, such as
+// "EntityAlreadyExists". It is what the service (and localtable's HTTP
+// server) puts in the x-ms-error-code header.
+type ErrorCode string
+
+// The service's error codes that localtable produces.
+const (
+	CodeAuthenticationFailed                    ErrorCode = "AuthenticationFailed"
+	CodeAuthorizationPermissionMismatch         ErrorCode = "AuthorizationPermissionMismatch"
+	CodeAuthorizationResourceTypeMismatch       ErrorCode = "AuthorizationResourceTypeMismatch"
+	CodeCommandsInBatchActOnDifferentPartitions ErrorCode = "CommandsInBatchActOnDifferentPartitions"
+	CodeDuplicatePropertiesSpecified            ErrorCode = "DuplicatePropertiesSpecified"
+	CodeEntityAlreadyExists                     ErrorCode = "EntityAlreadyExists"
+	CodeEntityTooLarge                          ErrorCode = "EntityTooLarge"
+	CodeInvalidDuplicateRow                     ErrorCode = "InvalidDuplicateRow"
+	CodeInvalidInput                            ErrorCode = "InvalidInput"
+	CodeInvalidResourceName                     ErrorCode = "InvalidResourceName"
+	CodeInvalidValueType                        ErrorCode = "InvalidValueType"
+	CodeJSONFormatNotSupported                  ErrorCode = "JsonFormatNotSupported"
+	CodeMethodNotAllowed                        ErrorCode = "MethodNotAllowed"
+	CodeNotImplemented                          ErrorCode = "NotImplemented"
+	CodeOutOfRangeInput                         ErrorCode = "OutOfRangeInput"
+	CodePropertiesNeedValue                     ErrorCode = "PropertiesNeedValue"
+	CodePropertyNameInvalid                     ErrorCode = "PropertyNameInvalid"
+	CodePropertyNameTooLong                     ErrorCode = "PropertyNameTooLong"
+	CodePropertyValueTooLarge                   ErrorCode = "PropertyValueTooLarge"
+	CodeRequestBodyTooLarge                     ErrorCode = "RequestBodyTooLarge"
+	CodeResourceNotFound                        ErrorCode = "ResourceNotFound"
+	CodeTableAlreadyExists                      ErrorCode = "TableAlreadyExists"
+	CodeTableNotFound                           ErrorCode = "TableNotFound"
+	CodeTooManyProperties                       ErrorCode = "TooManyProperties"
+	CodeUpdateConditionNotSatisfied             ErrorCode = "UpdateConditionNotSatisfied"
+	CodeInternalError                           ErrorCode = "InternalError"
+)
+
+// Error is the error type of every failed localtable operation that the
+// service would also reject. Code and StatusCode are what the service
+// answers on the wire; Message says what was wrong and where.
+//
+// Use errors.Is with the sentinels below (errors.Is(err, ErrEntityExists))
+// or errors.As to reach the code. A sentinel matches errors of its own
+// meaning: ErrTableNotFound matches both the TableNotFound of an entity
+// operation and the ResourceNotFound of deleting a missing table.
+type Error struct {
+	Code       ErrorCode // the service's error code
+	StatusCode int       // the HTTP status the service answers with
+	Message    string    // what was wrong, and where
+
+	sentinel *Error
+}
+
+// Error returns "localtable: <Code>: <Message>".
+func (e *Error) Error() string {
+	return "localtable: " + string(e.Code) + ": " + e.Message
+}
+
+// Is reports whether target is e or the sentinel e was made from.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	if !ok {
+		return false
+	}
+	return t == e || (e.sentinel != nil && t == e.sentinel)
+}
+
+func sentinel(code ErrorCode, status int, msg string) *Error {
+	return &Error{Code: code, StatusCode: status, Message: msg}
+}
+
+// Sentinel errors, for errors.Is. Each carries the service's code and status
+// and its standard message.
+var (
+	ErrTableNotFound         = sentinel(CodeTableNotFound, http.StatusNotFound, "The table specified does not exist.")
+	ErrTableExists           = sentinel(CodeTableAlreadyExists, http.StatusConflict, "The table specified already exists.")
+	ErrEntityNotFound        = sentinel(CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist.")
+	ErrEntityExists          = sentinel(CodeEntityAlreadyExists, http.StatusConflict, "The specified entity already exists.")
+	ErrConditionNotMet       = sentinel(CodeUpdateConditionNotSatisfied, http.StatusPreconditionFailed, "The update condition specified in the request was not satisfied.")
+	ErrInvalidInput          = sentinel(CodeInvalidInput, http.StatusBadRequest, "One of the request inputs is not valid.")
+	ErrOutOfRangeInput       = sentinel(CodeOutOfRangeInput, http.StatusBadRequest, "One of the request inputs is out of range.")
+	ErrInvalidTableName      = sentinel(CodeInvalidResourceName, http.StatusBadRequest, "The specifed resource name contains invalid characters.")
+	ErrPropertiesNeedValue   = sentinel(CodePropertiesNeedValue, http.StatusBadRequest, "The values are not specified for all properties in the entity.")
+	ErrPropertyNameInvalid   = sentinel(CodePropertyNameInvalid, http.StatusBadRequest, "The property name is invalid.")
+	ErrPropertyNameTooLong   = sentinel(CodePropertyNameTooLong, http.StatusBadRequest, "The property name exceeds the maximum allowed length (255).")
+	ErrPropertyValueTooLarge = sentinel(CodePropertyValueTooLarge, http.StatusBadRequest, "The property value exceeds the maximum allowed size (64KB).")
+	ErrTooManyProperties     = sentinel(CodeTooManyProperties, http.StatusBadRequest, "The entity contains more properties than allowed.")
+	ErrEntityTooLarge        = sentinel(CodeEntityTooLarge, http.StatusBadRequest, "The entity is larger than the maximum allowed size (1MB).")
+	ErrDuplicateProperties   = sentinel(CodeDuplicatePropertiesSpecified, http.StatusBadRequest, "A property is specified more than one time.")
+	ErrDuplicateRow          = sentinel(CodeInvalidDuplicateRow, http.StatusBadRequest, "The batch request contains multiple changes with same row key.")
+	ErrDifferentPartitions   = sentinel(CodeCommandsInBatchActOnDifferentPartitions, http.StatusBadRequest, "All commands in a batch must operate on same entity group.")
+	ErrInvalidValueType      = sentinel(CodeInvalidValueType, http.StatusBadRequest, "The value specified is invalid.")
+	ErrRequestBodyTooLarge   = sentinel(CodeRequestBodyTooLarge, http.StatusRequestEntityTooLarge, "The request body is too large and exceeds the maximum permissible limit.")
+	ErrNotImplemented        = sentinel(CodeNotImplemented, http.StatusNotImplemented, "The requested operation is not implemented.")
+)
+
+// ErrClosed is returned by operations on a closed Account.
+var ErrClosed = errors.New("localtable: account closed")
+
+// newError returns an Error of the sentinel's kind with a detailed message.
+func newError(s *Error, format string, args ...any) *Error {
+	return &Error{Code: s.Code, StatusCode: s.StatusCode, Message: fmt.Sprintf(format, args...), sentinel: s}
+}
+
+// withCode returns an Error of the sentinel's meaning that travels on the
+// wire with a different code and status.
+func withCode(s *Error, code ErrorCode, status int, format string, args ...any) *Error {
+	return &Error{Code: code, StatusCode: status, Message: fmt.Sprintf(format, args...), sentinel: s}
+}
+
+// NewError returns an Error of the sentinel's kind with a message of its own;
+// it is for packages that extend localtable, such as its HTTP server.
+func NewError(s *Error, format string, args ...any) *Error { return newError(s, format, args...) }
+
+// ErrorCodeOf returns the service error code of err, or "" if err carries
+// none.
+func ErrorCodeOf(err error) ErrorCode {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// TransactionError is returned when an action of an entity group
+// transaction fails; nothing of the transaction was applied. Index is the
+// 0-based position of the failing action, and Err its own error. errors.Is
+// and errors.As see through it to Err.
+type TransactionError struct {
+	Index int
+	Err   *Error
+}
+
+// Error returns "localtable: transaction action <Index>: <Err>".
+func (e *TransactionError) Error() string {
+	return fmt.Sprintf("localtable: transaction action %d: %s: %s", e.Index, e.Err.Code, e.Err.Message)
+}
+
+// Unwrap returns Err.
+func (e *TransactionError) Unwrap() error { return e.Err }

@@ -1,0 +1,262 @@
+// Package keyenc encodes localtable's engine keys so that their byte order
+// equals the Table service's order.
+//
+// # Layout
+//
+//	'c' + lower(table name)                      → table catalog record
+//	'e' + table ID (8 bytes, big endian) + S(PK) + S(RK) → entity record
+//	'm' + name                                   → account metadata
+//
+// Table IDs are assigned at creation and never reused, so deleting a table
+// is one range deletion of its ID's prefix and a re-created table of the same
+// name starts empty.
+//
+// # String order
+//
+// The service orders strings ordinally by UTF-16 code unit. UTF-8 byte order
+// is code point order, which differs from UTF-16 order only for characters
+// above U+FFFF: in UTF-16 they are surrogate pairs (0xD800–0xDFFF) and sort
+// before U+E000–U+FFFF, while in code point order they sort after. S(s)
+// therefore writes characters up to U+FFFF as their UTF-8 bytes, and a
+// character above U+FFFF as the four bytes
+//
+//	0xED, 0xA0 + (c−0x10000)>>16, (c−0x10000)>>8 & 0xFF, (c−0x10000) & 0xFF
+//
+// which sort after U+D7FF (0xED 0x80–0x9F …) and before U+E000 (0xEE …),
+// exactly where the surrogates put them. Valid UTF-8 never holds 0xED
+// followed by 0xA0–0xBF (those would be surrogates), so the code stays
+// prefix-free. Then every 0x00 byte is escaped as 0x00 0xFF and the string
+// is terminated by 0x00 0x01, so that a string sorts before its extensions
+// and (PK, RK) pairs sort by PK first.
+package keyenc
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"unicode/utf8"
+)
+
+// Key prefixes.
+const (
+	PrefixCatalog = 'c'
+	PrefixEntity  = 'e'
+	PrefixMeta    = 'm'
+)
+
+// ErrCorrupt is returned when decoding bytes that no encoder produced.
+var ErrCorrupt = errors.New("keyenc: corrupt key")
+
+// AppendString appends S(s) to dst. s should be valid UTF-8; invalid bytes
+// are written as they are.
+func AppendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == 0:
+			dst = append(dst, 0, 0xFF)
+			i++
+		case c < 0xF0:
+			dst = append(dst, c)
+			i++
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError || r < 0x10000 {
+				dst = append(dst, c)
+				i++
+				continue
+			}
+			v := uint32(r - 0x10000)
+			dst = append(dst, 0xED, 0xA0+byte(v>>16))
+			dst = appendEscaped(dst, byte(v>>8))
+			dst = appendEscaped(dst, byte(v))
+			i += n
+		}
+	}
+	return append(dst, 0, 1)
+}
+
+func appendEscaped(dst []byte, b byte) []byte {
+	if b == 0 {
+		return append(dst, 0, 0xFF)
+	}
+	return append(dst, b)
+}
+
+// DecodeString decodes one S(s) from the front of b and returns s and the
+// bytes after it.
+func DecodeString(b []byte) (string, []byte, error) {
+	out := make([]byte, 0, len(b))
+	i := 0
+	next := func() (byte, bool, error) { // byte, isTerminator
+		if i >= len(b) {
+			return 0, false, ErrCorrupt
+		}
+		c := b[i]
+		i++
+		if c != 0 {
+			return c, false, nil
+		}
+		if i >= len(b) {
+			return 0, false, ErrCorrupt
+		}
+		e := b[i]
+		i++
+		switch e {
+		case 0xFF:
+			return 0, false, nil
+		case 0x01:
+			return 0, true, nil
+		}
+		return 0, false, ErrCorrupt
+	}
+	for {
+		c, term, err := next()
+		if err != nil {
+			return "", nil, err
+		}
+		if term {
+			return string(out), b[i:], nil
+		}
+		if c == 0xED && i < len(b) && b[i] >= 0xA0 && b[i] <= 0xAF {
+			hi := b[i] - 0xA0
+			i++
+			mid, t1, err := next()
+			if err != nil || t1 {
+				return "", nil, ErrCorrupt
+			}
+			lo, t2, err := next()
+			if err != nil || t2 {
+				return "", nil, ErrCorrupt
+			}
+			r := rune(uint32(hi)<<16|uint32(mid)<<8|uint32(lo)) + 0x10000
+			out = utf8.AppendRune(out, r)
+			continue
+		}
+		out = append(out, c)
+	}
+}
+
+// AppendTableID appends the entity prefix of a table: 'e' + id.
+func AppendTableID(dst []byte, id uint64) []byte {
+	dst = append(dst, PrefixEntity)
+	return binary.BigEndian.AppendUint64(dst, id)
+}
+
+// TablePrefixLen is the length of AppendTableID's output.
+const TablePrefixLen = 9
+
+// AppendEntityKey appends the engine key of entity (pk, rk) of table id.
+func AppendEntityKey(dst []byte, id uint64, pk, rk string) []byte {
+	dst = AppendTableID(dst, id)
+	dst = AppendString(dst, pk)
+	return AppendString(dst, rk)
+}
+
+// DecodeEntityKey returns the PartitionKey and RowKey of an entity key.
+func DecodeEntityKey(key []byte) (pk, rk string, err error) {
+	if len(key) < TablePrefixLen || key[0] != PrefixEntity {
+		return "", "", ErrCorrupt
+	}
+	return DecodePair(key[TablePrefixLen:])
+}
+
+// DecodePair decodes S(pk) S(rk) with nothing after it.
+func DecodePair(b []byte) (pk, rk string, err error) {
+	pk, rest, err := DecodeString(b)
+	if err != nil {
+		return "", "", err
+	}
+	rk, rest, err = DecodeString(rest)
+	if err != nil {
+		return "", "", err
+	}
+	if len(rest) != 0 {
+		return "", "", ErrCorrupt
+	}
+	return pk, rk, nil
+}
+
+// CatalogKey returns the catalog key of a table; name must already be
+// lower-cased.
+func CatalogKey(lowerName string) []byte {
+	return append([]byte{PrefixCatalog}, lowerName...)
+}
+
+// MetaKey returns the key of an account metadata record.
+func MetaKey(name string) []byte {
+	return append([]byte{PrefixMeta}, name...)
+}
+
+// PrefixEnd returns the smallest key greater than every key that starts
+// with prefix, or nil if there is none (prefix is all 0xFF).
+func PrefixEnd(prefix []byte) []byte {
+	end := bytes.Clone(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xFF {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// StringEnd returns, for an encoded S(s), the smallest byte string greater
+// than S(s) followed by anything: the end of the range of keys whose first
+// string is s. enc must end with the terminator 0x00 0x01.
+func StringEnd(enc []byte) []byte {
+	end := bytes.Clone(enc)
+	end[len(end)-1] = 0x02
+	return end
+}
+
+// utf16Weight maps a rune to a value whose order is the UTF-16 order:
+// BMP characters keep their order, supplementary characters fall between
+// U+D7FF and U+E000, ordered by code point among themselves.
+func utf16Weight(r rune) uint64 {
+	if r >= 0x10000 {
+		return 0xD800<<21 + uint64(r-0x10000)
+	}
+	return uint64(r) << 21
+}
+
+// CompareUTF16 compares two strings by their UTF-16 code units, the
+// service's ordinal order. Invalid UTF-8 compares by byte.
+func CompareUTF16(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	if i == n {
+		switch {
+		case len(a) < len(b):
+			return -1
+		case len(a) > len(b):
+			return 1
+		}
+		return 0
+	}
+	// Both differ at byte i; if neither is in a multi-byte sequence that
+	// could hold a supplementary or U+E000+ character, bytes decide.
+	if a[i] < 0xEE && b[i] < 0xEE {
+		if a[i] < b[i] {
+			return -1
+		}
+		return 1
+	}
+	// Back up to the start of the rune containing byte i.
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(a[i:])
+	rb, _ := utf8.DecodeRuneInString(b[i:])
+	wa, wb := utf16Weight(ra), utf16Weight(rb)
+	if ra == utf8.RuneError || rb == utf8.RuneError || wa == wb {
+		return bytes.Compare([]byte(a[i:]), []byte(b[i:]))
+	}
+	if wa < wb {
+		return -1
+	}
+	return 1
+}

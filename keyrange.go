@@ -1,0 +1,87 @@
+package localtable
+
+import (
+	"bytes"
+
+	"github.com/localtable/localtable/internal/keyenc"
+)
+
+// Key is a position in a table's entity order: (PartitionKey, RowKey),
+// ordinal UTF-16 order, PartitionKey first. Keys bound a [KeyRange]. The
+// zero Key is unbounded: before every entity as a start, after every entity
+// as an end.
+type Key struct {
+	enc []byte // S(pk) S(rk) in keyenc's encoding, or a bound between them
+}
+
+// KeyAt is the position of entity (pk, rk) itself.
+func KeyAt(pk, rk string) Key {
+	b := keyenc.AppendString(nil, pk)
+	return Key{enc: keyenc.AppendString(b, rk)}
+}
+
+// KeyAfter is the position just after entity (pk, rk) and before the next
+// possible entity.
+func KeyAfter(pk, rk string) Key {
+	k := KeyAt(pk, rk)
+	k.enc = append(k.enc, 0)
+	return k
+}
+
+// PartitionStart is the position before every entity of partition pk.
+func PartitionStart(pk string) Key {
+	return Key{enc: keyenc.AppendString(nil, pk)}
+}
+
+// PartitionEnd is the position after every entity of partition pk and
+// before any later partition.
+func PartitionEnd(pk string) Key {
+	return Key{enc: keyenc.StringEnd(keyenc.AppendString(nil, pk))}
+}
+
+// IsZero reports whether k is the unbounded Key.
+func (k Key) IsZero() bool { return k.enc == nil }
+
+// Compare orders two bounded Keys: -1, 0 or +1. The zero Key compares as
+// the smallest; callers that use it as an end bound must treat it as the
+// largest themselves.
+func (k Key) Compare(o Key) int { return bytes.Compare(k.enc, o.enc) }
+
+// encoded returns the key's encoding relative to its table (see
+// internal/keyenc).
+func (k Key) encoded() []byte { return k.enc }
+
+// KeyRange is the half-open range [Start, End) of entity keys. A zero Start
+// is unbounded below, a zero End unbounded above.
+type KeyRange struct {
+	Start Key
+	End   Key
+}
+
+// Empty reports whether r contains no key.
+func (r KeyRange) Empty() bool {
+	return !r.End.IsZero() && r.Start.Compare(r.End) >= 0
+}
+
+// Contains reports whether entity (pk, rk) lies in r.
+func (r KeyRange) Contains(pk, rk string) bool {
+	k := KeyAt(pk, rk)
+	if !r.Start.IsZero() && k.Compare(r.Start) < 0 {
+		return false
+	}
+	return r.End.IsZero() || k.Compare(r.End) < 0
+}
+
+// Predicate selects entities in a query. Package filter's parsed and built
+// filters implement it; so may your own types.
+type Predicate interface {
+	// Match reports whether e satisfies the predicate. It reads e through
+	// e.Property, so PartitionKey, RowKey and Timestamp are visible.
+	Match(e *Entity) bool
+	// KeyRanges returns sorted, disjoint, non-empty ranges that together
+	// contain every entity Match accepts. ok is false when no range can be
+	// derived and the whole table must be scanned.
+	KeyRanges() (ranges []KeyRange, ok bool)
+	// String returns the predicate in the service's $filter syntax.
+	String() string
+}

@@ -1,0 +1,150 @@
+// Package storage defines the ordered key-value engine interface that
+// localtable's table layer is built on, and the in-memory engine.
+//
+// The interface is deliberately small and split by capability, in the
+// manner of pebble: a [Reader] reads keys and opens iterators, a [Batch]
+// collects writes that an [Engine] applies atomically, and a [Snapshot] is a
+// consistent, immutable view of the engine at one moment.
+//
+// Keys are compared bytewise (bytes.Compare). The table layer encodes its
+// keys so that this order equals the order of the Table service.
+//
+// # Buffer ownership
+//
+// Byte slices passed into the engine (keys and values given to Batch.Set and
+// friends) are copied by the engine before the call returns; the caller may
+// reuse them at once. Byte slices returned by the engine (Iterator.Key,
+// Iterator.Value, and the value returned by Reader.Get) are owned by the
+// engine and are valid only until the next call on the same iterator, or
+// until the returned io.Closer is closed: copy what you keep. Callers must
+// never modify a returned slice.
+//
+// # Concurrency
+//
+// An Engine and its Snapshots are safe for concurrent use. A Batch and an
+// Iterator are not: each belongs to one goroutine at a time.
+//
+// Engines are tested by the conformance suite in package storagetest; a new
+// engine should call storagetest.Run from its tests.
+package storage
+
+import (
+	"errors"
+	"io"
+)
+
+// ErrNotFound is returned by Reader.Get when the key is absent.
+var ErrNotFound = errors.New("storage: not found")
+
+// ErrClosed is returned by operations on a closed engine, snapshot, batch or
+// iterator.
+var ErrClosed = errors.New("storage: closed")
+
+// Reader reads keys and opens iterators. Engine and Snapshot implement it.
+type Reader interface {
+	// Get returns the value stored under key, or ErrNotFound. The value is
+	// valid until closer.Close is called; the caller must call it (it is
+	// never nil when err is nil).
+	Get(key []byte) (value []byte, closer io.Closer, err error)
+
+	// NewIter returns an iterator over the keys in [opts.LowerBound,
+	// opts.UpperBound). A nil opts, or a nil bound, is unbounded on that
+	// side. The iterator is unpositioned: call First, Last or SeekGE. The
+	// caller must Close it.
+	NewIter(opts *IterOptions) (Iterator, error)
+}
+
+// IterOptions bounds an iterator. Bounds are copied by NewIter.
+type IterOptions struct {
+	LowerBound []byte // inclusive; nil means the first key
+	UpperBound []byte // exclusive; nil means past the last key
+}
+
+// Iterator walks keys in ascending byte order within its bounds. Errors are
+// sticky: once an operation fails, Valid reports false and Error returns the
+// error.
+type Iterator interface {
+	// First moves to the first key within bounds and reports Valid().
+	First() bool
+	// Last moves to the last key within bounds and reports Valid().
+	Last() bool
+	// SeekGE moves to the first key >= key (clamped to the bounds) and
+	// reports Valid().
+	SeekGE(key []byte) bool
+	// Next moves to the next key and reports Valid().
+	Next() bool
+	// Prev moves to the previous key and reports Valid().
+	Prev() bool
+	// Valid reports whether the iterator is positioned at a key.
+	Valid() bool
+	// Key returns the current key. It is valid until the next positioning
+	// call or Close.
+	Key() []byte
+	// Value returns the current value. It is valid until the next
+	// positioning call or Close.
+	Value() []byte
+	// Error returns the first error the iterator met, if any.
+	Error() error
+	// Close releases the iterator and returns Error().
+	Close() error
+}
+
+// Writer collects writes. Batch implements it.
+type Writer interface {
+	// Set stores value under key, replacing any previous value.
+	Set(key, value []byte) error
+	// Delete removes key; deleting an absent key is not an error.
+	Delete(key []byte) error
+	// DeleteRange removes every key in [start, end) without reading them.
+	DeleteRange(start, end []byte) error
+}
+
+// Batch is an ordered set of writes that Commit applies atomically: after a
+// crash, either all of them are present or none is. Writes within one batch
+// apply in the order they were made. A Batch is not readable: read through
+// the engine or a snapshot.
+type Batch interface {
+	Writer
+	// Len returns the number of writes in the batch.
+	Len() int
+	// Commit applies the batch atomically. With sync, Commit returns only
+	// after the writes are durable (for engines that persist). A committed
+	// batch may not be reused.
+	Commit(sync bool) error
+	// Close releases the batch; closing an uncommitted batch discards it.
+	Close() error
+}
+
+// Snapshot is a consistent, immutable view of an engine. Reads through it do
+// not see later commits. It must be closed.
+type Snapshot interface {
+	Reader
+	Close() error
+}
+
+// Engine is an ordered key-value store. All methods are safe for concurrent
+// use. Reads through the Engine itself see every batch committed before the
+// read began.
+type Engine interface {
+	Reader
+	// NewBatch returns an empty batch.
+	NewBatch() Batch
+	// NewSnapshot returns a snapshot of the engine's current state.
+	NewSnapshot() (Snapshot, error)
+	// Close closes the engine. Open snapshots and iterators must be closed
+	// first.
+	Close() error
+}
+
+// Syncer is implemented by engines that can flush acknowledged writes made
+// without sync to durable storage.
+type Syncer interface {
+	Sync() error
+}
+
+// NopCloser is an io.Closer that does nothing; engines may return it from Get.
+var NopCloser io.Closer = nopCloser{}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
