@@ -1,0 +1,451 @@
+package localtable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"iter"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/storage"
+)
+
+// Options configure an Account. The zero Options (or nil) give an
+// in-memory account on the system clock.
+type Options struct {
+	// Engine stores the account's data. nil means a new in-memory engine
+	// (storage.NewMemory). The Account owns the engine: Close closes it.
+	// For data on disk, pass a pebble engine (package storage/pebble).
+	Engine storage.Engine
+
+	// Clock is the account's time source for entity Timestamps. nil means
+	// time.Now. Tests pass a controllable clock; Timestamps stay strictly
+	// increasing even when it stalls or steps back.
+	Clock func() time.Time
+}
+
+// Account is a namespace of tables over one storage engine, the unit the
+// service authorizes. It is safe for concurrent use by many goroutines.
+type Account struct {
+	eng   storage.Engine
+	clock clock
+	seed  maphash.Seed
+
+	// mu guards the catalog. Entity writes hold it shared, so that a table
+	// cannot be deleted under them; creating and deleting tables hold it
+	// exclusively.
+	mu     sync.RWMutex
+	tables map[string]*tableRecord // by lower-cased name
+	nextID uint64
+
+	// parts serializes writes to one partition: a write locks the stripe
+	// of its (table, PartitionKey), reads its entities, and commits.
+	parts [256]sync.Mutex
+
+	closed atomic.Bool
+}
+
+// Metadata keys.
+var (
+	metaClock  = keyenc.MetaKey("clock")
+	metaNextID = keyenc.MetaKey("nexttable")
+)
+
+// Open opens an account over opts.Engine (nil opts: a new in-memory
+// account). It loads the table catalog and the clock's high-water mark.
+func Open(opts *Options) (*Account, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Engine == nil {
+		o.Engine = storage.NewMemory()
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	a := &Account{
+		eng:    o.Engine,
+		seed:   maphash.MakeSeed(),
+		tables: make(map[string]*tableRecord),
+		nextID: 1,
+	}
+	a.clock = clock{now: o.Clock, persist: a.persistClock}
+	if err := a.load(); err != nil {
+		o.Engine.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// load reads the catalog, the next table ID and the clock's mark.
+func (a *Account) load() error {
+	it, err := a.eng.NewIter(&storage.IterOptions{
+		LowerBound: []byte{keyenc.PrefixCatalog},
+		UpperBound: []byte{keyenc.PrefixCatalog + 1},
+	})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		rec, err := decodeTableRecord(it.Value())
+		if err != nil {
+			it.Close()
+			return fmt.Errorf("%w (key %q)", err, it.Key())
+		}
+		a.tables[string(it.Key()[1:])] = &rec
+		a.nextID = max(a.nextID, rec.ID+1)
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if v, ok, err := a.getMeta(metaNextID); err != nil {
+		return err
+	} else if ok {
+		a.nextID = max(a.nextID, v)
+	}
+	if v, ok, err := a.getMeta(metaClock); err != nil {
+		return err
+	} else if ok {
+		a.clock.last, a.clock.reserved = int64(v), int64(v)
+	}
+	return nil
+}
+
+func (a *Account) getMeta(key []byte) (uint64, bool, error) {
+	v, c, err := a.eng.Get(key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	defer c.Close()
+	t, ok := decodeTicks(v)
+	if !ok {
+		return 0, false, fmt.Errorf("localtable: corrupt metadata %q", key)
+	}
+	return uint64(t), true, nil
+}
+
+func (a *Account) persistClock(mark int64) error {
+	b := a.eng.NewBatch()
+	defer b.Close()
+	if err := b.Set(metaClock, encodeTicks(mark)); err != nil {
+		return err
+	}
+	return b.Commit(true)
+}
+
+// Close closes the account and its engine. It waits for writes in flight;
+// later calls fail with ErrClosed.
+func (a *Account) Close() error {
+	if a.closed.Swap(true) {
+		return ErrClosed
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.eng.Close()
+}
+
+func (a *Account) check(ctx context.Context) error {
+	if a.closed.Load() {
+		return ErrClosed
+	}
+	return ctx.Err()
+}
+
+// Engine returns the account's storage engine, for tools and benchmarks.
+// Writing to it directly bypasses every rule of the data model.
+func (a *Account) Engine() storage.Engine { return a.eng }
+
+// Table returns a handle to the named table. It does no I/O and does not
+// check that the table exists: operations on a missing table fail with
+// ErrTableNotFound. Table names are case-insensitive.
+func (a *Account) Table(name string) *Table { return &Table{a: a, name: name} }
+
+// GetTable returns a handle to an existing table, named as it was created,
+// or ErrTableNotFound.
+func (a *Account) GetTable(ctx context.Context, name string) (*Table, error) {
+	if err := a.check(ctx); err != nil {
+		return nil, err
+	}
+	a.mu.RLock()
+	rec := a.tables[strings.ToLower(name)]
+	a.mu.RUnlock()
+	if rec == nil {
+		return nil, newError(ErrTableNotFound, "table %q does not exist", name)
+	}
+	return &Table{a: a, name: rec.Name}, nil
+}
+
+// CreateTable creates a table. The name must match
+// ^[A-Za-z][A-Za-z0-9]{2,62}$ and not be reserved; it is stored as given
+// and looked up case-insensitively, so creating "Orders" when "orders"
+// exists fails with ErrTableExists.
+func (a *Account) CreateTable(ctx context.Context, name string) (*Table, error) {
+	t, created, err := a.createTable(ctx, name)
+	if err == nil && !created {
+		err = newError(ErrTableExists, "table %q already exists (as %q)", name, t.name)
+		t = nil
+	}
+	return t, err
+}
+
+// CreateTableIfNotExists creates a table unless one of that name (in any
+// case) exists, and returns a handle to it either way.
+func (a *Account) CreateTableIfNotExists(ctx context.Context, name string) (*Table, error) {
+	t, _, err := a.createTable(ctx, name)
+	return t, err
+}
+
+func (a *Account) createTable(ctx context.Context, name string) (*Table, bool, error) {
+	if err := a.check(ctx); err != nil {
+		return nil, false, err
+	}
+	if err := ValidateTableName(name); err != nil {
+		return nil, false, err
+	}
+	lower := strings.ToLower(name)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed.Load() {
+		return nil, false, ErrClosed
+	}
+	if rec := a.tables[lower]; rec != nil {
+		return &Table{a: a, name: rec.Name}, false, nil
+	}
+	rec := &tableRecord{ID: a.nextID, Name: name}
+	b := a.eng.NewBatch()
+	defer b.Close()
+	if err := b.Set(keyenc.CatalogKey(lower), rec.append(nil)); err != nil {
+		return nil, false, err
+	}
+	if err := b.Set(metaNextID, encodeTicks(int64(rec.ID+1))); err != nil {
+		return nil, false, err
+	}
+	if err := b.Commit(true); err != nil {
+		return nil, false, err
+	}
+	a.nextID++
+	a.tables[lower] = rec
+	return &Table{a: a, name: name}, true, nil
+}
+
+// DeleteTable deletes a table and all its entities. The entities are
+// removed with one range deletion, not read one by one, so deleting a large
+// table is cheap. A missing table is ErrTableNotFound (service code
+// ResourceNotFound).
+func (a *Account) DeleteTable(ctx context.Context, name string) error {
+	if err := a.check(ctx); err != nil {
+		return err
+	}
+	lower := strings.ToLower(name)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed.Load() {
+		return ErrClosed
+	}
+	rec := a.tables[lower]
+	if rec == nil {
+		return withCode(ErrTableNotFound, CodeResourceNotFound, http.StatusNotFound, "table %q does not exist", name)
+	}
+	prefix := keyenc.AppendTableID(nil, rec.ID)
+	b := a.eng.NewBatch()
+	defer b.Close()
+	if err := b.Delete(keyenc.CatalogKey(lower)); err != nil {
+		return err
+	}
+	if err := b.DeleteRange(prefix, keyenc.PrefixEnd(prefix)); err != nil {
+		return err
+	}
+	if err := b.Commit(true); err != nil {
+		return err
+	}
+	delete(a.tables, lower)
+	return nil
+}
+
+// TableInfo describes a table in a listing.
+type TableInfo struct {
+	Name string // as created
+}
+
+// ListTablesOptions select and page a table listing.
+type ListTablesOptions struct {
+	// Filter selects tables; it sees each table as an entity with one
+	// String property, TableName. nil lists every table.
+	Filter Predicate
+	// Top is the page size: 1 to 1000, 0 meaning 1000.
+	Top int
+	// NextTableName resumes a listing where a previous page ended.
+	NextTableName string
+}
+
+// TablesPage is one page of a table listing.
+type TablesPage struct {
+	Tables []TableInfo
+	// NextTableName, when not empty, is where the next page starts: pass it
+	// in ListTablesOptions.NextTableName.
+	NextTableName string
+}
+
+// MaxPageSize is the most entities or tables one page holds.
+const MaxPageSize = 1000
+
+func pageSize(top int) (int, error) {
+	switch {
+	case top == 0:
+		return MaxPageSize, nil
+	case top < 0 || top > MaxPageSize:
+		return 0, newError(ErrInvalidInput, "$top is %d; it must be 1 to %d", top, MaxPageSize)
+	}
+	return top, nil
+}
+
+// ListTables returns one page of tables, sorted by name (case-insensitive,
+// as the names are unique), each named as created.
+func (a *Account) ListTables(ctx context.Context, opts ListTablesOptions) (TablesPage, error) {
+	var page TablesPage
+	if err := a.check(ctx); err != nil {
+		return page, err
+	}
+	top, err := pageSize(opts.Top)
+	if err != nil {
+		return page, err
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	it, err := a.eng.NewIter(&storage.IterOptions{
+		LowerBound: []byte{keyenc.PrefixCatalog},
+		UpperBound: []byte{keyenc.PrefixCatalog + 1},
+	})
+	if err != nil {
+		return page, err
+	}
+	defer it.Close()
+	var ok bool
+	if opts.NextTableName != "" {
+		ok = it.SeekGE(keyenc.CatalogKey(strings.ToLower(opts.NextTableName)))
+	} else {
+		ok = it.First()
+	}
+	probe := Entity{Properties: Properties{}}
+	for ; ok; ok = it.Next() {
+		rec, err := decodeTableRecord(it.Value())
+		if err != nil {
+			return page, err
+		}
+		if len(page.Tables) == top {
+			page.NextTableName = rec.Name
+			break
+		}
+		if opts.Filter != nil {
+			probe.Properties["TableName"] = StringValue(rec.Name)
+			if !opts.Filter.Match(&probe) {
+				continue
+			}
+		}
+		page.Tables = append(page.Tables, TableInfo{Name: rec.Name})
+	}
+	return page, it.Error()
+}
+
+// Tables returns an iterator over every table that opts select, walking all
+// pages. It stops at the first error, which it yields.
+func (a *Account) Tables(ctx context.Context, opts ListTablesOptions) iter.Seq2[TableInfo, error] {
+	return func(yield func(TableInfo, error) bool) {
+		for {
+			page, err := a.ListTables(ctx, opts)
+			if err != nil {
+				yield(TableInfo{}, err)
+				return
+			}
+			for _, t := range page.Tables {
+				if !yield(t, nil) {
+					return
+				}
+			}
+			if page.NextTableName == "" {
+				return
+			}
+			opts.NextTableName = page.NextTableName
+		}
+	}
+}
+
+// lookup returns the catalog record of a table; the caller holds a.mu.
+func (a *Account) lookup(name string) (*tableRecord, error) {
+	rec := a.tables[strings.ToLower(name)]
+	if rec == nil {
+		return nil, newError(ErrTableNotFound, "table %q does not exist", name)
+	}
+	return rec, nil
+}
+
+// partition returns the lock of a table's partition.
+func (a *Account) partition(id uint64, pk string) *sync.Mutex {
+	h := maphash.String(a.seed, pk) ^ (id * 0x9E3779B97F4A7C15)
+	return &a.parts[h%uint64(len(a.parts))]
+}
+
+// GetAccessPolicy returns the table's stored access policies.
+func (t *Table) GetAccessPolicy(ctx context.Context) ([]AccessPolicy, error) {
+	if err := t.a.check(ctx); err != nil {
+		return nil, err
+	}
+	t.a.mu.RLock()
+	defer t.a.mu.RUnlock()
+	rec, err := t.a.lookup(t.name)
+	if err != nil {
+		return nil, err
+	}
+	return append([]AccessPolicy(nil), rec.Policies...), nil
+}
+
+// SetAccessPolicy replaces the table's stored access policies (at most 5).
+func (t *Table) SetAccessPolicy(ctx context.Context, policies []AccessPolicy) error {
+	if err := t.a.check(ctx); err != nil {
+		return err
+	}
+	if err := validatePolicies(policies); err != nil {
+		return err
+	}
+	a := t.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rec, err := a.lookup(t.name)
+	if err != nil {
+		return err
+	}
+	next := *rec
+	next.Policies = append([]AccessPolicy(nil), policies...)
+	for i := range next.Policies {
+		p := &next.Policies[i]
+		p.Start, p.Expiry = truncPolicyTime(p.Start), truncPolicyTime(p.Expiry)
+	}
+	b := a.eng.NewBatch()
+	defer b.Close()
+	lower := strings.ToLower(rec.Name)
+	if err := b.Set(keyenc.CatalogKey(lower), next.append(nil)); err != nil {
+		return err
+	}
+	if err := b.Commit(true); err != nil {
+		return err
+	}
+	a.tables[lower] = &next
+	return nil
+}
+
+func truncPolicyTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}

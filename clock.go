@@ -1,0 +1,57 @@
+package localtable
+
+import (
+	"encoding/binary"
+	"sync"
+	"time"
+)
+
+// clock hands out entity Timestamps: 100 ns ticks from the account's time
+// source, strictly increasing per account even when the source stalls or
+// steps back, and never reused after a reopen.
+//
+// To survive restarts without a write per entity, it persists a high-water
+// mark (as sequence allocators do): before handing out a tick above the
+// persisted mark it durably raises the mark to that tick plus
+// clockReserve. After a reopen it resumes above the mark, so no tick is
+// handed out twice even if the source is behind the last stored Timestamp.
+type clock struct {
+	now func() time.Time
+
+	mu       sync.Mutex
+	last     int64                 // last tick handed out
+	reserved int64                 // persisted high-water mark
+	persist  func(mark int64) error // durably stores the mark
+}
+
+// clockReserve is how far ahead of the last tick the mark is raised: one
+// second. A reopen resumes at most this far ahead of the last write.
+const clockReserve = ticksPerSecond
+
+// next returns the next Timestamp tick.
+func (c *clock) next() (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := TimeToTicks(c.now())
+	if t <= c.last {
+		t = c.last + 1
+	}
+	if t > c.reserved {
+		mark := t + clockReserve
+		if err := c.persist(mark); err != nil {
+			return 0, err
+		}
+		c.reserved = mark
+	}
+	c.last = t
+	return t, nil
+}
+
+func encodeTicks(t int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(t)) }
+
+func decodeTicks(b []byte) (int64, bool) {
+	if len(b) != 8 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(b)), true
+}

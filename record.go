@@ -1,0 +1,228 @@
+package localtable
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"unicode/utf8"
+)
+
+// The entity record: how an entity's Timestamp and properties are stored
+// as an engine value (its keys live in the engine key). Version 1:
+//
+//	byte     version (1)
+//	uint64   Timestamp ticks, big endian
+//	uvarint  property count
+//	per property, sorted by name:
+//	  uvarint len, name bytes
+//	  byte    kind (Kind values 1..8)
+//	  payload: String, Binary: uvarint len + bytes; Int32: 4 bytes;
+//	           Int64, Double, DateTime: 8 bytes; Bool: 1 byte (0 or 1);
+//	           Guid: 16 bytes. Fixed-width integers are big endian.
+//
+// Decoding checks every length and kind, so garbage yields an error, never
+// a panic.
+const recordVersion = 1
+
+var errCorruptRecord = errors.New("localtable: corrupt entity record")
+
+// appendRecord appends the record of an entity written at ticks.
+func appendRecord(dst []byte, ticks int64, props Properties) []byte {
+	dst = append(dst, recordVersion)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(ticks))
+	names := make([]string, 0, len(props))
+	for name, v := range props {
+		if !v.IsNull() {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	dst = binary.AppendUvarint(dst, uint64(len(names)))
+	for _, name := range names {
+		v := props[name]
+		dst = binary.AppendUvarint(dst, uint64(len(name)))
+		dst = append(dst, name...)
+		dst = append(dst, byte(v.kind))
+		switch v.kind {
+		case KindString, KindBinary:
+			dst = binary.AppendUvarint(dst, uint64(len(v.str)))
+			dst = append(dst, v.str...)
+		case KindInt32:
+			dst = binary.BigEndian.AppendUint32(dst, uint32(v.num))
+		case KindInt64, KindDouble, KindDateTime:
+			dst = binary.BigEndian.AppendUint64(dst, v.num)
+		case KindBool:
+			dst = append(dst, byte(v.num))
+		case KindGUID:
+			dst = append(dst, v.str...)
+		}
+	}
+	return dst
+}
+
+// decodeRecord decodes a record. With sel non-nil, only the named
+// properties are kept.
+func decodeRecord(b []byte, sel map[string]bool) (ticks int64, props Properties, err error) {
+	if len(b) < 9 || b[0] != recordVersion {
+		return 0, nil, errCorruptRecord
+	}
+	ticks = int64(binary.BigEndian.Uint64(b[1:9]))
+	b = b[9:]
+	n, w := binary.Uvarint(b)
+	if w <= 0 || n > uint64(len(b)) {
+		return 0, nil, errCorruptRecord
+	}
+	b = b[w:]
+	props = make(Properties, min(int(n), 16))
+	prev := ""
+	for i := uint64(0); i < n; i++ {
+		l, w := binary.Uvarint(b)
+		if w <= 0 || l > uint64(len(b)-w) {
+			return 0, nil, errCorruptRecord
+		}
+		name := string(b[w : w+int(l)])
+		b = b[w+int(l):]
+		if (i > 0 && name <= prev) || !utf8.ValidString(name) {
+			return 0, nil, errCorruptRecord
+		}
+		prev = name
+		if len(b) < 1 {
+			return 0, nil, errCorruptRecord
+		}
+		kind := Kind(b[0])
+		b = b[1:]
+		var v Value
+		fixed := func(n int) ([]byte, bool) {
+			if len(b) < n {
+				return nil, false
+			}
+			p := b[:n]
+			b = b[n:]
+			return p, true
+		}
+		switch kind {
+		case KindString, KindBinary:
+			l, w := binary.Uvarint(b)
+			if w <= 0 || l > uint64(len(b)-w) {
+				return 0, nil, errCorruptRecord
+			}
+			v = Value{kind: kind, str: string(b[w : w+int(l)])}
+			b = b[w+int(l):]
+		case KindInt32:
+			p, ok := fixed(4)
+			if !ok {
+				return 0, nil, errCorruptRecord
+			}
+			v = Int32Value(int32(binary.BigEndian.Uint32(p)))
+		case KindInt64, KindDouble, KindDateTime:
+			p, ok := fixed(8)
+			if !ok {
+				return 0, nil, errCorruptRecord
+			}
+			v = Value{kind: kind, num: binary.BigEndian.Uint64(p)}
+		case KindBool:
+			p, ok := fixed(1)
+			if !ok || p[0] > 1 {
+				return 0, nil, errCorruptRecord
+			}
+			v = BoolValue(p[0] == 1)
+		case KindGUID:
+			p, ok := fixed(16)
+			if !ok {
+				return 0, nil, errCorruptRecord
+			}
+			v = Value{kind: KindGUID, str: string(p)}
+		default:
+			return 0, nil, errCorruptRecord
+		}
+		if sel == nil || sel[name] {
+			props[name] = v
+		}
+	}
+	if len(b) != 0 {
+		return 0, nil, errCorruptRecord
+	}
+	return ticks, props, nil
+}
+
+// The catalog record of a table. Version 1:
+//
+//	byte    version (1)
+//	uint64  table ID, big endian
+//	uvarint len, name as created
+//	uvarint policy count; per policy: ID, Start, Expiry, Permission, each
+//	        uvarint len + bytes (times as RFC 3339, empty when unset)
+type tableRecord struct {
+	ID       uint64
+	Name     string
+	Policies []AccessPolicy
+}
+
+func (r tableRecord) append(dst []byte) []byte {
+	dst = append(dst, recordVersion)
+	dst = binary.BigEndian.AppendUint64(dst, r.ID)
+	dst = appendString(dst, r.Name)
+	dst = binary.AppendUvarint(dst, uint64(len(r.Policies)))
+	for _, p := range r.Policies {
+		dst = appendString(dst, p.ID)
+		dst = appendString(dst, formatPolicyTime(p.Start))
+		dst = appendString(dst, formatPolicyTime(p.Expiry))
+		dst = appendString(dst, p.Permission)
+	}
+	return dst
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func readString(b []byte) (string, []byte, bool) {
+	l, w := binary.Uvarint(b)
+	if w <= 0 || l > uint64(len(b)-w) {
+		return "", nil, false
+	}
+	return string(b[w : w+int(l)]), b[w+int(l):], true
+}
+
+func decodeTableRecord(b []byte) (tableRecord, error) {
+	var r tableRecord
+	bad := fmt.Errorf("localtable: corrupt table record")
+	if len(b) < 9 || b[0] != recordVersion {
+		return r, bad
+	}
+	r.ID = binary.BigEndian.Uint64(b[1:9])
+	var ok bool
+	if r.Name, b, ok = readString(b[9:]); !ok {
+		return r, bad
+	}
+	n, w := binary.Uvarint(b)
+	if w <= 0 || n > math.MaxUint8 {
+		return r, bad
+	}
+	b = b[w:]
+	for i := uint64(0); i < n; i++ {
+		var p AccessPolicy
+		var start, expiry string
+		fields := []*string{&p.ID, &start, &expiry, &p.Permission}
+		for _, f := range fields {
+			if *f, b, ok = readString(b); !ok {
+				return r, bad
+			}
+		}
+		var err error
+		if p.Start, err = parsePolicyTime(start); err != nil {
+			return r, bad
+		}
+		if p.Expiry, err = parsePolicyTime(expiry); err != nil {
+			return r, bad
+		}
+		r.Policies = append(r.Policies, p)
+	}
+	if len(b) != 0 {
+		return r, bad
+	}
+	return r, nil
+}

@@ -1,0 +1,153 @@
+package localtable
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/storage"
+)
+
+// Table is a handle to a table of an account. It is cheap to make and safe
+// for concurrent use; it holds no state of its own, so a handle stays valid
+// across the table's deletion and re-creation (operations on a missing table
+// fail with ErrTableNotFound).
+type Table struct {
+	a    *Account
+	name string
+}
+
+// Name returns the table name the handle was made with.
+func (t *Table) Name() string { return t.name }
+
+// UpdateMode says how a write treats the properties of an existing entity.
+type UpdateMode int
+
+const (
+	// Replace replaces the entity: properties not written are removed.
+	Replace UpdateMode = iota
+	// Merge merges into the entity: properties not written are kept.
+	Merge
+)
+
+// Insert adds a new entity and returns its ETag. It fails with
+// ErrEntityExists if an entity with the same keys exists. e's Timestamp and
+// ETag are ignored.
+func (t *Table) Insert(ctx context.Context, e Entity) (ETag, error) {
+	return t.single(ctx, Action{Type: ActionInsert, Entity: e})
+}
+
+// Update replaces or merges into an existing entity and returns its new
+// ETag. ifMatch is the ETag the entity must have, or ETagAny (or "") for
+// any; a mismatch is ErrConditionNotMet, a missing entity ErrEntityNotFound.
+func (t *Table) Update(ctx context.Context, e Entity, mode UpdateMode, ifMatch ETag) (ETag, error) {
+	typ := ActionUpdateReplace
+	if mode == Merge {
+		typ = ActionUpdateMerge
+	}
+	return t.single(ctx, Action{Type: typ, Entity: e, IfMatch: ifMatch})
+}
+
+// Upsert inserts the entity, or replaces or merges into the existing one
+// (insert-or-replace, insert-or-merge), and returns its new ETag.
+func (t *Table) Upsert(ctx context.Context, e Entity, mode UpdateMode) (ETag, error) {
+	typ := ActionUpsertReplace
+	if mode == Merge {
+		typ = ActionUpsertMerge
+	}
+	return t.single(ctx, Action{Type: typ, Entity: e})
+}
+
+// Delete deletes an entity. ifMatch is the ETag it must have, or ETagAny
+// (or "") for any; a mismatch is ErrConditionNotMet, a missing entity
+// ErrEntityNotFound.
+func (t *Table) Delete(ctx context.Context, pk, rk string, ifMatch ETag) error {
+	_, err := t.single(ctx, Action{Type: ActionDelete, Entity: Entity{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch})
+	return err
+}
+
+func (t *Table) single(ctx context.Context, act Action) (ETag, error) {
+	tags, err := t.apply(ctx, []Action{act}, false)
+	if err != nil {
+		return "", err
+	}
+	return tags[0], nil
+}
+
+// GetOptions modify a point read.
+type GetOptions struct {
+	// Select lists the custom properties to return ($select); nil returns
+	// all. The keys and Timestamp are always returned. A selected property
+	// the entity lacks is absent from Properties.
+	Select []string
+}
+
+// Get reads one entity by its keys, or fails with ErrEntityNotFound.
+func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entity, error) {
+	a := t.a
+	if err := a.check(ctx); err != nil {
+		return Entity{}, err
+	}
+	a.mu.RLock()
+	rec, err := a.lookup(t.name)
+	a.mu.RUnlock()
+	if err != nil {
+		return Entity{}, err
+	}
+	if err := validateKey(PartitionKeyName, pk); err != nil {
+		return Entity{}, err
+	}
+	if err := validateKey(RowKeyName, rk); err != nil {
+		return Entity{}, err
+	}
+	key := keyenc.AppendEntityKey(nil, rec.ID, pk, rk)
+	val, c, err := a.eng.Get(key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return Entity{}, newError(ErrEntityNotFound, "entity (%q, %q) does not exist in table %q", abbrev(pk), abbrev(rk), t.name)
+	}
+	if err != nil {
+		return Entity{}, err
+	}
+	defer c.Close()
+	var sel map[string]bool
+	if opts != nil && opts.Select != nil {
+		sel = selectSet(opts.Select)
+	}
+	ticks, props, err := decodeRecord(val, sel)
+	if err != nil {
+		return Entity{}, err
+	}
+	return makeEntity(pk, rk, ticks, props), nil
+}
+
+func selectSet(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+func makeEntity(pk, rk string, ticks int64, props Properties) Entity {
+	return Entity{PartitionKey: pk, RowKey: rk, Timestamp: TicksToTime(ticks), ETag: etagFor(ticks), Properties: props}
+}
+
+// decodeEntity decodes an engine key and record into an Entity.
+func decodeEntity(key, val []byte, sel map[string]bool) (Entity, error) {
+	pk, rk, err := keyenc.DecodeEntityKey(key)
+	if err != nil {
+		return Entity{}, err
+	}
+	ticks, props, err := decodeRecord(val, sel)
+	if err != nil {
+		return Entity{}, err
+	}
+	return makeEntity(pk, rk, ticks, props), nil
+}
+
+// errBadETag is the error for an If-Match value that is neither "*" nor an
+// ETag of the service's form.
+func errBadETag(tag ETag) error {
+	return withCode(ErrInvalidInput, CodeInvalidInput, http.StatusBadRequest, "the ETag %q is not valid: use \"*\" or an ETag the service returned", string(tag))
+}

@@ -1,0 +1,222 @@
+package localtable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/storage"
+)
+
+// ActionType is the kind of a write in an entity group transaction.
+type ActionType int
+
+// The action types, named as aztables names its TransactionTypes.
+const (
+	ActionInsert        ActionType = iota // insert; fails if the entity exists
+	ActionUpdateReplace                   // replace an existing entity (IfMatch)
+	ActionUpdateMerge                     // merge into an existing entity (IfMatch)
+	ActionUpsertReplace                   // insert or replace
+	ActionUpsertMerge                     // insert or merge
+	ActionDelete                          // delete an existing entity (IfMatch)
+)
+
+var actionNames = [...]string{"Insert", "UpdateReplace", "UpdateMerge", "UpsertReplace", "UpsertMerge", "Delete"}
+
+// String returns the action type's name.
+func (t ActionType) String() string {
+	if t >= 0 && int(t) < len(actionNames) {
+		return actionNames[t]
+	}
+	return fmt.Sprintf("ActionType(%d)", int(t))
+}
+
+// Action is one write of an entity group transaction. For ActionDelete
+// only the Entity's keys are read. IfMatch applies to the update and delete
+// actions: an ETag the entity must have, or ETagAny (or "") for any.
+type Action struct {
+	Type    ActionType
+	Entity  Entity
+	IfMatch ETag
+}
+
+// Transact applies up to 100 actions on entities of one partition as one
+// entity group transaction: all of them or none, invisible to readers until
+// committed. It returns the new ETag of each action's entity ("" for
+// deletes), in order.
+//
+// A transaction breaking a rule of its own fails with an *Error and nothing
+// applied: more than 100 actions (InvalidInput), different PartitionKeys
+// (ErrDifferentPartitions), one entity twice (ErrDuplicateRow), over 4 MiB
+// of entities (ErrRequestBodyTooLarge), a missing table (ErrTableNotFound).
+// An action that fails fails the transaction with a *TransactionError
+// carrying its 0-based index and its own error; errors.Is sees through it,
+// so errors.Is(err, ErrEntityExists) works.
+func (t *Table) Transact(ctx context.Context, actions []Action) ([]ETag, error) {
+	if len(actions) == 0 {
+		return nil, newError(ErrInvalidInput, "a transaction needs at least one action")
+	}
+	if len(actions) > MaxTransactionActions {
+		return nil, newError(ErrInvalidInput, "the batch request operation exceeds the maximum %d changes per change set (it has %d)", MaxTransactionActions, len(actions))
+	}
+	pk := actions[0].Entity.PartitionKey
+	seen := make(map[string]int, len(actions))
+	size := 0
+	for i := range actions {
+		e := &actions[i].Entity
+		if e.PartitionKey != pk {
+			return nil, &TransactionError{Index: i, Err: newError(ErrDifferentPartitions, "action %d has PartitionKey %q, action 0 has %q: all actions of a transaction act on one partition", i, abbrev(e.PartitionKey), abbrev(pk))}
+		}
+		if j, dup := seen[e.RowKey]; dup {
+			return nil, &TransactionError{Index: i, Err: newError(ErrDuplicateRow, "actions %d and %d both act on RowKey %q: an entity can appear only once in a transaction", j, i, abbrev(e.RowKey))}
+		}
+		seen[e.RowKey] = i
+		size += EntitySize(e)
+	}
+	if size > MaxTransactionSize {
+		return nil, newError(ErrRequestBodyTooLarge, "the transaction's entities total %d bytes; the limit is %d (4 MiB)", size, MaxTransactionSize)
+	}
+	return t.apply(ctx, actions, true)
+}
+
+// apply validates and applies actions atomically. With tx, action errors
+// are wrapped in *TransactionError.
+func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, error) {
+	a := t.a
+	if err := a.check(ctx); err != nil {
+		return nil, err
+	}
+	fail := func(i int, err error) error {
+		var e *Error
+		if tx && errors.As(err, &e) {
+			return &TransactionError{Index: i, Err: e}
+		}
+		return err
+	}
+	// Checks that need no state, before any lock.
+	for i := range actions {
+		act := &actions[i]
+		var err error
+		switch act.Type {
+		case ActionDelete:
+			if err = validateKey(PartitionKeyName, act.Entity.PartitionKey); err == nil {
+				err = validateKey(RowKeyName, act.Entity.RowKey)
+			}
+		case ActionInsert, ActionUpdateReplace, ActionUpdateMerge, ActionUpsertReplace, ActionUpsertMerge:
+			err = validateEntity(&act.Entity)
+		default:
+			err = newError(ErrInvalidInput, "unknown action type %d", int(act.Type))
+		}
+		if err == nil && act.IfMatch != "" && act.IfMatch != ETagAny {
+			if _, ok := parseETag(act.IfMatch); !ok {
+				err = errBadETag(act.IfMatch)
+			}
+		}
+		if err != nil {
+			return nil, fail(i, err)
+		}
+	}
+
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.closed.Load() {
+		return nil, ErrClosed
+	}
+	rec, err := a.lookup(t.name)
+	if err != nil {
+		return nil, fail(0, err)
+	}
+	part := a.partition(rec.ID, actions[0].Entity.PartitionKey)
+	part.Lock()
+	defer part.Unlock()
+
+	b := a.eng.NewBatch()
+	defer b.Close()
+	tags := make([]ETag, len(actions))
+	var ticks int64
+	var key, val []byte
+	for i := range actions {
+		act := &actions[i]
+		e := &act.Entity
+		key = keyenc.AppendEntityKey(key[:0], rec.ID, e.PartitionKey, e.RowKey)
+		cur, curTicks, exists, err := t.read(key)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkCondition(t.name, act, exists, curTicks); err != nil {
+			return nil, fail(i, err)
+		}
+		if act.Type == ActionDelete {
+			if err := b.Delete(key); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		props := e.Properties
+		if exists && (act.Type == ActionUpdateMerge || act.Type == ActionUpsertMerge) {
+			props = cur
+			for name, v := range e.Properties {
+				if !v.IsNull() {
+					props[name] = v
+				}
+			}
+			merged := Entity{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Properties: props}
+			if err := checkMerged(&merged); err != nil {
+				return nil, fail(i, err)
+			}
+		}
+		if ticks == 0 {
+			if ticks, err = a.clock.next(); err != nil {
+				return nil, err
+			}
+		}
+		val = appendRecord(val[:0], ticks, props)
+		if err := b.Set(key, val); err != nil {
+			return nil, err
+		}
+		tags[i] = etagFor(ticks)
+	}
+	if err := b.Commit(true); err != nil {
+		return nil, err
+	}
+	return tags, nil
+}
+
+// read returns the stored properties and Timestamp of an entity key.
+func (t *Table) read(key []byte) (Properties, int64, bool, error) {
+	v, c, err := t.a.eng.Get(key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, err
+	}
+	defer c.Close()
+	ticks, props, err := decodeRecord(v, nil)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return props, ticks, true, nil
+}
+
+// checkCondition applies an action's existence and If-Match rules.
+func checkCondition(table string, act *Action, exists bool, curTicks int64) error {
+	e := &act.Entity
+	switch act.Type {
+	case ActionInsert:
+		if exists {
+			return newError(ErrEntityExists, "entity (%q, %q) already exists in table %q", abbrev(e.PartitionKey), abbrev(e.RowKey), table)
+		}
+	case ActionUpdateReplace, ActionUpdateMerge, ActionDelete:
+		if !exists {
+			return newError(ErrEntityNotFound, "entity (%q, %q) does not exist in table %q", abbrev(e.PartitionKey), abbrev(e.RowKey), table)
+		}
+		if act.IfMatch != "" && act.IfMatch != ETagAny {
+			if act.IfMatch != etagFor(curTicks) {
+				return newError(ErrConditionNotMet, "entity (%q, %q) has ETag %s, not %s", abbrev(e.PartitionKey), abbrev(e.RowKey), etagFor(curTicks), act.IfMatch)
+			}
+		}
+	}
+	return nil
+}

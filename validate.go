@@ -1,0 +1,261 @@
+package localtable
+
+import (
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The service's limits, as enforced on every write.
+const (
+	// MaxKeyUTF16 is the largest PartitionKey or RowKey, in UTF-16 code
+	// units: 1 KiB of UTF-16, i.e. 512 units. The English documentation says
+	// "up to 1 KiB in size"; the service stores keys as UTF-16, so 1 KiB is
+	// 512 code units (an ASCII key of 512 characters passes, 513 fails; a
+	// key of characters above U+FFFF holds 256 of them).
+	MaxKeyUTF16 = 512
+	// MaxPropertyNameLen is the longest property name, in characters.
+	MaxPropertyNameLen = 255
+	// MaxCustomProperties is the number of custom properties an entity may
+	// have: 255 in all, less PartitionKey, RowKey and Timestamp.
+	MaxCustomProperties = 252
+	// MaxStringUTF16 is the largest Edm.String value: 64 KiB of UTF-16,
+	// i.e. 32,768 code units.
+	MaxStringUTF16 = 32 * 1024
+	// MaxBinaryLen is the largest Edm.Binary value, in bytes.
+	MaxBinaryLen = 64 * 1024
+	// MaxEntitySize is the largest entity, measured by EntitySize.
+	MaxEntitySize = 1024 * 1024
+	// MaxTransactionActions is the most actions one transaction may hold.
+	MaxTransactionActions = 100
+	// MaxTransactionSize is the largest transaction, the sum of its
+	// entities' EntitySize.
+	MaxTransactionSize = 4 * 1024 * 1024
+)
+
+// ErrKeyTooLarge is the error for a PartitionKey or RowKey over
+// MaxKeyUTF16 code units (code KeyValueTooLarge).
+var ErrKeyTooLarge = sentinel("KeyValueTooLarge", http.StatusBadRequest, "The key value exceeds the maximum allowed size (1KB).")
+
+// utf16Len returns the number of UTF-16 code units of s: 2 for characters
+// above U+FFFF, 1 otherwise.
+func utf16Len(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+		i += w
+	}
+	return n
+}
+
+// EntitySize returns the size of an entity as the service measures it
+// against the 1 MiB limit (the documented estimate):
+//
+//	4 bytes
+//	+ 2 bytes per UTF-16 code unit of PartitionKey and RowKey
+//	+ for each custom property: 8 bytes + 2 per UTF-16 code unit of its name
+//	  + its value: String 4 + 2 per code unit, Binary 4 + its length,
+//	  Boolean 1, Int32 4, Int64, Double and DateTime 8, Guid 16.
+//
+// Timestamp is not counted. Null properties count nothing (they are not
+// stored).
+func EntitySize(e *Entity) int {
+	n := 4 + 2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
+	for name, v := range e.Properties {
+		if v.IsNull() {
+			continue
+		}
+		n += 8 + 2*utf16Len(name) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v Value) int {
+	switch v.kind {
+	case KindString:
+		return 4 + 2*utf16Len(v.str)
+	case KindBinary:
+		return 4 + len(v.str)
+	case KindBool:
+		return 1
+	case KindInt32:
+		return 4
+	case KindGUID:
+		return 16
+	}
+	return 8
+}
+
+// ValidateTableName checks a table name against the service's rules:
+// ^[A-Za-z][A-Za-z0-9]{2,62}$, and not the reserved name "tables" (in any
+// case). Characters outside the pattern are InvalidResourceName, a length
+// outside 3..63 OutOfRangeInput, a reserved name InvalidInput.
+func ValidateTableName(name string) error {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		isLetter := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+		if !isLetter && (i == 0 || c < '0' || c > '9') {
+			return newError(ErrInvalidTableName, "table name %q: character %q at %d is not allowed: names match ^[A-Za-z][A-Za-z0-9]{2,62}$", name, c, i)
+		}
+	}
+	if len(name) < 3 || len(name) > 63 {
+		return withCode(ErrInvalidTableName, CodeOutOfRangeInput, http.StatusBadRequest, "table name %q: length %d is outside 3..63", name, len(name))
+	}
+	if strings.EqualFold(name, "tables") {
+		return withCode(ErrInvalidTableName, CodeInvalidInput, http.StatusBadRequest, "table name %q is reserved", name)
+	}
+	return nil
+}
+
+// validateKey checks a PartitionKey or RowKey value.
+func validateKey(which, k string) error {
+	if !utf8.ValidString(k) {
+		return newError(ErrInvalidInput, "%s is not valid UTF-8", which)
+	}
+	for i, r := range k {
+		switch {
+		case r == '/', r == '\\', r == '#', r == '?',
+			r <= 0x1F, r >= 0x7F && r <= 0x9F:
+			return newError(ErrInvalidInput, "%s %q: character %U at byte %d is not allowed in keys (/ \\ # ? and control characters U+0000-U+001F, U+007F-U+009F)", which, abbrev(k), r, i)
+		}
+	}
+	if n := utf16Len(k); n > MaxKeyUTF16 {
+		return newError(ErrKeyTooLarge, "%s is %d UTF-16 code units; the limit is %d (1 KiB)", which, n, MaxKeyUTF16)
+	}
+	return nil
+}
+
+func abbrev(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	i := 40
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// ValidatePropertyName checks a custom property name: 1 to 255 characters,
+// a C#-identifier-like name (a letter or '_' first, then letters, digits
+// and '_'; no '-' since 2009-04-14) and not a system property name.
+func ValidatePropertyName(name string) error {
+	if name == "" {
+		return newError(ErrPropertyNameInvalid, "property name is empty")
+	}
+	if !utf8.ValidString(name) {
+		return newError(ErrPropertyNameInvalid, "property name %q is not valid UTF-8", name)
+	}
+	if n := utf8.RuneCountInString(name); n > MaxPropertyNameLen {
+		return newError(ErrPropertyNameTooLong, "property name %q is %d characters; the limit is %d", abbrev(name), n, MaxPropertyNameLen)
+	}
+	for i, r := range name {
+		ok := r == '_' || unicode.IsLetter(r)
+		if i > 0 {
+			ok = ok || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Pc, r)
+		}
+		if !ok {
+			return newError(ErrPropertyNameInvalid, "property name %q: character %q at byte %d is not allowed (names are C# identifiers: a letter or '_' first, then letters, digits and '_')", abbrev(name), r, i)
+		}
+	}
+	switch name {
+	case PartitionKeyName, RowKeyName, TimestampName:
+		return newError(ErrPropertyNameInvalid, "property name %q is a system property", name)
+	}
+	return nil
+}
+
+// validateValue checks one property value.
+func validateValue(name string, v Value) error {
+	switch v.kind {
+	case KindString:
+		if !utf8.ValidString(v.str) {
+			return newError(ErrInvalidInput, "property %q: string is not valid UTF-8", name)
+		}
+		if len(v.str) > MaxStringUTF16 { // cheap bound first: bytes >= code units
+			if n := utf16Len(v.str); n > MaxStringUTF16 {
+				return newError(ErrPropertyValueTooLarge, "property %q: string is %d UTF-16 code units; the limit is %d (64 KiB)", name, n, MaxStringUTF16)
+			}
+		}
+	case KindBinary:
+		if len(v.str) > MaxBinaryLen {
+			return newError(ErrPropertyValueTooLarge, "property %q: binary is %d bytes; the limit is %d (64 KiB)", name, len(v.str), MaxBinaryLen)
+		}
+	case KindDateTime:
+		t := int64(v.num)
+		if t < minTicks || t > maxTicks {
+			return newError(ErrOutOfRangeInput, "property %q: DateTime is outside %s..%s", name, FormatDateTime(MinDateTime), FormatDateTime(MaxDateTime))
+		}
+	case KindInt32, KindInt64, KindDouble, KindBool, KindGUID, KindNull:
+	default:
+		return newError(ErrInvalidValueType, "property %q: unknown kind %d", name, v.kind)
+	}
+	return nil
+}
+
+var (
+	minTicks = TimeToTicks(MinDateTime)
+	maxTicks = TimeToTicks(MaxDateTime)
+)
+
+// validateEntity checks an entity about to be written: keys, property names,
+// values, the property count and the entity size. Null properties are
+// ignored (they are not stored).
+func validateEntity(e *Entity) error {
+	if err := validateKey(PartitionKeyName, e.PartitionKey); err != nil {
+		return err
+	}
+	if err := validateKey(RowKeyName, e.RowKey); err != nil {
+		return err
+	}
+	n := 0
+	for name, v := range e.Properties {
+		if v.IsNull() {
+			continue
+		}
+		n++
+		if err := ValidatePropertyName(name); err != nil {
+			return err
+		}
+		if err := validateValue(name, v); err != nil {
+			return err
+		}
+	}
+	if n > MaxCustomProperties {
+		return newError(ErrTooManyProperties, "entity (%q, %q) has %d custom properties; the limit is %d", abbrev(e.PartitionKey), abbrev(e.RowKey), n, MaxCustomProperties)
+	}
+	if size := EntitySize(e); size > MaxEntitySize {
+		return newError(ErrEntityTooLarge, "entity (%q, %q) is %d bytes; the limit is %d (1 MiB)", abbrev(e.PartitionKey), abbrev(e.RowKey), size, MaxEntitySize)
+	}
+	return nil
+}
+
+// checkMerged checks the limits that a merge can break even when both the
+// stored entity and the merged-in properties are valid on their own.
+func checkMerged(e *Entity) error {
+	n := 0
+	for _, v := range e.Properties {
+		if !v.IsNull() {
+			n++
+		}
+	}
+	if n > MaxCustomProperties {
+		return newError(ErrTooManyProperties, "merged entity (%q, %q) would have %d custom properties; the limit is %d", abbrev(e.PartitionKey), abbrev(e.RowKey), n, MaxCustomProperties)
+	}
+	if size := EntitySize(e); size > MaxEntitySize {
+		return newError(ErrEntityTooLarge, "merged entity (%q, %q) would be %d bytes; the limit is %d (1 MiB)", abbrev(e.PartitionKey), abbrev(e.RowKey), size, MaxEntitySize)
+	}
+	return nil
+}
