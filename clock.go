@@ -19,8 +19,8 @@ type clock struct {
 	now func() time.Time
 
 	mu       sync.Mutex
-	last     int64                 // last tick handed out
-	reserved int64                 // persisted high-water mark
+	last     int64                  // last tick handed out
+	reserved int64                  // persisted high-water mark
 	persist  func(mark int64) error // durably stores the mark
 }
 
