@@ -20,7 +20,10 @@ var writePaths = []struct {
 		_, err := tbl.Upsert(ctx, e, localtable.Replace)
 		return err
 	}},
-	{"UpsertMerge", func(tbl *localtable.Table, e localtable.Entity) error { _, err := tbl.Upsert(ctx, e, localtable.Merge); return err }},
+	{"UpsertMerge", func(tbl *localtable.Table, e localtable.Entity) error {
+		_, err := tbl.Upsert(ctx, e, localtable.Merge)
+		return err
+	}},
 	{"UpdateReplace", func(tbl *localtable.Table, e localtable.Entity) error {
 		if _, err := tbl.Upsert(ctx, localtable.Entity{PartitionKey: e.PartitionKey, RowKey: e.RowKey}, localtable.Replace); err != nil {
 			return fmt.Errorf("setup: %w", err)

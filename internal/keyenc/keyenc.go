@@ -61,7 +61,7 @@ func AppendString(dst []byte, s string) []byte {
 			i++
 		default:
 			r, n := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError || r < 0x10000 {
+			if r < 0x10000 { // invalid byte (RuneError, n == 1) or BMP
 				dst = append(dst, c)
 				i++
 				continue
@@ -249,10 +249,10 @@ func CompareUTF16(a, b string) int {
 	for i > 0 && !utf8.RuneStart(a[i]) {
 		i--
 	}
-	ra, _ := utf8.DecodeRuneInString(a[i:])
-	rb, _ := utf8.DecodeRuneInString(b[i:])
+	ra, na := utf8.DecodeRuneInString(a[i:])
+	rb, nb := utf8.DecodeRuneInString(b[i:])
 	wa, wb := utf16Weight(ra), utf16Weight(rb)
-	if ra == utf8.RuneError || rb == utf8.RuneError || wa == wb {
+	if (ra == utf8.RuneError && na <= 1) || (rb == utf8.RuneError && nb <= 1) || wa == wb {
 		return bytes.Compare([]byte(a[i:]), []byte(b[i:]))
 	}
 	if wa < wb {
