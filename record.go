@@ -28,6 +28,16 @@ const recordVersion = 1
 
 var errCorruptRecord = errors.New("localtable: corrupt entity record")
 
+// uvarint is binary.Uvarint that also rejects non-minimal encodings, so
+// that every record has one encoding.
+func uvarint(b []byte) (uint64, int) {
+	v, w := binary.Uvarint(b)
+	if w > 1 && b[w-1] == 0 {
+		return 0, 0
+	}
+	return v, w
+}
+
 // appendRecord appends the record of an entity written at ticks.
 func appendRecord(dst []byte, ticks int64, props Properties) []byte {
 	dst = append(dst, recordVersion)
@@ -70,7 +80,7 @@ func decodeRecord(b []byte, sel map[string]bool) (ticks int64, props Properties,
 	}
 	ticks = int64(binary.BigEndian.Uint64(b[1:9]))
 	b = b[9:]
-	n, w := binary.Uvarint(b)
+	n, w := uvarint(b)
 	if w <= 0 || n > uint64(len(b)) {
 		return 0, nil, errCorruptRecord
 	}
@@ -78,7 +88,7 @@ func decodeRecord(b []byte, sel map[string]bool) (ticks int64, props Properties,
 	props = make(Properties, min(int(n), 16))
 	prev := ""
 	for i := uint64(0); i < n; i++ {
-		l, w := binary.Uvarint(b)
+		l, w := uvarint(b)
 		if w <= 0 || l > uint64(len(b)-w) {
 			return 0, nil, errCorruptRecord
 		}
@@ -104,7 +114,7 @@ func decodeRecord(b []byte, sel map[string]bool) (ticks int64, props Properties,
 		}
 		switch kind {
 		case KindString, KindBinary:
-			l, w := binary.Uvarint(b)
+			l, w := uvarint(b)
 			if w <= 0 || l > uint64(len(b)-w) {
 				return 0, nil, errCorruptRecord
 			}
@@ -180,7 +190,7 @@ func appendString(dst []byte, s string) []byte {
 }
 
 func readString(b []byte) (string, []byte, bool) {
-	l, w := binary.Uvarint(b)
+	l, w := uvarint(b)
 	if w <= 0 || l > uint64(len(b)-w) {
 		return "", nil, false
 	}
@@ -198,7 +208,7 @@ func decodeTableRecord(b []byte) (tableRecord, error) {
 	if r.Name, b, ok = readString(b[9:]); !ok {
 		return r, bad
 	}
-	n, w := binary.Uvarint(b)
+	n, w := uvarint(b)
 	if w <= 0 || n > math.MaxUint8 {
 		return r, bad
 	}

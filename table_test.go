@@ -13,8 +13,8 @@ import (
 
 var ctx = context.Background()
 
-// allTypes returns properties of every Edm type.
-func allTypes() localtable.Properties {
+// everyTypeProps returns properties of every Edm type.
+func everyTypeProps() localtable.Properties {
 	return localtable.Properties{
 		"S":   localtable.StringValue("héllo 𝄞"),
 		"I32": localtable.Int32Value(-42),
@@ -37,7 +37,7 @@ var valueCmp = cmp.Comparer(func(a, b localtable.Value) bool { return a.Equal(b)
 func TestInsertGetEveryType(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		_, tbl := newTable(t, eng)
-		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: allTypes()}
+		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: everyTypeProps()}
 		tag, err := tbl.Insert(ctx, e)
 		if err != nil {
 			t.Fatal(err)
@@ -221,7 +221,7 @@ func TestETagConditions(t *testing.T) {
 func TestGetSelect(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		_, tbl := newTable(t, eng)
-		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: allTypes()}
+		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: everyTypeProps()}
 		if _, err := tbl.Insert(ctx, e); err != nil {
 			t.Fatal(err)
 		}
