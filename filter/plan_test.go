@@ -20,6 +20,8 @@ var (
 	inf    = localtable.Key{}
 )
 
+func rg(s, e localtable.Key) kr { return kr{Start: s, End: e} }
+
 func sameRanges(a, b []kr) bool {
 	if len(a) != len(b) {
 		return false
@@ -38,37 +40,37 @@ func TestKeyRanges(t *testing.T) {
 		f    string
 		want []kr // nil with ok false: full scan
 	}{
-		{"PartitionKey eq 'x'", []kr{{pStart("x"), pEnd("x")}}},
-		{"'x' eq PartitionKey", []kr{{pStart("x"), pEnd("x")}}},
-		{"PartitionKey eq 'x' and RowKey eq 'r'", []kr{{at("x", "r"), after("x", "r")}}},
-		{"PartitionKey eq 'x' and RowKey ge 'a'", []kr{{at("x", "a"), pEnd("x")}}},
-		{"PartitionKey eq 'x' and RowKey gt 'a'", []kr{{after("x", "a"), pEnd("x")}}},
-		{"PartitionKey eq 'x' and RowKey lt 'm'", []kr{{pStart("x"), at("x", "m")}}},
-		{"PartitionKey eq 'x' and RowKey le 'm'", []kr{{pStart("x"), after("x", "m")}}},
-		{"RowKey ge 'a' and PartitionKey eq 'x' and RowKey lt 'm'", []kr{{at("x", "a"), at("x", "m")}}},
-		{"PartitionKey eq 'x' and 'm' ge RowKey and Age gt 3", []kr{{pStart("x"), after("x", "m")}}},
-		{"PartitionKey ge 'a'", []kr{{pStart("a"), inf}}},
-		{"PartitionKey gt 'a'", []kr{{pEnd("a"), inf}}},
-		{"PartitionKey lt 'm'", []kr{{inf, pStart("m")}}},
-		{"PartitionKey le 'm'", []kr{{inf, pEnd("m")}}},
-		{"PartitionKey ge 'a' and PartitionKey lt 'b'", []kr{{pStart("a"), pStart("b")}}},
-		{"PartitionKey eq 'a' or PartitionKey eq 'b'", []kr{{pStart("a"), pEnd("a")}, {pStart("b"), pEnd("b")}}},
-		{"PartitionKey eq 'b' or PartitionKey eq 'a' or PartitionKey eq 'b'", []kr{{pStart("a"), pEnd("a")}, {pStart("b"), pEnd("b")}}},
+		{"PartitionKey eq 'x'", []kr{rg(pStart("x"), pEnd("x"))}},
+		{"'x' eq PartitionKey", []kr{rg(pStart("x"), pEnd("x"))}},
+		{"PartitionKey eq 'x' and RowKey eq 'r'", []kr{rg(at("x", "r"), after("x", "r"))}},
+		{"PartitionKey eq 'x' and RowKey ge 'a'", []kr{rg(at("x", "a"), pEnd("x"))}},
+		{"PartitionKey eq 'x' and RowKey gt 'a'", []kr{rg(after("x", "a"), pEnd("x"))}},
+		{"PartitionKey eq 'x' and RowKey lt 'm'", []kr{rg(pStart("x"), at("x", "m"))}},
+		{"PartitionKey eq 'x' and RowKey le 'm'", []kr{rg(pStart("x"), after("x", "m"))}},
+		{"RowKey ge 'a' and PartitionKey eq 'x' and RowKey lt 'm'", []kr{rg(at("x", "a"), at("x", "m"))}},
+		{"PartitionKey eq 'x' and 'm' ge RowKey and Age gt 3", []kr{rg(pStart("x"), after("x", "m"))}},
+		{"PartitionKey ge 'a'", []kr{rg(pStart("a"), inf)}},
+		{"PartitionKey gt 'a'", []kr{rg(pEnd("a"), inf)}},
+		{"PartitionKey lt 'm'", []kr{rg(inf, pStart("m"))}},
+		{"PartitionKey le 'm'", []kr{rg(inf, pEnd("m"))}},
+		{"PartitionKey ge 'a' and PartitionKey lt 'b'", []kr{rg(pStart("a"), pStart("b"))}},
+		{"PartitionKey eq 'a' or PartitionKey eq 'b'", []kr{rg(pStart("a"), pEnd("a")), rg(pStart("b"), pEnd("b"))}},
+		{"PartitionKey eq 'b' or PartitionKey eq 'a' or PartitionKey eq 'b'", []kr{rg(pStart("a"), pEnd("a")), rg(pStart("b"), pEnd("b"))}},
 		// Adjacent ranges merge: [a, a\0) ∪ [a\0, …).
-		{"PartitionKey eq 'a' or PartitionKey gt 'a'", []kr{{pStart("a"), inf}}},
+		{"PartitionKey eq 'a' or PartitionKey gt 'a'", []kr{rg(pStart("a"), inf)}},
 		{"PartitionKey le 'a' or PartitionKey gt 'a'", nil},
-		{"(PartitionKey eq 'a' or PartitionKey eq 'b') and RowKey eq 'r'", []kr{{at("a", "r"), after("a", "r")}, {at("b", "r"), after("b", "r")}}},
-		{"PartitionKey eq 'a' and (RowKey eq '5' or RowKey eq '1')", []kr{{at("a", "1"), after("a", "1")}, {at("a", "5"), after("a", "5")}}},
-		{"(PartitionKey eq 'a' and RowKey eq '1') or (PartitionKey eq 'b' and RowKey ge '2')", []kr{{at("a", "1"), after("a", "1")}, {at("b", "2"), pEnd("b")}}},
+		{"(PartitionKey eq 'a' or PartitionKey eq 'b') and RowKey eq 'r'", []kr{rg(at("a", "r"), after("a", "r")), rg(at("b", "r"), after("b", "r"))}},
+		{"PartitionKey eq 'a' and (RowKey eq '5' or RowKey eq '1')", []kr{rg(at("a", "1"), after("a", "1")), rg(at("a", "5"), after("a", "5"))}},
+		{"(PartitionKey eq 'a' and RowKey eq '1') or (PartitionKey eq 'b' and RowKey ge '2')", []kr{rg(at("a", "1"), after("a", "1")), rg(at("b", "2"), pEnd("b"))}},
 		// RowKey bounds do not narrow ranges that span partitions.
-		{"PartitionKey ge 'a' and RowKey eq 'r'", []kr{{pStart("a"), inf}}},
+		{"PartitionKey ge 'a' and RowKey eq 'r'", []kr{rg(pStart("a"), inf)}},
 		// Contradictions and type mismatches match nothing.
 		{"PartitionKey eq 'a' and PartitionKey eq 'b'", []kr{}},
 		{"PartitionKey eq 'a' and RowKey lt ''", []kr{}},
 		{"PartitionKey eq 1", []kr{}},
 		{"RowKey eq 1L and Age gt 3", []kr{}},
 		{"PartitionKey lt ''", []kr{}},
-		{"PartitionKey eq 'a' or PartitionKey eq 1", []kr{{pStart("a"), pEnd("a")}}},
+		{"PartitionKey eq 'a' or PartitionKey eq 1", []kr{rg(pStart("a"), pEnd("a"))}},
 		// Unbounded shapes.
 		{"Age gt 3", nil},
 		{"RowKey eq 'r'", nil},
@@ -77,8 +79,8 @@ func TestKeyRanges(t *testing.T) {
 		{"PartitionKey eq 'a' or Age gt 3", nil},
 		{"PartitionKey ge ''", nil},
 		// And with an unbounded side keeps the bounded one.
-		{"PartitionKey eq 'a' and not (RowKey eq 'r')", []kr{{pStart("a"), pEnd("a")}}},
-		{"PartitionKey eq '' and RowKey lt 'b'", []kr{{inf, at("", "b")}}},
+		{"PartitionKey eq 'a' and not (RowKey eq 'r')", []kr{rg(pStart("a"), pEnd("a"))}},
+		{"PartitionKey eq '' and RowKey lt 'b'", []kr{rg(inf, at("", "b"))}},
 	}
 	for _, test := range tests {
 		f, err := filter.Parse(test.f)
