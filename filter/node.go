@@ -260,3 +260,6 @@ func Equal(a, b Expr) bool {
 	}
 	return false
 }
+
+// Filter is a localtable.Predicate.
+var _ localtable.Predicate = (*Filter)(nil)
