@@ -1,0 +1,294 @@
+package filter
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/keyenc"
+)
+
+// The planner works on positions in the table's key order. A point (pk, rk)
+// is the position just before entity (pk, rk); +∞ is after every entity.
+// Every Key bound has such a point that selects the same entities: the
+// start of partition p is (p, ""), the position after entity (p, r) is
+// (p, r+"\x00"), and the end of partition p is (p+"\x00", ""), since
+// r+"\x00" and p+"\x00" are the next strings in ordinal order. With one
+// canonical form per position, a span [lo, hi) is non-empty exactly when
+// lo < hi, and unions and intersections are plain interval arithmetic.
+
+// point is a position in key order.
+type point struct {
+	pk, rk string
+	inf    bool // after every entity
+}
+
+func cmpPoint(a, b point) int {
+	switch {
+	case a.inf && b.inf:
+		return 0
+	case a.inf:
+		return 1
+	case b.inf:
+		return -1
+	}
+	if c := keyenc.CompareUTF16(a.pk, b.pk); c != 0 {
+		return c
+	}
+	return keyenc.CompareUTF16(a.rk, b.rk)
+}
+
+// span is the half-open interval [lo, hi) of positions.
+type span struct{ lo, hi point }
+
+// spans are sorted, disjoint, non-empty and non-adjacent. A set of spans
+// over RowKeys alone uses points with pk "".
+type spans []span
+
+var full = spans{{hi: point{inf: true}}}
+
+func isFull(s spans) bool {
+	return len(s) == 1 && s[0].lo == (point{}) && s[0].hi.inf
+}
+
+// intersect returns the positions in both a and b.
+func intersect(a, b spans) spans {
+	var out spans
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		lo, hi := a[i].lo, a[i].hi
+		if cmpPoint(b[j].lo, lo) > 0 {
+			lo = b[j].lo
+		}
+		if cmpPoint(b[j].hi, hi) < 0 {
+			hi = b[j].hi
+		}
+		if cmpPoint(lo, hi) < 0 {
+			out = append(out, span{lo, hi})
+		}
+		if cmpPoint(a[i].hi, b[j].hi) < 0 {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
+// union returns the positions in a or b, merging overlapping and adjacent
+// spans.
+func union(a, b spans) spans {
+	all := append(slices.Clip(a), b...)
+	slices.SortFunc(all, func(x, y span) int { return cmpPoint(x.lo, y.lo) })
+	var out spans
+	for _, s := range all {
+		if n := len(out); n > 0 && cmpPoint(s.lo, out[n-1].hi) <= 0 {
+			if cmpPoint(s.hi, out[n-1].hi) > 0 {
+				out[n-1].hi = s.hi
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// bounds returns the spans of strings x with "x op v", as points whose
+// first component is x (partition) or, for rowKey, whose second is.
+func bounds(op Op, v string, rowKey bool) spans {
+	at := func(s string) point {
+		if rowKey {
+			return point{rk: s}
+		}
+		return point{pk: s}
+	}
+	lo, hi := point{}, point{inf: true}
+	switch op {
+	case OpEq:
+		lo, hi = at(v), at(v+"\x00")
+	case OpGe:
+		lo = at(v)
+	case OpGt:
+		lo = at(v + "\x00")
+	case OpLt:
+		hi = at(v)
+	case OpLe:
+		hi = at(v + "\x00")
+	default:
+		return full
+	}
+	if cmpPoint(lo, hi) >= 0 {
+		return nil
+	}
+	return spans{{lo, hi}}
+}
+
+// plan is what the planner knows of the entities an expression can match:
+// their keys lie in keys, and their RowKeys in rows.
+type plan struct {
+	keys, rows spans
+}
+
+// analyze computes a plan for x that covers every entity x matches.
+func analyze(x Expr) plan {
+	switch x := x.(type) {
+	case *Comparison:
+		isPK := x.Property == localtable.PartitionKeyName
+		isRK := x.Property == localtable.RowKeyName
+		if !isPK && !isRK {
+			return plan{full, full}
+		}
+		if x.Value.Kind() != localtable.KindString {
+			return plan{} // a key is a string: this matches nothing
+		}
+		s := x.Value.Str()
+		if !utf8.ValidString(s) {
+			return plan{full, full} // order of invalid UTF-8 is not the engine's
+		}
+		if isPK {
+			return plan{bounds(x.Op, s, false), full}
+		}
+		return plan{full, bounds(x.Op, s, true)}
+	case *AndExpr:
+		l, r := analyze(x.Left), analyze(x.Right)
+		return plan{intersect(l.keys, r.keys), intersect(l.rows, r.rows)}
+	case *OrExpr:
+		l, r := analyze(x.Left), analyze(x.Right)
+		return plan{union(l.narrow(), r.narrow()), union(l.rows, r.rows)}
+	}
+	return plan{full, full} // not, and anything else
+}
+
+// narrow returns p.keys restricted by p.rows within every span that lies
+// inside a single partition.
+func (p plan) narrow() spans {
+	if isFull(p.rows) {
+		return p.keys
+	}
+	var out spans
+	for _, s := range p.keys {
+		part := s.lo.pk
+		end := point{pk: part + "\x00"}
+		if s.hi.inf || (s.hi.pk != part && s.hi != end) {
+			out = append(out, s)
+			continue
+		}
+		var in spans
+		for _, r := range p.rows {
+			hi := end
+			if !r.hi.inf {
+				hi = point{pk: part, rk: r.hi.rk}
+			}
+			in = append(in, span{point{pk: part, rk: r.lo.rk}, hi})
+		}
+		out = append(out, intersect(spans{s}, in)...)
+	}
+	return out
+}
+
+// KeyRanges returns sorted, disjoint, non-empty key ranges that contain
+// every entity the filter matches; the whole filter remains to be checked
+// with Match. ok is false when the filter does not bound the keys, and the
+// whole table must be scanned. An empty result with ok true means nothing
+// can match, as for "PartitionKey eq 5".
+//
+// PartitionKey comparisons (eq, gt, ge, lt, le) bound partitions; RowKey
+// comparisons narrow the ranges that lie within one partition; and
+// intersects, or unites; not, ne and other properties do not bound.
+func (f *Filter) KeyRanges() ([]localtable.KeyRange, bool) {
+	s, ok := f.plan()
+	if !ok {
+		return nil, false
+	}
+	out := make([]localtable.KeyRange, len(s))
+	for i, r := range s {
+		out[i] = localtable.KeyRange{Start: toKey(r.lo), End: toKey(r.hi)}
+	}
+	return out, true
+}
+
+func (f *Filter) plan() (spans, bool) {
+	if f == nil {
+		return nil, false
+	}
+	s := analyze(f.root).narrow()
+	if isFull(s) {
+		return nil, false
+	}
+	return s, true
+}
+
+// keyForm names the Key constructor that gives a point's position.
+func keyForm(p point) (form, pk, rk string) {
+	switch {
+	case p.inf || p == (point{}):
+		return "", "", ""
+	case p.rk == "" && strings.HasSuffix(p.pk, "\x00"):
+		return "PartitionEnd", p.pk[:len(p.pk)-1], ""
+	case p.rk == "":
+		return "PartitionStart", p.pk, ""
+	case strings.HasSuffix(p.rk, "\x00"):
+		return "KeyAfter", p.pk, p.rk[:len(p.rk)-1]
+	}
+	return "KeyAt", p.pk, p.rk
+}
+
+func toKey(p point) localtable.Key {
+	form, pk, rk := keyForm(p)
+	switch form {
+	case "PartitionEnd":
+		return localtable.PartitionEnd(pk)
+	case "PartitionStart":
+		return localtable.PartitionStart(pk)
+	case "KeyAfter":
+		return localtable.KeyAfter(pk, rk)
+	case "KeyAt":
+		return localtable.KeyAt(pk, rk)
+	}
+	return localtable.Key{}
+}
+
+func describePoint(p point, start bool) string {
+	form, pk, rk := keyForm(p)
+	switch form {
+	case "":
+		if start {
+			return "start of table"
+		}
+		return "end of table"
+	case "PartitionEnd", "PartitionStart":
+		return fmt.Sprintf("%s(%s)", form, Literal(localtable.StringValue(pk)))
+	}
+	return fmt.Sprintf("%s(%s, %s)", form, Literal(localtable.StringValue(pk)), Literal(localtable.StringValue(rk)))
+}
+
+// Explain returns a human-readable query plan: the key ranges to scan, with
+// their bounds named by the localtable.Key constructor that makes them, or
+// "full scan", followed by the residual filter that Match applies to each
+// entity scanned.
+func (f *Filter) Explain() string {
+	var b strings.Builder
+	s, ok := f.plan()
+	switch {
+	case !ok:
+		b.WriteString("full scan\n")
+	case len(s) == 0:
+		b.WriteString("no ranges: nothing can match\n")
+	default:
+		fmt.Fprintf(&b, "%d key range", len(s))
+		if len(s) > 1 {
+			b.WriteByte('s')
+		}
+		b.WriteString(":\n")
+		for _, r := range s {
+			fmt.Fprintf(&b, "  [%s, %s)\n", describePoint(r.lo, true), describePoint(r.hi, false))
+		}
+	}
+	if f == nil {
+		b.WriteString("residual: none")
+	} else {
+		b.WriteString("residual: " + f.String())
+	}
+	return b.String()
+}

@@ -1,0 +1,255 @@
+package filter_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
+)
+
+type kr = localtable.KeyRange
+
+var (
+	pStart = localtable.PartitionStart
+	pEnd   = localtable.PartitionEnd
+	at     = localtable.KeyAt
+	after  = localtable.KeyAfter
+	inf    = localtable.Key{}
+)
+
+func rg(s, e localtable.Key) kr { return kr{Start: s, End: e} }
+
+func sameRanges(a, b []kr) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Start.Compare(b[i].Start) != 0 || a[i].End.Compare(b[i].End) != 0 ||
+			a[i].Start.IsZero() != b[i].Start.IsZero() || a[i].End.IsZero() != b[i].End.IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+func TestKeyRanges(t *testing.T) {
+	tests := []struct {
+		f    string
+		want []kr // nil with ok false: full scan
+	}{
+		{"PartitionKey eq 'x'", []kr{rg(pStart("x"), pEnd("x"))}},
+		{"'x' eq PartitionKey", []kr{rg(pStart("x"), pEnd("x"))}},
+		{"PartitionKey eq 'x' and RowKey eq 'r'", []kr{rg(at("x", "r"), after("x", "r"))}},
+		{"PartitionKey eq 'x' and RowKey ge 'a'", []kr{rg(at("x", "a"), pEnd("x"))}},
+		{"PartitionKey eq 'x' and RowKey gt 'a'", []kr{rg(after("x", "a"), pEnd("x"))}},
+		{"PartitionKey eq 'x' and RowKey lt 'm'", []kr{rg(pStart("x"), at("x", "m"))}},
+		{"PartitionKey eq 'x' and RowKey le 'm'", []kr{rg(pStart("x"), after("x", "m"))}},
+		{"RowKey ge 'a' and PartitionKey eq 'x' and RowKey lt 'm'", []kr{rg(at("x", "a"), at("x", "m"))}},
+		{"PartitionKey eq 'x' and 'm' ge RowKey and Age gt 3", []kr{rg(pStart("x"), after("x", "m"))}},
+		{"PartitionKey ge 'a'", []kr{rg(pStart("a"), inf)}},
+		{"PartitionKey gt 'a'", []kr{rg(pEnd("a"), inf)}},
+		{"PartitionKey lt 'm'", []kr{rg(inf, pStart("m"))}},
+		{"PartitionKey le 'm'", []kr{rg(inf, pEnd("m"))}},
+		{"PartitionKey ge 'a' and PartitionKey lt 'b'", []kr{rg(pStart("a"), pStart("b"))}},
+		{"PartitionKey eq 'a' or PartitionKey eq 'b'", []kr{rg(pStart("a"), pEnd("a")), rg(pStart("b"), pEnd("b"))}},
+		{"PartitionKey eq 'b' or PartitionKey eq 'a' or PartitionKey eq 'b'", []kr{rg(pStart("a"), pEnd("a")), rg(pStart("b"), pEnd("b"))}},
+		// Adjacent ranges merge: [a, a\0) ∪ [a\0, …).
+		{"PartitionKey eq 'a' or PartitionKey gt 'a'", []kr{rg(pStart("a"), inf)}},
+		{"PartitionKey le 'a' or PartitionKey gt 'a'", nil},
+		{"(PartitionKey eq 'a' or PartitionKey eq 'b') and RowKey eq 'r'", []kr{rg(at("a", "r"), after("a", "r")), rg(at("b", "r"), after("b", "r"))}},
+		{"PartitionKey eq 'a' and (RowKey eq '5' or RowKey eq '1')", []kr{rg(at("a", "1"), after("a", "1")), rg(at("a", "5"), after("a", "5"))}},
+		{"(PartitionKey eq 'a' and RowKey eq '1') or (PartitionKey eq 'b' and RowKey ge '2')", []kr{rg(at("a", "1"), after("a", "1")), rg(at("b", "2"), pEnd("b"))}},
+		// RowKey bounds do not narrow ranges that span partitions.
+		{"PartitionKey ge 'a' and RowKey eq 'r'", []kr{rg(pStart("a"), inf)}},
+		// Contradictions and type mismatches match nothing.
+		{"PartitionKey eq 'a' and PartitionKey eq 'b'", []kr{}},
+		{"PartitionKey eq 'a' and RowKey lt ''", []kr{}},
+		{"PartitionKey eq 1", []kr{}},
+		{"RowKey eq 1L and Age gt 3", []kr{}},
+		{"PartitionKey lt ''", []kr{}},
+		{"PartitionKey eq 'a' or PartitionKey eq 1", []kr{rg(pStart("a"), pEnd("a"))}},
+		// Unbounded shapes.
+		{"Age gt 3", nil},
+		{"RowKey eq 'r'", nil},
+		{"PartitionKey ne 'a'", nil},
+		{"not (PartitionKey eq 'a')", nil},
+		{"PartitionKey eq 'a' or Age gt 3", nil},
+		{"PartitionKey ge ''", nil},
+		// And with an unbounded side keeps the bounded one.
+		{"PartitionKey eq 'a' and not (RowKey eq 'r')", []kr{rg(pStart("a"), pEnd("a"))}},
+		{"PartitionKey eq '' and RowKey lt 'b'", []kr{rg(inf, at("", "b"))}},
+	}
+	for _, test := range tests {
+		f, err := filter.Parse(test.f)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", test.f, err)
+		}
+		got, ok := f.KeyRanges()
+		if ok != (test.want != nil) || !sameRanges(got, test.want) {
+			t.Errorf("%s:\n got %v ok=%v\nwant %v\n%s", test.f, got, ok, test.want, f.Explain())
+		}
+		if ok {
+			checkRanges(t, f, got)
+		}
+	}
+}
+
+func checkRanges(t *testing.T, f *filter.Filter, rs []kr) {
+	t.Helper()
+	for i, r := range rs {
+		if r.Empty() {
+			t.Errorf("%s: range %d empty", f, i)
+		}
+		if i > 0 && !r.Start.IsZero() && r.Start.Compare(rs[i-1].End) < 0 || i > 0 && (r.Start.IsZero() || rs[i-1].End.IsZero()) {
+			t.Errorf("%s: ranges %d and %d overlap or are unsorted", f, i-1, i)
+		}
+	}
+}
+
+func TestExplain(t *testing.T) {
+	tests := []struct{ f, want string }{
+		{"PartitionKey eq 'it''s' and RowKey le 'm'", "1 key range:\n  [PartitionStart('it''s'), KeyAfter('it''s', 'm'))\nresidual: PartitionKey eq 'it''s' and RowKey le 'm'"},
+		{"Age gt 3", "full scan\nresidual: Age gt 3"},
+		{"PartitionKey eq 3", "no ranges: nothing can match\nresidual: PartitionKey eq 3"},
+		{"PartitionKey lt 'a' or PartitionKey gt 'b'", "2 key ranges:\n  [start of table, PartitionStart('a'))\n  [PartitionEnd('b'), end of table)\nresidual: PartitionKey lt 'a' or PartitionKey gt 'b'"},
+	}
+	for _, test := range tests {
+		f, err := filter.Parse(test.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Explain(); got != test.want {
+			t.Errorf("%s:\n got %q\nwant %q", test.f, got, test.want)
+		}
+	}
+}
+
+// Random filters and entities, for the property tests.
+
+var keyPool = []string{"", "a", "a\x00", "ab", "b", "m", "z", "\uD7FF", "\U00010000", "\uE000", "\uFFFF", "it's"}
+
+type gen struct{ r *rand.Rand }
+
+func (g gen) key() string {
+	s := keyPool[g.r.IntN(len(keyPool))]
+	if g.r.IntN(4) == 0 {
+		s += keyPool[g.r.IntN(len(keyPool))]
+	}
+	return s
+}
+
+func (g gen) value() localtable.Value {
+	switch g.r.IntN(9) {
+	case 0:
+		return localtable.Int32Value(int32(g.r.IntN(7) - 3))
+	case 1:
+		return localtable.Int64Value(int64(g.r.IntN(7) - 3))
+	case 2:
+		return localtable.DoubleValue(float64(g.r.IntN(13)-6) / 2)
+	case 3:
+		return localtable.BoolValue(g.r.IntN(2) == 0)
+	case 4:
+		return localtable.DateTimeTicksValue(int64(g.r.IntN(5)))
+	case 5:
+		var u localtable.GUID
+		u[g.r.IntN(16)] = byte(g.r.IntN(3))
+		return localtable.GUIDValue(u)
+	case 6:
+		return localtable.BinaryValue([]byte(keyPool[g.r.IntN(3)]))
+	}
+	return localtable.StringValue(g.key())
+}
+
+var props = []string{"PartitionKey", "RowKey", "PartitionKey", "RowKey", "A", "B"}
+
+func (g gen) expr(depth int) filter.Expr {
+	if depth <= 0 || g.r.IntN(3) == 0 {
+		p := props[g.r.IntN(len(props))]
+		v := g.value()
+		if (p == "PartitionKey" || p == "RowKey") && g.r.IntN(6) != 0 {
+			v = localtable.StringValue(g.key())
+		}
+		return &filter.Comparison{Property: p, Op: allOps[g.r.IntN(len(allOps))], Value: v}
+	}
+	switch g.r.IntN(5) {
+	case 0:
+		return &filter.NotExpr{X: g.expr(depth - 1)}
+	case 1, 2:
+		return &filter.OrExpr{Left: g.expr(depth - 1), Right: g.expr(depth - 1)}
+	}
+	return &filter.AndExpr{Left: g.expr(depth - 1), Right: g.expr(depth - 1)}
+}
+
+func (g gen) entity() *localtable.Entity {
+	e := &localtable.Entity{PartitionKey: g.key(), RowKey: g.key()}
+	for _, p := range []string{"A", "B"} {
+		if g.r.IntN(4) != 0 {
+			e.Set(p, g.value())
+		}
+	}
+	return e
+}
+
+// TestPlanCoversMatches is the planner's invariant: every entity the
+// filter matches lies in one of its ranges; and the ranges are sorted,
+// disjoint and non-empty. It also checks the round trip of each filter.
+func TestPlanCoversMatches(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(1, 2))}
+	ents := make([]*localtable.Entity, 300)
+	for i := range ents {
+		ents[i] = g.entity()
+	}
+	bounded, matched := 0, 0
+	for range 3000 {
+		f := filter.New(g.expr(4))
+		p, err := filter.ParseWithOptions(f.String(), filter.Options{})
+		if err != nil || !filter.Equal(p.Expr(), f.Expr()) || p.String() != f.String() {
+			t.Fatalf("round trip of %s: %v %v", f, p, err)
+		}
+		rs, ok := f.KeyRanges()
+		if !ok {
+			continue
+		}
+		bounded++
+		checkRanges(t, f, rs)
+		for _, e := range ents {
+			if !f.Match(e) {
+				continue
+			}
+			matched++
+			if !containsAny(rs, e) {
+				t.Fatalf("%s matches (%q, %q), which no range contains:\n%s", f, e.PartitionKey, e.RowKey, f.Explain())
+			}
+		}
+	}
+	if bounded < 500 || matched < 500 {
+		t.Errorf("weak test: %d bounded filters, %d matches", bounded, matched)
+	}
+}
+
+func containsAny(rs []kr, e *localtable.Entity) bool {
+	for _, r := range rs {
+		if r.Contains(e.PartitionKey, e.RowKey) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestBuilderRoundTrip(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(3, 4))}
+	for range 1000 {
+		v := g.value()
+		f := filter.And(filter.PartitionKey().Eq(g.key()), filter.Prop("A").Compare(allOps[g.r.IntN(6)], v))
+		p, err := filter.Parse(f.String())
+		if err != nil || !filter.Equal(p.Expr(), f.Expr()) {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	if s := fmt.Sprint(filter.Or(filter.RowKey().Lt("a"), filter.Not(filter.Timestamp().Ge(int64(1))))); !strings.Contains(s, "not (Timestamp ge 1L)") {
+		t.Errorf("got %s", s)
+	}
+}
