@@ -63,6 +63,13 @@ type IterOptions struct {
 // Iterator walks keys in ascending byte order within its bounds. Errors are
 // sticky: once an operation fails, Valid reports false and Error returns the
 // error.
+//
+// An iterator that ran off one end may turn around: after Next reports
+// false, Prev moves to the last key within bounds, and after Prev reports
+// false, Next moves to the first. On an iterator not yet positioned, Next
+// behaves like First and Prev like Last. After Close, positioning calls
+// report false, Error returns ErrClosed, and a second Close returns
+// ErrClosed.
 type Iterator interface {
 	// First moves to the first key within bounds and reports Valid().
 	First() bool
@@ -96,6 +103,8 @@ type Writer interface {
 	// Delete removes key; deleting an absent key is not an error.
 	Delete(key []byte) error
 	// DeleteRange removes every key in [start, end) without reading them.
+	// A nil start or end is the empty key (not unbounded); if start >= end
+	// the range is empty and nothing is removed.
 	DeleteRange(start, end []byte) error
 }
 
@@ -112,11 +121,14 @@ type Batch interface {
 	// batch may not be reused.
 	Commit(sync bool) error
 	// Close releases the batch; closing an uncommitted batch discards it.
+	// Close always returns nil, so a deferred Close after Commit is fine.
+	// Writes and Commit after Commit or Close return ErrClosed.
 	Close() error
 }
 
 // Snapshot is a consistent, immutable view of an engine. Reads through it do
-// not see later commits. It must be closed.
+// not see later commits. It must be closed; reads after Close, and a second
+// Close, return ErrClosed.
 type Snapshot interface {
 	Reader
 	Close() error
@@ -132,7 +144,8 @@ type Engine interface {
 	// NewSnapshot returns a snapshot of the engine's current state.
 	NewSnapshot() (Snapshot, error)
 	// Close closes the engine. Open snapshots and iterators must be closed
-	// first.
+	// first. Every later call on the engine, including a second Close,
+	// returns ErrClosed.
 	Close() error
 }
 

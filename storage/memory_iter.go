@@ -1,0 +1,168 @@
+package storage
+
+import (
+	"bytes"
+
+	"github.com/tidwall/btree"
+)
+
+// iterPos is where an iterator stands relative to its bounds.
+type iterPos int8
+
+const (
+	posUnset  iterPos = iota // not yet positioned
+	posValid                 // at a key within bounds
+	posBefore                // exhausted backward: before the first key
+	posAfter                 // exhausted forward: past the last key
+	posClosed                // closed
+)
+
+// memIter is the Iterator of the in-memory engine. It walks a published
+// (read-only) tree with the B-tree's read-only iterator, which only reads
+// shared nodes, and enforces the bounds itself. Whenever it leaves the
+// bounds or the tree, it forgets the underlying position and re-seeks on
+// the next call, so direction changes at the edges are always correct.
+type memIter struct {
+	it           btree.IterG[item]
+	lower, upper []byte // nil means unbounded
+	pos          iterPos
+	cur          item
+}
+
+func newMemIter(t *tree, opts *IterOptions) *memIter {
+	i := &memIter{it: t.Iter()}
+	if opts != nil {
+		i.lower = cloneBound(opts.LowerBound)
+		i.upper = cloneBound(opts.UpperBound)
+	}
+	return i
+}
+
+// cloneBound copies b, keeping nil as nil (unbounded) and a non-nil empty
+// slice as a non-nil empty slice (the empty key).
+func cloneBound(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}
+
+// settle records the underlying iterator's position after a forward (dir
+// > 0) or backward move that returned ok, checking it against the bounds.
+func (i *memIter) settle(ok bool, dir int) bool {
+	if ok {
+		k := i.it.Item().key
+		switch {
+		case dir > 0 && i.upper != nil && bytes.Compare(k, i.upper) >= 0:
+			ok = false
+		case dir < 0 && i.lower != nil && bytes.Compare(k, i.lower) < 0:
+			ok = false
+		}
+	}
+	if !ok {
+		i.cur = item{}
+		if dir > 0 {
+			i.pos = posAfter
+		} else {
+			i.pos = posBefore
+		}
+		return false
+	}
+	i.cur = i.it.Item()
+	i.pos = posValid
+	return true
+}
+
+// First implements Iterator.
+func (i *memIter) First() bool {
+	if i.pos == posClosed {
+		return false
+	}
+	if i.lower != nil {
+		return i.settle(i.it.Seek(item{key: i.lower}), +1)
+	}
+	return i.settle(i.it.First(), +1)
+}
+
+// Last implements Iterator.
+func (i *memIter) Last() bool {
+	if i.pos == posClosed {
+		return false
+	}
+	var ok bool
+	if i.upper != nil && i.it.Seek(item{key: i.upper}) {
+		// At the first key >= upper: the one before it is the answer.
+		ok = i.it.Prev()
+	} else {
+		ok = i.it.Last()
+	}
+	return i.settle(ok, -1)
+}
+
+// SeekGE implements Iterator.
+func (i *memIter) SeekGE(key []byte) bool {
+	if i.pos == posClosed {
+		return false
+	}
+	if i.lower != nil && bytes.Compare(key, i.lower) < 0 {
+		key = i.lower
+	}
+	if i.upper != nil && bytes.Compare(key, i.upper) >= 0 {
+		return i.settle(false, +1)
+	}
+	return i.settle(i.it.Seek(item{key: key}), +1)
+}
+
+// Next implements Iterator. On an unpositioned iterator, or one exhausted
+// backward, it behaves like First.
+func (i *memIter) Next() bool {
+	switch i.pos {
+	case posValid:
+		return i.settle(i.it.Next(), +1)
+	case posUnset, posBefore:
+		return i.First()
+	default:
+		return false
+	}
+}
+
+// Prev implements Iterator. On an unpositioned iterator, or one exhausted
+// forward, it behaves like Last.
+func (i *memIter) Prev() bool {
+	switch i.pos {
+	case posValid:
+		return i.settle(i.it.Prev(), -1)
+	case posUnset, posAfter:
+		return i.Last()
+	default:
+		return false
+	}
+}
+
+// Valid implements Iterator.
+func (i *memIter) Valid() bool { return i.pos == posValid }
+
+// Key implements Iterator.
+func (i *memIter) Key() []byte { return i.cur.key }
+
+// Value implements Iterator.
+func (i *memIter) Value() []byte { return i.cur.value }
+
+// Error implements Iterator.
+func (i *memIter) Error() error {
+	if i.pos == posClosed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Close implements Iterator. A second Close returns ErrClosed.
+func (i *memIter) Close() error {
+	if i.pos == posClosed {
+		return ErrClosed
+	}
+	i.it.Release()
+	i.pos = posClosed
+	i.cur = item{}
+	return nil
+}

@@ -1,0 +1,301 @@
+// Package pebble is the persistent storage engine: a storage.Engine over
+// CockroachDB's Pebble LSM (github.com/cockroachdb/pebble/v2). It is the
+// only package of localtable that imports Pebble.
+//
+// Open a database with Open; it implements storage.Engine and
+// storage.Syncer. Tests can run it entirely in memory by passing
+// vfs.NewMem() as Options.FS.
+package pebble
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"sync/atomic"
+
+	pdb "github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/localtable/localtable/storage"
+)
+
+// DefaultCacheSize is the block cache size used when Options.CacheSize is
+// zero.
+const DefaultCacheSize = 8 << 20
+
+// Options configures Open. The zero value (or a nil *Options) is ready to
+// use. Open copies the options; later changes have no effect.
+type Options struct {
+	// NoSync makes every Commit skip the fsync of the write-ahead log, even
+	// Commit(true); it is meant for bulk loads and tests. Each batch is
+	// still written to the log atomically, so after a crash the database
+	// recovers to a consistent state that holds a prefix of the committed
+	// batches — but the most recent batches, acknowledged by Commit, may be
+	// missing (after a process crash, those still in Pebble's log buffer;
+	// after an OS crash or power loss, everything not yet written back by
+	// the kernel). Call Sync (storage.Syncer) to make all acknowledged
+	// commits durable. Without NoSync, Commit(true) returns only once the
+	// batch is durable, and Commit(false) behaves as above for that batch.
+	NoSync bool
+
+	// FS is the file system the database lives in; nil means the
+	// operating system's (vfs.Default). vfs.NewMem() keeps everything in
+	// memory, which suits tests.
+	FS vfs.FS
+
+	// CacheSize is the size in bytes of Pebble's block cache; zero means
+	// DefaultCacheSize.
+	CacheSize int64
+
+	// Logger receives Pebble's log messages. Nil means a quiet logger that
+	// drops informational messages, writes errors with the standard log
+	// package, and exits the process on fatal errors (as Pebble's default
+	// logger does).
+	Logger pdb.Logger
+}
+
+// quietLogger drops Pebble's informational chatter.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Errorf(format string, args ...any) {
+	log.Output(2, "pebble: "+fmt.Sprintf(format, args...))
+}
+func (quietLogger) Fatalf(format string, args ...any) { pdb.DefaultLogger.Fatalf(format, args...) }
+
+// DB is a Pebble-backed storage.Engine. It is safe for concurrent use, but
+// Close must not run concurrently with other calls.
+type DB struct {
+	db     *pdb.DB
+	commit *pdb.WriteOptions // for Commit(true)
+	closed atomic.Bool
+}
+
+var (
+	_ storage.Engine = (*DB)(nil)
+	_ storage.Syncer = (*DB)(nil)
+)
+
+// Open opens the database in directory dir, creating it if it does not
+// exist. opts may be nil.
+func Open(dir string, opts *Options) (*DB, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	if o.Logger == nil {
+		o.Logger = quietLogger{}
+	}
+	cache := pdb.NewCache(o.CacheSize)
+	defer cache.Unref() // the DB holds its own reference
+	po := &pdb.Options{
+		FS:     o.FS,
+		Cache:  cache,
+		Logger: o.Logger,
+	}
+	db, err := pdb.Open(dir, po)
+	if err != nil {
+		return nil, fmt.Errorf("storage/pebble: open %s: %w", dir, err)
+	}
+	d := &DB{db: db, commit: pdb.Sync}
+	if o.NoSync {
+		d.commit = pdb.NoSync
+	}
+	return d, nil
+}
+
+// Get implements storage.Reader. The value is valid until the returned
+// closer is closed.
+func (d *DB) Get(key []byte) ([]byte, io.Closer, error) {
+	if d.closed.Load() {
+		return nil, nil, storage.ErrClosed
+	}
+	return get(d.db, key)
+}
+
+// getter is the Get of pebble.DB and pebble.Snapshot.
+type getter interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+}
+
+func get(g getter, key []byte) ([]byte, io.Closer, error) {
+	v, c, err := g.Get(key)
+	if err != nil {
+		if errors.Is(err, pdb.ErrNotFound) {
+			return nil, nil, storage.ErrNotFound
+		}
+		return nil, nil, fmt.Errorf("storage/pebble: get: %w", err)
+	}
+	if v == nil {
+		v = []byte{} // present with an empty value, not absent
+	}
+	return v, c, nil
+}
+
+// NewIter implements storage.Reader. The iterator reads a consistent view
+// of the database as of this call.
+func (d *DB) NewIter(opts *storage.IterOptions) (storage.Iterator, error) {
+	if d.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	return newIter(d.db, opts)
+}
+
+// NewBatch implements storage.Engine. On a closed engine it returns a
+// batch whose every method returns storage.ErrClosed (Close: nil).
+func (d *DB) NewBatch() storage.Batch {
+	if d.closed.Load() {
+		return &batch{d: d, done: true}
+	}
+	return &batch{d: d, b: d.db.NewBatch()}
+}
+
+// NewSnapshot implements storage.Engine.
+func (d *DB) NewSnapshot() (storage.Snapshot, error) {
+	if d.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	return &snapshot{s: d.db.NewSnapshot()}, nil
+}
+
+// Sync implements storage.Syncer: it makes every batch committed so far
+// durable, whatever its sync flag and Options.NoSync.
+func (d *DB) Sync() error {
+	if d.closed.Load() {
+		return storage.ErrClosed
+	}
+	if err := d.db.LogData(nil, pdb.Sync); err != nil {
+		return fmt.Errorf("storage/pebble: sync: %w", err)
+	}
+	return nil
+}
+
+// Flush writes the in-memory table to on-disk tables and waits for it.
+// Reads never need it; it is useful for tests and before backups.
+func (d *DB) Flush() error {
+	if d.closed.Load() {
+		return storage.ErrClosed
+	}
+	if err := d.db.Flush(); err != nil {
+		return fmt.Errorf("storage/pebble: flush: %w", err)
+	}
+	return nil
+}
+
+// Close implements storage.Engine: it closes the database, and returns
+// ErrClosed if it was already closed. Snapshots and iterators must be
+// closed first.
+func (d *DB) Close() error {
+	if d.closed.Swap(true) {
+		return storage.ErrClosed
+	}
+	if err := d.db.Close(); err != nil {
+		return fmt.Errorf("storage/pebble: close: %w", err)
+	}
+	return nil
+}
+
+// snapshot is a storage.Snapshot over a pebble.Snapshot.
+type snapshot struct {
+	s      *pdb.Snapshot
+	closed atomic.Bool
+}
+
+func (s *snapshot) Get(key []byte) ([]byte, io.Closer, error) {
+	if s.closed.Load() {
+		return nil, nil, storage.ErrClosed
+	}
+	return get(s.s, key)
+}
+
+func (s *snapshot) NewIter(opts *storage.IterOptions) (storage.Iterator, error) {
+	if s.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	return newIter(s.s, opts)
+}
+
+func (s *snapshot) Close() error {
+	if s.closed.Swap(true) {
+		return storage.ErrClosed
+	}
+	return s.s.Close()
+}
+
+// batch is a storage.Batch over a pebble.Batch. DeleteRange becomes a
+// Pebble range deletion.
+type batch struct {
+	d    *DB
+	b    *pdb.Batch
+	done bool // committed or closed
+}
+
+func (b *batch) Set(key, value []byte) error {
+	if b.done {
+		return storage.ErrClosed
+	}
+	return b.b.Set(key, value, nil)
+}
+
+func (b *batch) Delete(key []byte) error {
+	if b.done {
+		return storage.ErrClosed
+	}
+	return b.b.Delete(key, nil)
+}
+
+func (b *batch) DeleteRange(start, end []byte) error {
+	if b.done {
+		return storage.ErrClosed
+	}
+	if string(start) >= string(end) {
+		return nil // empty range; Pebble rejects inverted ranges
+	}
+	return b.b.DeleteRange(start, end, nil)
+}
+
+func (b *batch) Len() int {
+	if b.done {
+		return 0
+	}
+	return int(b.b.Count())
+}
+
+func (b *batch) Commit(sync bool) error {
+	if b.done {
+		return storage.ErrClosed
+	}
+	b.done = true
+	defer b.release()
+	if b.d.closed.Load() {
+		return storage.ErrClosed
+	}
+	wo := pdb.NoSync
+	if sync {
+		wo = b.d.commit
+	}
+	if err := b.b.Commit(wo); err != nil {
+		return fmt.Errorf("storage/pebble: commit: %w", err)
+	}
+	return nil
+}
+
+func (b *batch) release() {
+	if b.b != nil {
+		b.b.Close()
+		b.b = nil
+	}
+}
+
+func (b *batch) Close() error {
+	b.done = true
+	b.release()
+	return nil
+}
