@@ -8,6 +8,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/pebble"
 )
 
 // engine is one storage engine of the test matrix: every table-level test
@@ -19,6 +20,18 @@ type engine struct {
 
 var engines = []engine{
 	{"memory", func(testing.TB) storage.Engine { return storage.NewMemory() }},
+	{"pebble", openPebble},
+}
+
+// openPebble opens a real pebble engine on disk, in a directory removed
+// with the test, syncing every commit as in production.
+func openPebble(t testing.TB) storage.Engine {
+	t.Helper()
+	db, err := pebble.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatalf("pebble.Open: %v", err)
+	}
+	return db
 }
 
 // forEachEngine runs f as a subtest per engine.
