@@ -18,7 +18,7 @@ type signedIdentifiers struct {
 }
 
 type signedIdentifier struct {
-	ID     string          `xml:"Id"`
+	ID     string           `xml:"Id"`
 	Policy *xmlAccessPolicy `xml:"AccessPolicy"`
 }
 

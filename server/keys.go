@@ -24,7 +24,7 @@ type resource struct {
 
 // parseResource reads an unescaped path segment: a table name, optionally
 // followed by "()" or "(PartitionKey='…',RowKey='…')" with OData string
-// rules ('' is a quote; a space may follow the comma; either key may come
+// rules (” is a quote; a space may follow the comma; either key may come
 // first). With lenient, as for $batch sub-requests whose keys the SDKs do
 // not quote-double, an unparsable key list is read greedily instead.
 func parseResource(seg string, lenient bool) (resource, error) {
