@@ -142,7 +142,7 @@ func readSubRequest(r io.Reader) (subRequest, error) {
 	if err != nil {
 		return sr, errBatch("bad operation URL " + quoteOData(f[1]))
 	}
-	if sr.query, err = url.ParseQuery(u.RawQuery); err != nil {
+	if sr.query, err = parseQuery(u.RawQuery); err != nil {
 		return sr, errBatch("bad operation query " + quoteOData(u.RawQuery))
 	}
 	p := u.EscapedPath()

@@ -361,7 +361,8 @@ func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool
 // entityPath is the path of an entity below the account, as the SDKs
 // write it: keys quote-doubled, then path-escaped.
 func entityPath(table, pk, rk string) string {
-	return table + "(PartitionKey=" + url.PathEscape(quoteOData(pk)) + ",RowKey=" + url.PathEscape(quoteOData(rk)) + ")"
+	esc := func(k string) string { return strings.ReplaceAll(url.PathEscape(quoteOData(k)), "%27", "'") }
+	return table + "(PartitionKey=" + esc(pk) + ",RowKey=" + esc(rk) + ")"
 }
 
 func sortedNames(p localtable.Properties) []string {
@@ -399,7 +400,12 @@ func appendValue(b []byte, v localtable.Value) []byte {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return appendJSONString(b, localtable.FormatDouble(f))
 		}
-		s := strconv.FormatFloat(f, 'g', -1, 64)
+		var s string
+		if a := math.Abs(f); a == 0 || (a >= 1e-7 && a < 1e21) {
+			s = strconv.FormatFloat(f, 'f', -1, 64)
+		} else {
+			s = strconv.FormatFloat(f, 'g', -1, 64)
+		}
 		if !strings.ContainsAny(s, ".e") {
 			s += ".0"
 		}

@@ -36,7 +36,7 @@ func (s *Server) route(rc *reqCtx) {
 		rc.fail(errInvalidURI("The request URI is invalid."))
 		return
 	}
-	if rc.query, err = url.ParseQuery(r.URL.RawQuery); err != nil {
+	if rc.query, err = parseQuery(r.URL.RawQuery); err != nil {
 		rc.fail(wireError(codeInvalidQueryParameter, http.StatusBadRequest, "The query string is invalid: "+err.Error()))
 		return
 	}
@@ -125,4 +125,25 @@ func (rc *reqCtx) serveResource(res resource) {
 			rc.fail(errMethod(rc.r))
 		}
 	}
+}
+
+// parseQuery reads a query string as url.ParseQuery does, but accepts
+// unescaped semicolons inside values ($format=application/json;odata=…).
+func parseQuery(raw string) (url.Values, error) {
+	q := url.Values{}
+	for _, kv := range strings.Split(raw, "&") {
+		if kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil {
+			return nil, err
+		}
+		if v, err = url.QueryUnescape(v); err != nil {
+			return nil, err
+		}
+		q.Add(k, v)
+	}
+	return q, nil
 }
