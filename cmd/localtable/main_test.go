@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRunServesAndShutsDown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "error"}, pw, io.Discard)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var health, connStr string
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "DefaultEndpointsProtocol=") {
+			connStr = line
+		}
+		if strings.HasPrefix(line, "localtable: ready (") {
+			health = strings.TrimSuffix(strings.TrimPrefix(line, "localtable: ready ("), ")")
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if health == "" || !strings.Contains(connStr, "AccountName=devstoreaccount1;") {
+		t.Fatalf("no ready line or connection string (%q)", connStr)
+	}
+	resp, err := http.Get(health)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("health: %d", resp.StatusCode)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no shutdown")
+	}
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--account", "nokey"},
+		{"--account", "a:not-base64!"},
+		{"--cert", "x"},
+		{"--log-level", "loud"},
+	} {
+		if err := run(context.Background(), args, io.Discard, io.Discard); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package localtabletest_test
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/localtable/localtable/localtabletest"
+)
+
+func TestOptions(t *testing.T) {
+	fixed := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	var calls atomic.Int32
+	srv := localtabletest.NewServer(t,
+		localtabletest.WithClock(func() time.Time { return fixed }),
+		localtabletest.WithMiddleware(func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1); h.ServeHTTP(w, r) })
+		}))
+	ctx := context.Background()
+	if _, err := srv.Client.CreateTable(ctx, "clocked", nil); err != nil {
+		t.Fatal(err)
+	}
+	c := srv.Client.NewClient("clocked")
+	if _, err := c.AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	e, err := srv.Account.Table("clocked").Get(ctx, "p", "r", nil)
+	if err != nil || !e.Timestamp.Equal(fixed) {
+		t.Fatalf("Timestamp %v (%v), want %v", e.Timestamp, err, fixed)
+	}
+	if calls.Load() != 2 {
+		t.Fatalf("middleware saw %d requests", calls.Load())
+	}
+	cs, err := aztables.NewServiceClientFromConnectionString(srv.ConnectionString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.NewClient("clocked").GetEntity(ctx, "p", "r", nil); err != nil {
+		t.Fatalf("connection string client: %v", err)
+	}
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"encoding/xml"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/localtable/localtable"
+)
+
+// This file serves table access policies, GET and PUT /{acct}/{table}?comp=acl.
+
+type signedIdentifiers struct {
+	XMLName     xml.Name           `xml:"SignedIdentifiers"`
+	Identifiers []signedIdentifier `xml:"SignedIdentifier"`
+}
+
+type signedIdentifier struct {
+	ID     string           `xml:"Id"`
+	Policy *xmlAccessPolicy `xml:"AccessPolicy"`
+}
+
+type xmlAccessPolicy struct {
+	Start      string `xml:"Start,omitempty"`
+	Expiry     string `xml:"Expiry,omitempty"`
+	Permission string `xml:"Permission,omitempty"`
+}
+
+func errXML(msg string) *localtable.Error {
+	return wireError(codeInvalidXMLDocument, http.StatusBadRequest, "XML specified is not syntactically valid. "+msg)
+}
+
+func formatXMLTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return localtable.FormatDateTime7(t)
+}
+
+func parseXMLTime(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, ok := sasTime(s); ok {
+		return t.UTC(), nil
+	}
+	return parseDateTime(s)
+}
+
+func (rc *reqCtx) serveACL(table string) {
+	if err := rc.authorize(opACL, table, "", ""); err != nil {
+		rc.fail(err)
+		return
+	}
+	t := rc.acct.data.Table(table)
+	switch rc.method {
+	case http.MethodGet, http.MethodHead:
+		ps, err := t.GetAccessPolicy(rc.r.Context())
+		if err != nil {
+			rc.fail(err)
+			return
+		}
+		doc := signedIdentifiers{Identifiers: []signedIdentifier{}}
+		for _, p := range ps {
+			doc.Identifiers = append(doc.Identifiers, signedIdentifier{ID: p.ID, Policy: &xmlAccessPolicy{
+				Start: formatXMLTime(p.Start), Expiry: formatXMLTime(p.Expiry), Permission: p.Permission,
+			}})
+		}
+		rc.writeXML(http.StatusOK, doc)
+	case http.MethodPut:
+		body, err := rc.readBody(MaxXMLBody)
+		if err != nil {
+			rc.fail(err)
+			return
+		}
+		var doc signedIdentifiers
+		if len(strings.TrimSpace(string(body))) > 0 {
+			if err := xml.Unmarshal(body, &doc); err != nil {
+				rc.fail(errXML(err.Error()))
+				return
+			}
+		}
+		if len(doc.Identifiers) > localtable.MaxAccessPolicies {
+			rc.fail(errXML(strconv.Itoa(len(doc.Identifiers)) + " signed identifiers; a table may have at most 5."))
+			return
+		}
+		ps := make([]localtable.AccessPolicy, 0, len(doc.Identifiers))
+		for _, si := range doc.Identifiers {
+			p := localtable.AccessPolicy{ID: si.ID}
+			if si.Policy != nil {
+				if p.Start, err = parseXMLTime(si.Policy.Start); err == nil {
+					p.Expiry, err = parseXMLTime(si.Policy.Expiry)
+				}
+				if err != nil {
+					rc.fail(errXML("An access policy time is not valid: " + err.Error()))
+					return
+				}
+				p.Permission = si.Policy.Permission
+			}
+			ps = append(ps, p)
+		}
+		if err := t.SetAccessPolicy(rc.r.Context(), ps); err != nil {
+			rc.fail(err)
+			return
+		}
+		rc.writeHeader(http.StatusNoContent)
+	default:
+		rc.fail(errMethod(rc.r))
+	}
+}
+
+// writeXML answers status with v as an XML document.
+func (rc *reqCtx) writeXML(status int, v any) {
+	b, err := xml.Marshal(v)
+	if err != nil {
+		rc.fail(errInternal("encoding XML: " + err.Error()))
+		return
+	}
+	rc.writeRawXML(status, b)
+}
+
+func (rc *reqCtx) writeRawXML(status int, b []byte) {
+	b = append([]byte(xml.Header[:len(xml.Header)-1]), b...)
+	h := rc.w.Header()
+	h.Set("Content-Type", "application/xml")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	rc.writeHeader(status)
+	rc.w.Write(b)
+}

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/server/internal/azauth"
+)
+
+// This file authenticates requests (PROTOCOL.md §8) and authorizes their
+// operations against what a shared access signature grants.
+
+// op is an operation, as authorization sees it.
+type op int
+
+const (
+	opRead op = iota // get one entity
+	opQuery
+	opAdd
+	opUpdate
+	opUpsert
+	opDelete
+	opListTables
+	opCreateTable
+	opDeleteTable
+	opACL
+	opServiceRead
+	opServiceWrite
+)
+
+func (o op) entity() bool { return o <= opDelete }
+
+func errAuthentication(msg string) *localtable.Error {
+	return wireError(localtable.CodeAuthenticationFailed, http.StatusForbidden,
+		"Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature. "+msg)
+}
+
+func errPermission(msg string) *localtable.Error {
+	return wireError(localtable.CodeAuthorizationPermissionMismatch, http.StatusForbidden,
+		"This request is not authorized to perform this operation using this permission. "+msg)
+}
+
+func errResourceType(msg string) *localtable.Error {
+	return wireError(localtable.CodeAuthorizationResourceTypeMismatch, http.StatusForbidden,
+		"This request is not authorized to perform this operation using this resource type. "+msg)
+}
+
+// authenticate checks the request's credentials and sets rc.grant for a
+// SAS. Shared Key and Shared Key Lite grant everything.
+func (s *Server) authenticate(rc *reqCtx) error {
+	if s.opts.DisableAuth {
+		return nil
+	}
+	if rc.query.Has("sig") {
+		g, err := s.verifySAS(rc)
+		if err != nil {
+			return err
+		}
+		rc.grant = g
+		return nil
+	}
+	auth := strings.TrimSpace(rc.r.Header.Get("Authorization"))
+	if auth == "" {
+		return errAuthentication("The request carries no Authorization header and no shared access signature.")
+	}
+	scheme, cred, _ := strings.Cut(auth, " ")
+	switch scheme {
+	case "SharedKey", "SharedKeyLite":
+		name, sig, ok := strings.Cut(strings.TrimSpace(cred), ":")
+		if !ok || name != rc.acct.name {
+			return errAuthentication("The Authorization header must be " + scheme + " " + rc.acct.name + ":<signature>.")
+		}
+		var toSign string
+		if scheme == "SharedKey" {
+			toSign = azauth.SharedKeyString(rc.acct.name, rc.r)
+		} else {
+			toSign = azauth.SharedKeyLiteString(rc.acct.name, rc.r)
+		}
+		if !azauth.Equal(azauth.Sign(rc.acct.key, toSign), sig) {
+			return errAuthentication("The MAC signature found in the HTTP request is not the same as any computed signature. Server used following string to sign: " + quoteOData(toSign) + ".")
+		}
+		return nil
+	case "Bearer":
+		if s.opts.AcceptBearerTokens {
+			return nil // not verified: see the package documentation
+		}
+		return errAuthentication("Bearer tokens are accepted only when the server serves HTTPS (--cert and --key).")
+	}
+	return errAuthentication("The authorization scheme " + quoteOData(scheme) + " is not supported.")
+}
+
+// authorize checks that the request's credentials allow o on an entity
+// (pk, rk) of table, or on table itself.
+func (rc *reqCtx) authorize(o op, table, pk, rk string) error {
+	g := rc.grant
+	if g == nil {
+		return nil
+	}
+	if g.accountSAS {
+		return g.authorizeAccount(o)
+	}
+	if !o.entity() {
+		return errResourceType("A service SAS grants access to the entities of one table only.")
+	}
+	if !strings.EqualFold(table, g.table) {
+		return errResourceType("The SAS is for table " + quoteOData(g.table) + ", not " + quoteOData(table) + ".")
+	}
+	if err := g.need(o); err != nil {
+		return err
+	}
+	if o != opQuery && g.hasRange && !g.rng.Contains(pk, rk) {
+		return errPermission("The entity (" + quoteOData(pk) + ", " + quoteOData(rk) + ") is outside the SAS's PartitionKey/RowKey range.")
+	}
+	return nil
+}
+
+// need checks the permission letters o needs: r, a, u, a+u or d.
+func (g *grant) need(o op) error {
+	var want string
+	switch o {
+	case opRead, opQuery, opServiceRead:
+		want = "r"
+	case opAdd:
+		want = "a"
+	case opUpdate:
+		want = "u"
+	case opUpsert:
+		want = "au"
+	case opDelete, opDeleteTable:
+		want = "d"
+	case opListTables:
+		want = "l"
+	case opServiceWrite:
+		want = "w"
+	case opCreateTable:
+		if strings.ContainsAny(g.perms, "ac") {
+			return nil
+		}
+		want = "c"
+	}
+	for _, c := range want {
+		if !strings.ContainsRune(g.perms, c) {
+			return errPermission("The SAS grants " + quoteOData(g.perms) + "; this operation needs " + quoteOData(want) + ".")
+		}
+	}
+	return nil
+}
+
+func (g *grant) authorizeAccount(o op) error {
+	var rt byte
+	switch {
+	case o.entity():
+		rt = 'o'
+	case o == opListTables, o == opCreateTable, o == opDeleteTable:
+		rt = 'c'
+	case o == opServiceRead, o == opServiceWrite:
+		rt = 's'
+	default:
+		return errResourceType("Table access policies need Shared Key authorization.")
+	}
+	if !strings.ContainsRune(g.resourceTypes, rune(rt)) {
+		return errResourceType("The account SAS's signed resource types " + quoteOData(g.resourceTypes) + " do not include " + quoteOData(string(rt)) + ".")
+	}
+	return g.need(o)
+}

@@ -1,0 +1,462 @@
+package server
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/localtable/localtable"
+)
+
+// This file is the entity JSON codec of PROTOCOL.md §3.
+
+const annotationSuffix = "@odata.type"
+
+func errValueType(name, want string) error {
+	return wireError(localtable.CodeInvalidValueType, http.StatusBadRequest, "The value of property "+quoteOData(name)+" is not a valid "+want+".")
+}
+
+func errBadValue(name, typ string, detail string) error {
+	return errInvalidInput("The value of property " + quoteOData(name) + " is not a valid " + typ + ": " + detail)
+}
+
+// readObject reads one JSON object into its members, in order, failing on
+// duplicate keys (DuplicatePropertiesSpecified) and on anything but one
+// object (InvalidInput).
+func readObject(body []byte) (keys []string, vals map[string]json.RawMessage, err error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	bad := func(why string) error { return errInvalidInput("The request body is not a valid JSON object: " + why) }
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, nil, bad(err.Error())
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, nil, bad("it does not start with '{'")
+	}
+	vals = make(map[string]json.RawMessage)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, bad(err.Error())
+		}
+		k, ok := tok.(string)
+		if !ok {
+			return nil, nil, bad("a member name is not a string")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, nil, bad(err.Error())
+		}
+		if _, dup := vals[k]; dup {
+			return nil, nil, wireError(localtable.CodeDuplicatePropertiesSpecified, http.StatusBadRequest, "The property "+quoteOData(k)+" is specified more than one time.")
+		}
+		vals[k] = raw
+		keys = append(keys, k)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, bad(err.Error())
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, bad("data follows the object")
+	}
+	return keys, vals, nil
+}
+
+// decodeEntity reads an entity from its JSON body. Unannotated values are
+// typed by their JSON type (an integer fitting Int32 is Int32, any other
+// number Double); "Name@odata.type" annotations type the others. null
+// drops a property; Timestamp and odata.* members are ignored. With
+// needKeys, keys missing (or null) are PropertiesNeedValue.
+func decodeEntity(body []byte, needKeys bool) (localtable.Entity, error) {
+	e, _, err := decodeEntityKeys(body, needKeys)
+	return e, err
+}
+
+// decodeEntityKeys is decodeEntity that also reports whether the body
+// had both keys.
+func decodeEntityKeys(body []byte, needKeys bool) (e localtable.Entity, hasKeys bool, err error) {
+	keys, vals, err := readObject(body)
+	if err != nil {
+		return e, false, err
+	}
+	var havePK, haveRK bool
+	for _, k := range keys {
+		raw := vals[k]
+		switch {
+		case strings.HasPrefix(k, "odata.") || strings.Contains(k, "@"):
+			continue
+		case k == localtable.TimestampName:
+			continue
+		case k == localtable.PartitionKeyName || k == localtable.RowKeyName:
+			if isNull(raw) {
+				continue
+			}
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return e, false, errValueType(k, "Edm.String")
+			}
+			if k == localtable.PartitionKeyName {
+				e.PartitionKey, havePK = s, true
+			} else {
+				e.RowKey, haveRK = s, true
+			}
+			continue
+		}
+		typ := ""
+		if a, ok := vals[k+annotationSuffix]; ok {
+			if err := json.Unmarshal(a, &typ); err != nil {
+				return e, false, errInvalidInput("The annotation " + quoteOData(k+annotationSuffix) + " is not a string.")
+			}
+		}
+		v, err := decodeValue(k, raw, typ)
+		if err != nil {
+			return e, false, err
+		}
+		if !v.IsNull() {
+			e.Set(k, v)
+		}
+	}
+	if needKeys && (!havePK || !haveRK) {
+		return e, false, localtable.NewError(localtable.ErrPropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
+	}
+	return e, havePK && haveRK, nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// decodeValue types one JSON value, by its annotation typ when not empty.
+func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value, error) {
+	if isNull(raw) {
+		return localtable.Value{}, nil
+	}
+	var str string
+	isStr := raw[0] == '"'
+	if isStr {
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return localtable.Value{}, errInvalidInput("The value of property " + quoteOData(name) + " is not valid JSON.")
+		}
+	}
+	if raw[0] == '{' || raw[0] == '[' {
+		return localtable.Value{}, errValueType(name, "property value (objects and arrays are not supported)")
+	}
+	isBool := string(raw) == "true" || string(raw) == "false"
+	isNum := !isStr && !isBool
+	if typ == "" {
+		switch {
+		case isStr:
+			return localtable.StringValue(str), nil
+		case isBool:
+			return localtable.BoolValue(string(raw) == "true"), nil
+		}
+		n := string(raw)
+		if !strings.ContainsAny(n, ".eE") {
+			if i, err := strconv.ParseInt(n, 10, 64); err == nil && i >= math.MinInt32 && i <= math.MaxInt32 {
+				return localtable.Int32Value(int32(i)), nil
+			}
+		}
+		f, err := strconv.ParseFloat(n, 64)
+		if err != nil {
+			return localtable.Value{}, errBadValue(name, "Edm.Double", "out of range")
+		}
+		return localtable.DoubleValue(f), nil
+	}
+	kind, ok := localtable.ParseKind(typ)
+	if !ok {
+		return localtable.Value{}, errInvalidInput("The type " + quoteOData(typ) + " of property " + quoteOData(name) + " is not an Edm type.")
+	}
+	text := str
+	if isNum {
+		text = string(raw)
+	}
+	switch kind {
+	case localtable.KindString:
+		if !isStr {
+			return localtable.Value{}, errValueType(name, typ)
+		}
+		return localtable.StringValue(str), nil
+	case localtable.KindBool:
+		if !isBool {
+			return localtable.Value{}, errValueType(name, typ)
+		}
+		return localtable.BoolValue(string(raw) == "true"), nil
+	case localtable.KindInt32:
+		if isBool {
+			return localtable.Value{}, errValueType(name, typ)
+		}
+		i, err := strconv.ParseInt(text, 10, 32)
+		if err != nil {
+			return localtable.Value{}, errValueType(name, typ)
+		}
+		return localtable.Int32Value(int32(i)), nil
+	case localtable.KindInt64:
+		if isBool {
+			return localtable.Value{}, errValueType(name, typ)
+		}
+		i, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return localtable.Value{}, errValueType(name, typ)
+		}
+		return localtable.Int64Value(i), nil
+	case localtable.KindDouble:
+		if isBool {
+			return localtable.Value{}, errValueType(name, typ)
+		}
+		switch text {
+		case "NaN":
+			return localtable.DoubleValue(math.NaN()), nil
+		case "Infinity", "INF":
+			return localtable.DoubleValue(math.Inf(1)), nil
+		case "-Infinity", "-INF":
+			return localtable.DoubleValue(math.Inf(-1)), nil
+		}
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil || strings.ContainsAny(strings.ToLower(text), "inx") {
+			return localtable.Value{}, errValueType(name, typ)
+		}
+		return localtable.DoubleValue(f), nil
+	}
+	if !isStr {
+		return localtable.Value{}, errValueType(name, typ)
+	}
+	switch kind {
+	case localtable.KindDateTime:
+		t, err := parseDateTime(str)
+		if err != nil {
+			return localtable.Value{}, errBadValue(name, typ, err.Error())
+		}
+		return localtable.DateTimeValue(t), nil
+	case localtable.KindGUID:
+		g, err := localtable.ParseGUID(str)
+		if err != nil {
+			return localtable.Value{}, errBadValue(name, typ, "want 8-4-4-4-12 hexadecimal digits")
+		}
+		return localtable.GUIDValue(g), nil
+	case localtable.KindBinary:
+		b, err := base64.StdEncoding.DecodeString(str)
+		if err != nil {
+			return localtable.Value{}, errBadValue(name, typ, "not base64")
+		}
+		return localtable.BinaryValue(b), nil
+	}
+	return localtable.Value{}, errValueType(name, typ)
+}
+
+// parseDateTime reads an RFC 3339 time (fractions beyond 100 ns are
+// truncated by the Value), or one without a zone, read as UTC.
+func parseDateTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err == nil {
+		return t.UTC(), nil
+	}
+	if t, err2 := time.Parse("2006-01-02T15:04:05.999999999", s); err2 == nil {
+		return t, nil
+	}
+	return time.Time{}, err
+}
+
+// encodeOpts say how entities are written.
+type encodeOpts struct {
+	level   metaLevel
+	base    string   // account URL, for odata.metadata and odata.id
+	account string   // account name, for odata.type
+	table   string   // as addressed
+	sel     []string // $select; nil: all
+}
+
+// appendEntity writes e as a JSON object. standalone adds odata.metadata
+// (a single-entity response).
+func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool) []byte {
+	b = append(b, '{')
+	first := true
+	member := func(name string) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendJSONString(b, name)
+		b = append(b, ':')
+	}
+	if o.level != metaNone {
+		if standalone {
+			member("odata.metadata")
+			b = appendJSONString(b, o.base+"/$metadata#"+o.table+"/@Element")
+		}
+		path := entityPath(o.table, e.PartitionKey, e.RowKey)
+		if o.level == metaFull {
+			member("odata.type")
+			b = appendJSONString(b, o.account+"."+o.table)
+			member("odata.id")
+			b = appendJSONString(b, o.base+"/"+path)
+		}
+		member("odata.etag")
+		b = appendJSONString(b, string(e.ETag))
+		if o.level == metaFull {
+			member("odata.editLink")
+			b = appendJSONString(b, path)
+		}
+	}
+	write := func(name string, v localtable.Value) {
+		if ann := annotation(v, o.level); ann != "" {
+			member(name + annotationSuffix)
+			b = appendJSONString(b, ann)
+		}
+		member(name)
+		b = appendValue(b, v)
+	}
+	system := func(name string) {
+		switch name {
+		case localtable.PartitionKeyName:
+			member(name)
+			b = appendJSONString(b, e.PartitionKey)
+		case localtable.RowKeyName:
+			member(name)
+			b = appendJSONString(b, e.RowKey)
+		case localtable.TimestampName:
+			if o.level == metaFull {
+				member(name + annotationSuffix)
+				b = appendJSONString(b, "Edm.DateTime")
+			}
+			member(name)
+			b = appendJSONString(b, localtable.FormatDateTime7(e.Timestamp))
+		}
+	}
+	if o.sel == nil {
+		system(localtable.PartitionKeyName)
+		system(localtable.RowKeyName)
+		system(localtable.TimestampName)
+		for _, name := range sortedNames(e.Properties) {
+			if v := e.Properties[name]; !v.IsNull() {
+				write(name, v)
+			}
+		}
+	} else {
+		for _, name := range o.sel {
+			switch name {
+			case localtable.PartitionKeyName, localtable.RowKeyName, localtable.TimestampName:
+				system(name)
+				continue
+			}
+			if v, ok := e.Properties[name]; ok && !v.IsNull() {
+				write(name, v)
+			} else {
+				member(name)
+				b = append(b, "null"...)
+			}
+		}
+	}
+	return append(b, '}')
+}
+
+// entityPath is the path of an entity below the account, as the SDKs
+// write it: keys quote-doubled, then path-escaped.
+func entityPath(table, pk, rk string) string {
+	esc := func(k string) string { return strings.ReplaceAll(url.PathEscape(quoteOData(k)), "%27", "'") }
+	return table + "(PartitionKey=" + esc(pk) + ",RowKey=" + esc(rk) + ")"
+}
+
+func sortedNames(p localtable.Properties) []string {
+	return slices.Sorted(maps.Keys(p))
+}
+
+// annotation returns the @odata.type a value is written with: only
+// Binary, DateTime, Guid, Int64 and Double's special values are annotated,
+// and nothing at nometadata.
+func annotation(v localtable.Value, level metaLevel) string {
+	if level == metaNone {
+		return ""
+	}
+	switch v.Kind() {
+	case localtable.KindBinary, localtable.KindDateTime, localtable.KindGUID, localtable.KindInt64:
+		return v.Kind().String()
+	case localtable.KindDouble:
+		if f := v.Double(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return v.Kind().String()
+		}
+	}
+	return ""
+}
+
+func appendValue(b []byte, v localtable.Value) []byte {
+	switch v.Kind() {
+	case localtable.KindString:
+		return appendJSONString(b, v.Str())
+	case localtable.KindInt32:
+		return strconv.AppendInt(b, int64(v.Int32()), 10)
+	case localtable.KindInt64:
+		return appendJSONString(b, strconv.FormatInt(v.Int64(), 10))
+	case localtable.KindDouble:
+		f := v.Double()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return appendJSONString(b, localtable.FormatDouble(f))
+		}
+		var s string
+		if a := math.Abs(f); a == 0 || (a >= 1e-7 && a < 1e21) {
+			s = strconv.FormatFloat(f, 'f', -1, 64)
+		} else {
+			s = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		if !strings.ContainsAny(s, ".e") {
+			s += ".0"
+		}
+		return append(b, s...)
+	case localtable.KindBool:
+		return strconv.AppendBool(b, v.Bool())
+	case localtable.KindDateTime:
+		return appendJSONString(b, localtable.FormatDateTime(v.Time()))
+	case localtable.KindGUID:
+		return appendJSONString(b, v.GUID().String())
+	case localtable.KindBinary:
+		return appendJSONString(b, base64.StdEncoding.EncodeToString(v.Binary()))
+	}
+	return append(b, "null"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == 0x7f:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && w == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			b = append(b, s[i:i+w]...)
+		}
+		i += w
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,286 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/localtable/localtable"
+)
+
+// readBody reads a request body of at most limit bytes.
+func (rc *reqCtx) readBody(limit int64) ([]byte, error) {
+	rc.limitBody(limit)
+	b, err := io.ReadAll(rc.r.Body)
+	if err != nil {
+		if asWireError(err).StatusCode == http.StatusRequestEntityTooLarge {
+			return nil, err
+		}
+		return nil, errInvalidInput("The request body could not be read: " + err.Error())
+	}
+	return b, nil
+}
+
+func (rc *reqCtx) encodeOpts(level metaLevel, table string, sel []string) *encodeOpts {
+	return &encodeOpts{level: level, base: rc.baseURL(), account: rc.acct.name, table: table, sel: sel}
+}
+
+// parseSelect reads $select: nil when absent, the listed names otherwise.
+// It also returns the custom names alone, for the core.
+func (rc *reqCtx) parseSelect() (all, custom []string) {
+	s := strings.TrimSpace(rc.query.Get("$select"))
+	if s == "" || s == "*" {
+		return nil, nil
+	}
+	all, custom = []string{}, []string{}
+	seen := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" || seen[f] {
+			continue
+		}
+		seen[f] = true
+		all = append(all, f)
+		switch f {
+		case localtable.PartitionKeyName, localtable.RowKeyName, localtable.TimestampName:
+		default:
+			custom = append(custom, f)
+		}
+	}
+	return all, custom
+}
+
+// timestampOf returns the Timestamp an ETag of the service's form names.
+func timestampOf(tag localtable.ETag) time.Time {
+	s := strings.TrimSuffix(strings.TrimPrefix(string(tag), `W/"datetime'`), `'"`)
+	s, _ = url.PathUnescape(s)
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t.UTC()
+}
+
+// preference returns the Prefer header's return-content or
+// return-no-content, or "".
+func (rc *reqCtx) preference() string {
+	for _, v := range rc.r.Header.Values("Prefer") {
+		if hasToken(v, "return-no-content") {
+			return "return-no-content"
+		}
+		if hasToken(v, "return-content") {
+			return "return-content"
+		}
+	}
+	return ""
+}
+
+// writeJSON answers status with a JSON body.
+func (rc *reqCtx) writeJSON(status int, level metaLevel, body []byte) {
+	h := rc.w.Header()
+	h.Set("Content-Type", level.contentType())
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("DataServiceVersion", "3.0;")
+	rc.writeHeader(status)
+	rc.w.Write(body)
+}
+
+func (rc *reqCtx) insertEntity(table string) {
+	level, err := rc.metadata()
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	if err := checkJSONBody(rc.r); err != nil {
+		rc.fail(err)
+		return
+	}
+	body, err := rc.readBody(MaxEntityBody)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	e, err := decodeEntity(body, true)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	if err := rc.authorize(opAdd, table, e.PartitionKey, e.RowKey); err != nil {
+		rc.fail(err)
+		return
+	}
+	tag, err := rc.acct.data.Table(table).Insert(rc.r.Context(), e)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	loc := rc.baseURL() + "/" + entityPath(table, e.PartitionKey, e.RowKey)
+	h := rc.w.Header()
+	h.Set("ETag", string(tag))
+	h.Set("Location", loc)
+	switch pref := rc.preference(); pref {
+	case "return-no-content":
+		h.Set("Preference-Applied", pref)
+		h.Set("DataServiceId", loc)
+		h.Set("DataServiceVersion", "3.0;")
+		rc.writeHeader(http.StatusNoContent)
+	default:
+		if pref != "" {
+			h.Set("Preference-Applied", pref)
+		}
+		e.ETag, e.Timestamp = tag, timestampOf(tag)
+		rc.writeJSON(http.StatusCreated, level, appendEntity(nil, &e, rc.encodeOpts(level, table, nil), true))
+	}
+}
+
+func (rc *reqCtx) getEntity(res resource) {
+	level, err := rc.metadata()
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	if err := rc.authorize(opRead, res.table, res.pk, res.rk); err != nil {
+		rc.fail(err)
+		return
+	}
+	sel, custom := rc.parseSelect()
+	e, err := rc.acct.data.Table(res.table).Get(rc.r.Context(), res.pk, res.rk, &localtable.GetOptions{Select: custom})
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	rc.w.Header().Set("ETag", string(e.ETag))
+	rc.writeJSON(http.StatusOK, level, appendEntity(nil, &e, rc.encodeOpts(level, res.table, sel), true))
+}
+
+// writeEntity serves PUT (replace) and PATCH/MERGE (merge): an update
+// when If-Match is sent, an upsert otherwise.
+func (rc *reqCtx) writeEntity(res resource, merge bool) {
+	if err := checkJSONBody(rc.r); err != nil {
+		rc.fail(err)
+		return
+	}
+	body, err := rc.readBody(MaxEntityBody)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	e, err := decodeEntity(body, false)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	e.PartitionKey, e.RowKey = res.pk, res.rk // the URL addresses the entity
+	mode := localtable.Replace
+	if merge {
+		mode = localtable.Merge
+	}
+	t := rc.acct.data.Table(res.table)
+	var tag localtable.ETag
+	if ifMatch := rc.r.Header.Get("If-Match"); ifMatch != "" {
+		if err = rc.authorize(opUpdate, res.table, res.pk, res.rk); err == nil {
+			tag, err = t.Update(rc.r.Context(), e, mode, localtable.ETag(ifMatch))
+		}
+	} else {
+		if err = rc.authorize(opUpsert, res.table, res.pk, res.rk); err == nil {
+			tag, err = t.Upsert(rc.r.Context(), e, mode)
+		}
+	}
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	h := rc.w.Header()
+	h.Set("ETag", string(tag))
+	h.Set("DataServiceVersion", "3.0;")
+	rc.writeHeader(http.StatusNoContent)
+}
+
+func (rc *reqCtx) deleteEntity(res resource) {
+	if err := rc.authorize(opDelete, res.table, res.pk, res.rk); err != nil {
+		rc.fail(err)
+		return
+	}
+	ifMatch := rc.r.Header.Get("If-Match")
+	if ifMatch == "" {
+		ifMatch = "*"
+	}
+	if err := rc.acct.data.Table(res.table).Delete(rc.r.Context(), res.pk, res.rk, localtable.ETag(ifMatch)); err != nil {
+		rc.fail(err)
+		return
+	}
+	rc.w.Header().Set("DataServiceVersion", "3.0;")
+	rc.writeHeader(http.StatusNoContent)
+}
+
+// parseTop reads $top; 0 when absent.
+func (rc *reqCtx) parseTop() (int, error) {
+	s := rc.query.Get("$top")
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 || n > localtable.MaxPageSize {
+		return 0, wireError(localtable.CodeInvalidInput, http.StatusBadRequest, "The $top value "+quoteOData(s)+" is not an integer from 1 to 1000.")
+	}
+	return n, nil
+}
+
+func (rc *reqCtx) queryEntities(table string) {
+	level, err := rc.metadata()
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	if err := rc.authorize(opQuery, table, "", ""); err != nil {
+		rc.fail(err)
+		return
+	}
+	opts := localtable.QueryOptions{
+		Continuation: localtable.Continuation{
+			NextPartitionKey: rc.query.Get("NextPartitionKey"),
+			NextRowKey:       rc.query.Get("NextRowKey"),
+		},
+	}
+	if opts.Top, err = rc.parseTop(); err != nil {
+		rc.fail(err)
+		return
+	}
+	if f := strings.TrimSpace(rc.query.Get("$filter")); f != "" {
+		if opts.Filter, err = parseFilter(f); err != nil {
+			rc.fail(err)
+			return
+		}
+	}
+	if r, ok := rc.grant.keyRange(); ok {
+		opts.Filter = restrict(opts.Filter, r)
+	}
+	sel, custom := rc.parseSelect()
+	opts.Select = custom
+	page, err := rc.acct.data.Table(table).Query(rc.r.Context(), opts)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	eo := rc.encodeOpts(level, table, sel)
+	var b []byte
+	b = append(b, '{')
+	if level != metaNone {
+		b = append(b, `"odata.metadata":`...)
+		b = appendJSONString(b, eo.base+"/$metadata#"+table)
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	for i := range page.Entities {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendEntity(b, &page.Entities[i], eo, false)
+	}
+	b = append(b, "]}"...)
+	if c := page.Continuation; !c.IsZero() {
+		rc.w.Header().Set("x-ms-continuation-NextPartitionKey", c.NextPartitionKey)
+		rc.w.Header().Set("x-ms-continuation-NextRowKey", c.NextRowKey)
+	}
+	rc.writeJSON(http.StatusOK, level, b)
+}

@@ -1,0 +1,105 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/localtable/localtable"
+)
+
+// Error codes the core has no constant for.
+const (
+	codeInvalidURI              localtable.ErrorCode = "InvalidUri"
+	codeInvalidHeaderValue      localtable.ErrorCode = "InvalidHeaderValue"
+	codeInvalidXMLDocument      localtable.ErrorCode = "InvalidXmlDocument"
+	codeAtomFormatNotSupported  localtable.ErrorCode = "AtomFormatNotSupported"
+	codeInvalidQueryParameter   localtable.ErrorCode = "InvalidQueryParameterValue"
+	codeXMethodIncorrectValue   localtable.ErrorCode = "XMethodIncorrectValue"
+	codeXMethodNotUsingPost     localtable.ErrorCode = "XMethodNotUsingPost"
+	codeServerBusy              localtable.ErrorCode = "ServerBusy"
+	codeOperationTimedOut       localtable.ErrorCode = "OperationTimedOut"
+	codeUnsupportedHTTPVerb     localtable.ErrorCode = "UnsupportedHttpVerb"
+	codeResourceTypeMismatch    localtable.ErrorCode = "ResourceTypeMismatch"
+	codeMissingRequiredHeader   localtable.ErrorCode = "MissingRequiredHeader"
+	codeNoAuthenticationInfo    localtable.ErrorCode = "NoAuthenticationInformation"
+	codeInvalidAuthenticationIn localtable.ErrorCode = "InvalidAuthenticationInfo"
+)
+
+// wireError returns an *localtable.Error with any code and status, for the
+// protocol's own failures.
+func wireError(code localtable.ErrorCode, status int, msg string) *localtable.Error {
+	return &localtable.Error{Code: code, StatusCode: status, Message: msg}
+}
+
+func errInternal(msg string) *localtable.Error {
+	return wireError(localtable.CodeInternalError, http.StatusInternalServerError, msg)
+}
+
+func errInvalidInput(msg string) *localtable.Error {
+	return wireError(localtable.CodeInvalidInput, http.StatusBadRequest, msg)
+}
+
+func errInvalidURI(msg string) *localtable.Error {
+	return wireError(codeInvalidURI, http.StatusBadRequest, msg)
+}
+
+func errMethod(r *http.Request) *localtable.Error {
+	return wireError(localtable.CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The requested method "+r.Method+" is not allowed on this resource.")
+}
+
+func errResourceNotFound() *localtable.Error {
+	return wireError(localtable.CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist.")
+}
+
+// asWireError maps any error to the status, code and message the server
+// answers with.
+func asWireError(err error) *localtable.Error {
+	var le *localtable.Error
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &le):
+		return le
+	case errors.As(err, &mbe):
+		return wireError(localtable.CodeRequestBodyTooLarge, http.StatusRequestEntityTooLarge,
+			"The request body is too large and exceeds the maximum permissible limit of "+strconv.FormatInt(mbe.Limit, 10)+" bytes.")
+	case errors.Is(err, localtable.ErrClosed):
+		return wireError(codeServerBusy, http.StatusServiceUnavailable, "The server is shutting down.")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return wireError(codeOperationTimedOut, http.StatusServiceUnavailable, "The operation could not be completed within the permitted time.")
+	}
+	return errInternal("The server encountered an internal error: " + err.Error())
+}
+
+// fail answers err as the service does: its status, the x-ms-error-code
+// header and an odata.error JSON body.
+func (rc *reqCtx) fail(err error) {
+	rc.failIndexed(err, "")
+}
+
+func (rc *reqCtx) failIndexed(err error, prefix string) {
+	e := asWireError(err)
+	if e.StatusCode >= 500 {
+		rc.s.log.Error("localtable server: request failed", "method", rc.r.Method, "url", rc.r.URL.String(), "err", err)
+	}
+	h := rc.w.Header()
+	h.Set("x-ms-error-code", string(e.Code))
+	h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+	h.Del("ETag")
+	rc.writeHeader(e.StatusCode)
+	rc.w.Write(errorBody(e, prefix, rc.id, rc.start))
+}
+
+// errorBody is the service's JSON error document.
+func errorBody(e *localtable.Error, prefix, requestID string, now time.Time) []byte {
+	msg := prefix + e.Message + "\nRequestId:" + requestID + "\nTime:" + localtable.FormatDateTime7(now.UTC())
+	var b []byte
+	b = append(b, `{"odata.error":{"code":`...)
+	b = appendJSONString(b, string(e.Code))
+	b = append(b, `,"message":{"lang":"en-US","value":`...)
+	b = appendJSONString(b, msg)
+	b = append(b, "}}}"...)
+	return b
+}

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/localtable/localtable"
+)
+
+// metaLevel is the JSON metadata level of a response.
+type metaLevel int
+
+const (
+	metaNone    metaLevel = iota // odata=nometadata: properties only
+	metaMinimal                  // odata=minimalmetadata: odata.metadata, odata.etag, annotations
+	metaFull                     // odata=fullmetadata: adds odata.type, odata.id, odata.editLink
+)
+
+func (m metaLevel) contentType() string {
+	switch m {
+	case metaNone:
+		return "application/json;odata=nometadata;streaming=true;charset=utf-8"
+	case metaFull:
+		return "application/json;odata=fullmetadata;streaming=true;charset=utf-8"
+	}
+	return "application/json;odata=minimalmetadata;streaming=true;charset=utf-8"
+}
+
+// metadata returns the level the request asks for: $format overrides
+// Accept, plain application/json (or no preference) means minimal, and
+// an Atom or XML-only Accept is 415 AtomFormatNotSupported.
+func (rc *reqCtx) metadata() (metaLevel, error) {
+	f := rc.query.Get("$format")
+	if f == "" {
+		f = rc.r.Header.Get("Accept")
+	}
+	return parseFormat(f)
+}
+
+func parseFormat(s string) (metaLevel, error) {
+	if strings.TrimSpace(s) == "" {
+		return metaMinimal, nil
+	}
+	atom := false
+	for _, part := range strings.Split(s, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "application/json":
+			switch strings.ToLower(params["odata"]) {
+			case "", "minimalmetadata":
+				return metaMinimal, nil
+			case "nometadata":
+				return metaNone, nil
+			case "fullmetadata":
+				return metaFull, nil
+			}
+			return 0, wireError(localtable.CodeJSONFormatNotSupported, http.StatusUnsupportedMediaType, "JSON format "+quoteOData(params["odata"])+" is not supported: use odata=nometadata, minimalmetadata or fullmetadata.")
+		case "*/*", "application/*":
+			return metaMinimal, nil
+		case "application/atom+xml", "application/xml", "application/atomsvc+xml":
+			atom = true
+		}
+	}
+	if atom {
+		return 0, wireError(codeAtomFormatNotSupported, http.StatusUnsupportedMediaType, "Atom format is not supported: use Accept: application/json;odata=minimalmetadata.")
+	}
+	return metaMinimal, nil
+}
+
+// checkJSONBody rejects a request body that says it is not JSON.
+func checkJSONBody(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return wireError(codeInvalidHeaderValue, http.StatusBadRequest, "The Content-Type header is not valid.")
+	}
+	if mt == "application/atom+xml" || mt == "application/xml" {
+		return wireError(codeAtomFormatNotSupported, http.StatusUnsupportedMediaType, "Atom format is not supported: send application/json.")
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package azauth
+
+import (
+	"encoding/base64"
+	"net/url"
+	"testing"
+)
+
+// The golden vector of PROTOCOL.md §8, from the aztables tests.
+func TestServiceSASGolden(t *testing.T) {
+	q := url.Values{}
+	q.Set("sp", "r")
+	q.Set("st", "2023-11-08T15:04:05Z")
+	q.Set("se", "2023-11-08T16:04:05Z")
+	q.Set("spr", "https")
+	q.Set("tn", "fake-table")
+	q.Set("sv", "2019-02-02")
+	key := []byte(base64.StdEncoding.EncodeToString([]byte("fake-key")))
+	dec, err := base64.StdEncoding.DecodeString(string(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Sign(dec, ServiceSASString("fake-account", q))
+	const want = "WLeRe04Jnm2q7wuetbkWgFDtdWg+iE7RKwUSLbecPjE="
+	if got != want {
+		t.Fatalf("sig = %s, want %s\nstring to sign: %q", got, want, ServiceSASString("fake-account", q))
+	}
+}
+
+func TestCanonicalizedResource(t *testing.T) {
+	u, _ := url.Parse("http://127.0.0.1:10002/devstoreaccount1/Tables?comp=acl&x=1")
+	if got, want := CanonicalizedResource("devstoreaccount1", u), "/devstoreaccount1/devstoreaccount1/Tables?comp=acl"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	u, _ = url.Parse("http://h/devstoreaccount1/t1(PartitionKey='a%2Fb',RowKey='')")
+	if got, want := CanonicalizedResource("devstoreaccount1", u), "/devstoreaccount1/devstoreaccount1/t1(PartitionKey='a%2Fb',RowKey='')"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,149 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// route dispatches a request on its escaped path (never r.URL.Path: a %2F
+// inside a key must not split the path), after authenticating it.
+func (s *Server) route(rc *reqCtx) {
+	r := rc.r
+	p := r.URL.EscapedPath()
+	if !strings.HasPrefix(p, "/") {
+		rc.fail(errInvalidURI("The request URI is invalid."))
+		return
+	}
+	acctSeg, rest, _ := strings.Cut(p[1:], "/")
+	name, err := url.PathUnescape(acctSeg)
+	if err != nil {
+		rc.fail(errInvalidURI("The request URI is invalid."))
+		return
+	}
+	rc.acct = s.accounts[name]
+	if rc.acct == nil {
+		rc.fail(wireError(codeInvalidURI, http.StatusBadRequest, "The account "+quoteOData(name)+" is not served here: URLs are http://host:port/{account}/…"))
+		return
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	if strings.Contains(rest, "/") {
+		rc.fail(errInvalidURI("The requested URI does not represent any resource on the server."))
+		return
+	}
+	seg, err := url.PathUnescape(rest)
+	if err != nil {
+		rc.fail(errInvalidURI("The request URI is invalid."))
+		return
+	}
+	if rc.query, err = parseQuery(r.URL.RawQuery); err != nil {
+		rc.fail(wireError(codeInvalidQueryParameter, http.StatusBadRequest, "The query string is invalid: "+err.Error()))
+		return
+	}
+	if rc.method, err = effectiveMethod(r); err != nil {
+		rc.fail(err)
+		return
+	}
+	if err := s.authenticate(rc); err != nil {
+		rc.fail(err)
+		return
+	}
+	switch {
+	case seg == "":
+		rc.serveService()
+	case strings.EqualFold(seg, "Tables") || strings.EqualFold(seg, "Tables()"):
+		rc.serveTables()
+	case len(seg) > len("Tables(") && strings.EqualFold(seg[:len("Tables(")], "Tables("):
+		rc.serveTable(seg)
+	case seg == "$batch":
+		rc.serveBatch()
+	default:
+		res, err := parseResource(seg, false)
+		if err != nil {
+			rc.fail(err)
+			return
+		}
+		rc.serveResource(res)
+	}
+}
+
+// effectiveMethod returns the request's verb, honouring X-HTTP-Method
+// tunnelling: a POST carrying X-HTTP-Method: MERGE (or PUT, DELETE, PATCH)
+// acts as that verb.
+func effectiveMethod(r *http.Request) (string, error) {
+	vals := r.Header.Values("X-HTTP-Method")
+	if len(vals) == 0 {
+		return r.Method, nil
+	}
+	if r.Method != http.MethodPost {
+		return "", wireError(codeXMethodNotUsingPost, http.StatusBadRequest, "The X-HTTP-Method header can only be used with POST.")
+	}
+	if len(vals) > 1 {
+		return "", wireError("XMethodIncorrectCount", http.StatusBadRequest, "More than one X-HTTP-Method header was specified.")
+	}
+	switch m := strings.ToUpper(strings.TrimSpace(vals[0])); m {
+	case "MERGE", http.MethodPut, http.MethodDelete, http.MethodPatch:
+		return m, nil
+	}
+	return "", wireError(codeXMethodIncorrectValue, http.StatusBadRequest, "The X-HTTP-Method header must be MERGE, PUT, PATCH or DELETE.")
+}
+
+// serveResource serves /{acct}/{table}, /{acct}/{table}() and
+// /{acct}/{table}(PartitionKey='…',RowKey='…').
+func (rc *reqCtx) serveResource(res resource) {
+	switch res.kind {
+	case resTable:
+		if rc.query.Get("comp") == "acl" {
+			rc.serveACL(res.table)
+			return
+		}
+		switch rc.method {
+		case http.MethodPost:
+			rc.insertEntity(res.table)
+		case http.MethodGet:
+			rc.queryEntities(res.table) // some SDKs query without "()"
+		default:
+			rc.fail(errMethod(rc.r))
+		}
+	case resQuery:
+		if rc.method != http.MethodGet {
+			rc.fail(errMethod(rc.r))
+			return
+		}
+		rc.queryEntities(res.table)
+	case resEntity:
+		switch rc.method {
+		case http.MethodGet:
+			rc.getEntity(res)
+		case http.MethodPut:
+			rc.writeEntity(res, false)
+		case http.MethodPatch, "MERGE":
+			rc.writeEntity(res, true)
+		case http.MethodDelete:
+			rc.deleteEntity(res)
+		default:
+			rc.fail(errMethod(rc.r))
+		}
+	}
+}
+
+// parseQuery reads a query string as url.ParseQuery does, but accepts
+// unescaped semicolons inside values ($format=application/json;odata=…).
+func parseQuery(raw string) (url.Values, error) {
+	q := url.Values{}
+	for _, kv := range strings.Split(raw, "&") {
+		if kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil {
+			return nil, err
+		}
+		if v, err = url.QueryUnescape(v); err != nil {
+			return nil, err
+		}
+		q.Add(k, v)
+	}
+	return q, nil
+}

@@ -1,0 +1,212 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/localtable/localtable"
+)
+
+// DevAccountName is the name of the emulator's well-known account.
+const DevAccountName = "devstoreaccount1"
+
+// DevAccountKey is the base64 key of the emulator's well-known account,
+// the same as Azurite's.
+const DevAccountKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+// Body limits.
+const (
+	// MaxBatchBody is the largest $batch request body: 4 MiB, the
+	// service's documented limit.
+	MaxBatchBody = 4 << 20
+	// MaxEntityBody is the largest body of a single-entity or table
+	// request. An entity is at most 1 MiB of data; its JSON (base64,
+	// escapes, annotations) may be larger, so this allows 4 MiB too.
+	MaxEntityBody = 4 << 20
+	// MaxXMLBody is the largest access-policy or service-properties body.
+	MaxXMLBody = 1 << 20
+)
+
+// AccountConfig names an account the server serves, its key, and the
+// localtable.Account holding its data.
+type AccountConfig struct {
+	Name    string              // the account name in URLs, e.g. "devstoreaccount1"
+	Key     []byte              // the account key (decoded from base64)
+	Account *localtable.Account // the data
+}
+
+// Options configure a Server. The zero Options (or nil) serve the account
+// passed to New as devstoreaccount1 with its well-known key, with
+// authentication on.
+type Options struct {
+	// AccountName and AccountKey name the account passed to New and its
+	// key. Empty: DevAccountName and DevAccountKey.
+	AccountName string
+	AccountKey  []byte
+
+	// Accounts are further accounts to serve, each with its own data.
+	Accounts []AccountConfig
+
+	// DisableAuth accepts every request without checking its credentials.
+	DisableAuth bool
+
+	// AcceptBearerTokens accepts requests authorized with
+	// "Authorization: Bearer …" without verifying the token. Token
+	// credentials are used only over HTTPS; set this when serving HTTPS.
+	AcceptBearerTokens bool
+
+	// Clock is the time source for SAS validity and response dates. nil
+	// means time.Now.
+	Clock func() time.Time
+
+	// Logger receives request errors and recovered panics. nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is the Azure Table REST protocol over localtable accounts. It is
+// an http.Handler, safe for concurrent use.
+type Server struct {
+	accounts map[string]*account
+	opts     Options
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// account is one served account and its in-memory service settings.
+type account struct {
+	name string
+	key  []byte
+	data *localtable.Account
+
+	mu         sync.Mutex
+	properties []byte // the last service properties PUT, raw XML
+}
+
+// New returns a Server serving acct (see Options for its name and key)
+// and opts.Accounts. It panics if acct is nil and opts names no account.
+func New(acct *localtable.Account, opts *Options) *Server {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s := &Server{accounts: make(map[string]*account), opts: o, now: o.Clock, log: o.Logger}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if acct != nil {
+		name, key := o.AccountName, o.AccountKey
+		if name == "" {
+			name = DevAccountName
+		}
+		if key == nil {
+			key, _ = base64.StdEncoding.DecodeString(DevAccountKey)
+		}
+		s.accounts[name] = &account{name: name, key: key, data: acct}
+	}
+	for _, c := range o.Accounts {
+		s.accounts[c.Name] = &account{name: c.Name, key: c.Key, data: c.Account}
+	}
+	if len(s.accounts) == 0 {
+		panic("server: New: no account to serve")
+	}
+	return s
+}
+
+// HealthPath is the readiness endpoint: GET answers 200 "ok".
+const HealthPath = "/-/health"
+
+// ServeHTTP answers one request of the Table REST protocol.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now()}
+	h := w.Header()
+	h.Set("x-ms-request-id", rc.id)
+	h.Set("x-ms-version", apiVersion)
+	h.Set("Date", rc.start.UTC().Format(http.TimeFormat))
+	h.Set("X-Content-Type-Options", "nosniff")
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("localtable server: panic", "method", r.Method, "url", r.URL.String(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if !rc.wrote {
+				rc.fail(errInternal("internal error"))
+			}
+		}
+	}()
+	if r.URL.EscapedPath() == HealthPath {
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte("ok\n"))
+		return
+	}
+	s.route(rc)
+}
+
+// apiVersion is the x-ms-version the server answers with.
+const apiVersion = "2019-02-02"
+
+// reqCtx is the state of one request.
+type reqCtx struct {
+	s     *Server
+	w     http.ResponseWriter
+	r     *http.Request
+	id    string
+	start time.Time
+	wrote bool
+
+	acct   *account
+	query  url.Values
+	method string // the verb, after X-HTTP-Method tunnelling
+	grant  *grant // what the credentials allow; nil: everything
+}
+
+// baseURL returns the account's URL as the client addressed it, such as
+// http://127.0.0.1:10002/devstoreaccount1.
+func (rc *reqCtx) baseURL() string {
+	scheme := "http"
+	if rc.r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + rc.r.Host + "/" + rc.acct.name
+}
+
+// writeHeader sends the status, once.
+func (rc *reqCtx) writeHeader(status int) {
+	rc.wrote = true
+	rc.w.WriteHeader(status)
+}
+
+func newRequestID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return localtable.GUID(b).String()
+}
+
+// limitBody bounds the request body to n bytes.
+func (rc *reqCtx) limitBody(n int64) {
+	rc.r.Body = http.MaxBytesReader(rc.w, rc.r.Body, n)
+}
+
+func hasToken(list, token string) bool {
+	for _, f := range strings.Split(list, ",") {
+		if strings.EqualFold(strings.TrimSpace(f), token) {
+			return true
+		}
+	}
+	return false
+}

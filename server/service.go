@@ -1,0 +1,99 @@
+package server
+
+import (
+	"bytes"
+	"encoding/xml"
+	"net/http"
+)
+
+// This file serves the service properties and statistics,
+// /{acct}/?restype=service&comp=properties|stats. Properties are kept in
+// memory, as sent, and have no effect.
+
+// defaultProperties is what GET answers before any PUT: logging and
+// metrics off, no CORS rules.
+const defaultProperties = `<StorageServiceProperties>` +
+	`<Logging><Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></Logging>` +
+	`<HourMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></HourMetrics>` +
+	`<MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></MinuteMetrics>` +
+	`<Cors/></StorageServiceProperties>`
+
+func (rc *reqCtx) serveService() {
+	if rc.query.Get("restype") != "service" {
+		rc.fail(errInvalidURI("The requested URI does not represent any resource on the server: the account root needs restype=service."))
+		return
+	}
+	switch comp := rc.query.Get("comp"); {
+	case comp == "properties" && rc.method == http.MethodGet:
+		if err := rc.authorize(opServiceRead, "", "", ""); err != nil {
+			rc.fail(err)
+			return
+		}
+		rc.acct.mu.Lock()
+		p := rc.acct.properties
+		rc.acct.mu.Unlock()
+		if p == nil {
+			p = []byte(defaultProperties)
+		}
+		rc.writeRawXML(http.StatusOK, p)
+	case comp == "properties" && rc.method == http.MethodPut:
+		if err := rc.authorize(opServiceWrite, "", "", ""); err != nil {
+			rc.fail(err)
+			return
+		}
+		body, err := rc.readBody(MaxXMLBody)
+		if err != nil {
+			rc.fail(err)
+			return
+		}
+		body = bytes.TrimSpace(body)
+		if err := checkProperties(body); err != nil {
+			rc.fail(err)
+			return
+		}
+		if bytes.HasPrefix(body, []byte("<?xml")) {
+			if i := bytes.Index(body, []byte("?>")); i >= 0 {
+				body = bytes.TrimSpace(body[i+2:])
+			}
+		}
+		rc.acct.mu.Lock()
+		rc.acct.properties = body
+		rc.acct.mu.Unlock()
+		rc.writeHeader(http.StatusAccepted)
+	case comp == "stats" && rc.method == http.MethodGet:
+		if err := rc.authorize(opServiceRead, "", "", ""); err != nil {
+			rc.fail(err)
+			return
+		}
+		stats := `<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>` +
+			rc.start.UTC().Format(http.TimeFormat) + `</LastSyncTime></GeoReplication></StorageServiceStats>`
+		rc.writeRawXML(http.StatusOK, []byte(stats))
+	case comp == "properties" || comp == "stats":
+		rc.fail(errMethod(rc.r))
+	default:
+		rc.fail(errInvalidURI("The account root supports comp=properties and comp=stats."))
+	}
+}
+
+// checkProperties accepts a well-formed document whose root is
+// StorageServiceProperties.
+func checkProperties(body []byte) error {
+	var doc struct {
+		XMLName xml.Name
+	}
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		return errXML(err.Error())
+	}
+	if doc.XMLName.Local != "StorageServiceProperties" {
+		return errXML("The root element must be StorageServiceProperties.")
+	}
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	for {
+		if _, err := dec.Token(); err != nil {
+			if err.Error() == "EOF" {
+				return nil
+			}
+			return errXML(err.Error())
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/localtable/localtable"
+)
+
+// serveTables serves /{acct}/Tables: POST creates, GET lists.
+func (rc *reqCtx) serveTables() {
+	switch rc.method {
+	case http.MethodPost:
+		rc.createTable()
+	case http.MethodGet:
+		rc.listTables()
+	default:
+		rc.fail(errMethod(rc.r))
+	}
+}
+
+// serveTable serves /{acct}/Tables('name'): DELETE, and GET of one table.
+func (rc *reqCtx) serveTable(seg string) {
+	inner := strings.TrimSuffix(seg[len("Tables("):], ")")
+	name, n, ok := readODataString(inner)
+	if !ok || n != len(inner) || !strings.HasSuffix(seg, ")") {
+		rc.fail(errInvalidURI("The table path must be Tables('name')."))
+		return
+	}
+	switch rc.method {
+	case http.MethodDelete:
+		if err := rc.authorize(opDeleteTable, name, "", ""); err != nil {
+			rc.fail(err)
+			return
+		}
+		if err := rc.acct.data.DeleteTable(rc.r.Context(), name); err != nil {
+			rc.fail(err)
+			return
+		}
+		rc.writeHeader(http.StatusNoContent)
+	case http.MethodGet:
+		level, err := rc.metadata()
+		if err != nil {
+			rc.fail(err)
+			return
+		}
+		if err := rc.authorize(opListTables, name, "", ""); err != nil {
+			rc.fail(err)
+			return
+		}
+		t, err := rc.acct.data.GetTable(rc.r.Context(), name)
+		if err != nil {
+			rc.fail(wireError(localtable.CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist."))
+			return
+		}
+		rc.writeJSON(http.StatusOK, level, rc.appendTable(nil, level, t.Name(), true))
+	default:
+		rc.fail(errMethod(rc.r))
+	}
+}
+
+// appendTable writes a table entry at a metadata level.
+func (rc *reqCtx) appendTable(b []byte, level metaLevel, name string, standalone bool) []byte {
+	base := rc.baseURL()
+	b = append(b, '{')
+	if level != metaNone {
+		if standalone {
+			b = append(b, `"odata.metadata":`...)
+			b = appendJSONString(b, base+"/$metadata#Tables/@Element")
+			b = append(b, ',')
+		}
+		if level == metaFull {
+			link := "Tables(" + quoteOData(name) + ")"
+			b = append(b, `"odata.type":`...)
+			b = appendJSONString(b, rc.acct.name+".Tables")
+			b = append(b, `,"odata.id":`...)
+			b = appendJSONString(b, base+"/"+link)
+			b = append(b, `,"odata.editLink":`...)
+			b = appendJSONString(b, link)
+			b = append(b, ',')
+		}
+	}
+	b = append(b, `"TableName":`...)
+	b = appendJSONString(b, name)
+	return append(b, '}')
+}
+
+func (rc *reqCtx) createTable() {
+	level, err := rc.metadata()
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	if err := checkJSONBody(rc.r); err != nil {
+		rc.fail(err)
+		return
+	}
+	body, err := rc.readBody(MaxEntityBody)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	_, vals, err := readObject(body)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	var name string
+	raw, ok := vals["TableName"]
+	if !ok || json.Unmarshal(raw, &name) != nil {
+		rc.fail(localtable.NewError(localtable.ErrPropertiesNeedValue, "The request body must name the table: {\"TableName\":\"…\"}."))
+		return
+	}
+	if err := rc.authorize(opCreateTable, name, "", ""); err != nil {
+		rc.fail(err)
+		return
+	}
+	t, err := rc.acct.data.CreateTable(rc.r.Context(), name)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	loc := rc.baseURL() + "/Tables(" + quoteOData(t.Name()) + ")"
+	h := rc.w.Header()
+	h.Set("Location", loc)
+	switch pref := rc.preference(); pref {
+	case "return-no-content":
+		h.Set("Preference-Applied", pref)
+		h.Set("DataServiceId", loc)
+		h.Set("DataServiceVersion", "3.0;")
+		rc.writeHeader(http.StatusNoContent)
+	default:
+		if pref != "" {
+			h.Set("Preference-Applied", pref)
+		}
+		rc.writeJSON(http.StatusCreated, level, rc.appendTable(nil, level, t.Name(), true))
+	}
+}
+
+func (rc *reqCtx) listTables() {
+	level, err := rc.metadata()
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	if err := rc.authorize(opListTables, "", "", ""); err != nil {
+		rc.fail(err)
+		return
+	}
+	opts := localtable.ListTablesOptions{NextTableName: rc.query.Get("NextTableName")}
+	if opts.Top, err = rc.parseTop(); err != nil {
+		rc.fail(err)
+		return
+	}
+	if f := strings.TrimSpace(rc.query.Get("$filter")); f != "" {
+		if opts.Filter, err = parseFilter(f); err != nil {
+			rc.fail(err)
+			return
+		}
+	}
+	page, err := rc.acct.data.ListTables(rc.r.Context(), opts)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	var b []byte
+	b = append(b, '{')
+	if level != metaNone {
+		b = append(b, `"odata.metadata":`...)
+		b = appendJSONString(b, rc.baseURL()+"/$metadata#Tables")
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	for i, t := range page.Tables {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = rc.appendTable(b, level, t.Name, false)
+	}
+	b = append(b, "]}"...)
+	if page.NextTableName != "" {
+		rc.w.Header().Set("x-ms-continuation-NextTableName", page.NextTableName)
+	}
+	rc.writeJSON(http.StatusOK, level, b)
+}
