@@ -1,5 +1,3 @@
-//go:build pebble
-
 package main
 
 import (
