@@ -51,11 +51,11 @@ func cloneBound(b []byte) []byte {
 // > 0) or backward move that returned ok, checking it against the bounds.
 func (i *memIter) settle(ok bool, dir int) bool {
 	if ok {
-		k := i.it.Item().key
+		i.cur = i.it.Item()
 		switch {
-		case dir > 0 && i.upper != nil && bytes.Compare(k, i.upper) >= 0:
+		case dir > 0 && i.upper != nil && bytes.Compare(i.cur.key, i.upper) >= 0:
 			ok = false
-		case dir < 0 && i.lower != nil && bytes.Compare(k, i.lower) < 0:
+		case dir < 0 && i.lower != nil && bytes.Compare(i.cur.key, i.lower) < 0:
 			ok = false
 		}
 	}
@@ -68,7 +68,6 @@ func (i *memIter) settle(ok bool, dir int) bool {
 		}
 		return false
 	}
-	i.cur = i.it.Item()
 	i.pos = posValid
 	return true
 }

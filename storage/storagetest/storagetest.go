@@ -77,6 +77,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Engine) {
 // KV is one key-value pair, as strings for readable diffs.
 type KV struct{ K, V string }
 
+// String formats the pair as quoted key=value.
 func (kv KV) String() string { return fmt.Sprintf("%q=%q", kv.K, kv.V) }
 
 // op is one write for commit.
