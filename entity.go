@@ -82,6 +82,16 @@ type ETag string
 // ETagAny, as an If-Match condition, matches any existing entity.
 const ETagAny ETag = "*"
 
+// Time returns the Timestamp an ETag of the service's form names, and
+// false for "*" or a malformed ETag.
+func (t ETag) Time() (time.Time, bool) {
+	ticks, ok := parseETag(t)
+	if !ok {
+		return time.Time{}, false
+	}
+	return TicksToTime(ticks), true
+}
+
 // etagFor returns the ETag of an entity last written at ticks.
 func etagFor(ticks int64) ETag {
 	s := FormatDateTime7(TicksToTime(ticks))

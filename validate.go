@@ -119,6 +119,12 @@ func ValidateTableName(name string) error {
 	return nil
 }
 
+// ValidateKey checks a PartitionKey or RowKey value against the service's
+// rules: valid UTF-8, none of / \ # ? or the control characters
+// U+0000–U+001F and U+007F–U+009F (InvalidInput), and at most MaxKeyUTF16
+// UTF-16 code units (KeyValueTooLarge). which names the key in the error.
+func ValidateKey(which, k string) error { return validateKey(which, k) }
+
 // validateKey checks a PartitionKey or RowKey value.
 func validateKey(which, k string) error {
 	if !utf8.ValidString(k) {

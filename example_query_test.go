@@ -1,0 +1,110 @@
+package localtable_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
+)
+
+func seedLog(ctx context.Context, tbl *localtable.Table) {
+	for i := 0; i < 5; i++ {
+		tbl.Insert(ctx, localtable.Entity{PartitionKey: "web01", RowKey: fmt.Sprintf("%03d", i),
+			Properties: localtable.Properties{"Level": localtable.StringValue([]string{"info", "warn", "error"}[i%3])}})
+	}
+	tbl.Insert(ctx, localtable.Entity{PartitionKey: "web02", RowKey: "000",
+		Properties: localtable.Properties{"Level": localtable.StringValue("error")}})
+}
+
+func ExampleTable_Query() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	tbl, _ := acct.CreateTable(ctx, "Log")
+	seedLog(ctx, tbl)
+
+	f, err := filter.Parse("PartitionKey eq 'web01' and RowKey ge '001' and RowKey lt '004'")
+	if err != nil {
+		panic(err)
+	}
+	page, err := tbl.Query(ctx, localtable.QueryOptions{Filter: f, Top: 2})
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range page.Entities {
+		fmt.Println(e.PartitionKey, e.RowKey, e.Properties["Level"])
+	}
+	fmt.Println("more:", !page.Continuation.IsZero(), "scanned:", page.Stats.Scanned)
+
+	page, _ = tbl.Query(ctx, localtable.QueryOptions{Filter: f, Top: 2, Continuation: page.Continuation})
+	for _, e := range page.Entities {
+		fmt.Println(e.PartitionKey, e.RowKey, e.Properties["Level"])
+	}
+	fmt.Println("more:", !page.Continuation.IsZero())
+	// Output:
+	// web01 001 warn
+	// web01 002 error
+	// more: true scanned: 2
+	// web01 003 info
+	// more: false
+}
+
+func ExampleTable_QueryAll() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	tbl, _ := acct.CreateTable(ctx, "Log")
+	seedLog(ctx, tbl)
+
+	// Built from typed values: no string concatenation, no quoting bugs.
+	errorsOnly := filter.Prop("Level").Eq("error")
+	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: errorsOnly, Select: []string{"Level"}}) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(e.PartitionKey, e.RowKey)
+	}
+	// Output:
+	// web01 002
+	// web02 000
+}
+
+func ExampleAccount_ListTables() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	for _, name := range []string{"Logs20240101", "Logs20240102", "Logs20240103", "Users"} {
+		acct.CreateTable(ctx, name)
+	}
+	f, _ := filter.Parse("TableName ge 'Logs' and TableName lt 'Logt'")
+	page, _ := acct.ListTables(ctx, localtable.ListTablesOptions{Filter: f, Top: 2})
+	fmt.Println(page.Tables, page.NextTableName)
+	// Output: [{Logs20240101} {Logs20240102}] Logs20240103
+}
+
+func ExampleAccount_DeleteTable() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	// High-volume delete: one table per day, dropped whole (one range
+	// deletion, however many entities it holds).
+	day, _ := acct.CreateTable(ctx, "Logs20240101")
+	day.Insert(ctx, localtable.Entity{PartitionKey: "web01", RowKey: "000"})
+	fmt.Println(acct.DeleteTable(ctx, "Logs20240101"))
+	_, err := acct.GetTable(ctx, "Logs20240101")
+	fmt.Println(localtable.ErrorCodeOf(err))
+	// Output:
+	// <nil>
+	// TableNotFound
+}
+
+func ExampleAccount_CreateTableIfNotExists() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	acct.CreateTable(ctx, "Orders")
+	tbl, err := acct.CreateTableIfNotExists(ctx, "ORDERS")
+	fmt.Println(tbl.Name(), err)
+	// Output: Orders <nil>
+}
