@@ -60,7 +60,7 @@ func (f Field) Compare(op Op, v any) *Filter {
 	if err != nil {
 		panic(err.Error())
 	}
-	return &Filter{&Comparison{f.name, op, val}}
+	return &Filter{root: &Comparison{f.name, op, val}}
 }
 
 // literalValue converts v for a comparison, reporting what cannot be a
@@ -117,7 +117,7 @@ func And(fs ...*Filter) *Filter {
 	if e == nil {
 		return nil
 	}
-	return &Filter{e}
+	return &Filter{root: e}
 }
 
 // Or returns the disjunction of fs, grouped from the left. A nil Filter
@@ -138,7 +138,7 @@ func Or(fs ...*Filter) *Filter {
 			e = &OrExpr{e, f.root}
 		}
 	}
-	return &Filter{e}
+	return &Filter{root: e}
 }
 
 // Not returns the negation of f. It panics if f is nil, since $filter
@@ -147,7 +147,7 @@ func Not(f *Filter) *Filter {
 	if f == nil {
 		panic("filter: Not(nil)")
 	}
-	return &Filter{&NotExpr{f.root}}
+	return &Filter{root: &NotExpr{f.root}}
 }
 
 // Format binds arguments into a $filter template and parses the result as

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/localtable/localtable"
 )
@@ -210,6 +211,11 @@ func formatDouble(f float64) string {
 // A Filter is immutable and safe for concurrent use.
 type Filter struct {
 	root Expr
+
+	// The plan, computed once on first use: filters are immutable.
+	planOnce sync.Once
+	ranges   []localtable.KeyRange
+	bounded  bool
 }
 
 // New returns a Filter of the expression e. It panics if e is nil.

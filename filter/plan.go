@@ -197,15 +197,24 @@ func (p plan) narrow() spans {
 // comparisons narrow the ranges that lie within one partition; and
 // intersects, or unites; not, ne and other properties do not bound.
 func (f *Filter) KeyRanges() ([]localtable.KeyRange, bool) {
-	s, ok := f.plan()
-	if !ok {
+	if f == nil {
 		return nil, false
 	}
-	out := make([]localtable.KeyRange, len(s))
-	for i, r := range s {
-		out[i] = localtable.KeyRange{Start: toKey(r.lo), End: toKey(r.hi)}
+	f.planOnce.Do(func() {
+		s, ok := f.plan()
+		if !ok {
+			return
+		}
+		f.bounded = true
+		f.ranges = make([]localtable.KeyRange, len(s))
+		for i, r := range s {
+			f.ranges[i] = localtable.KeyRange{Start: toKey(r.lo), End: toKey(r.hi)}
+		}
+	})
+	if !f.bounded {
+		return nil, false
 	}
-	return out, true
+	return slices.Clone(f.ranges), true
 }
 
 func (f *Filter) plan() (spans, bool) {
