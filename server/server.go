@@ -59,8 +59,9 @@ type Options struct {
 	DisableAuth bool
 
 	// AcceptBearerTokens accepts requests authorized with
-	// "Authorization: Bearer …" without verifying the token. Token
-	// credentials are used only over HTTPS; set this when serving HTTPS.
+	// "Authorization: Bearer …" that arrive over HTTPS (r.TLS set),
+	// without verifying the token. A bearer token over plain HTTP is 403
+	// AuthenticationFailed either way. Set this when serving HTTPS.
 	AcceptBearerTokens bool
 
 	// Clock is the time source for SAS validity and response dates. nil
