@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"flag"
@@ -111,6 +112,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		AcceptBearerTokens: *cert != "",
 		Logger:             log,
 	})
+	var tlsConfig *tls.Config
+	if *cert != "" {
+		// Load the pair now: a bad file fails the command before it
+		// reports ready, not on the first connection.
+		pair, err := tls.LoadX509KeyPair(*cert, *keyFile)
+		if err != nil {
+			return fmt.Errorf("--cert/--key: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
@@ -119,7 +130,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *cert != "" {
 		scheme = "https"
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	for _, a := range accounts {
 		endpoint := scheme + "://" + ln.Addr().String() + "/" + a.Name
 		fmt.Fprintf(stdout, "localtable: serving account %s at %s\n", a.Name, endpoint)
@@ -131,8 +142,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	errc := make(chan error, 1)
 	go func() {
-		if *cert != "" {
-			errc <- srv.ServeTLS(ln, *cert, *keyFile)
+		if tlsConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "")
 		} else {
 			errc <- srv.Serve(ln)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +64,21 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		if err := run(context.Background(), args, io.Discard, io.Discard); err == nil {
 			t.Errorf("%v: no error", args)
 		}
+	}
+}
+
+func TestRunRejectsBadCertificateBeforeReady(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/bad.pem"
+	if err := os.WriteFile(bad, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	err := run(context.Background(), []string{"--addr", "127.0.0.1:0", "--cert", bad, "--key", bad}, &out, io.Discard)
+	if err == nil {
+		t.Fatal("bad certificate: no error")
+	}
+	if strings.Contains(out.String(), "ready") {
+		t.Fatalf("printed ready before failing: %s", out.String())
 	}
 }
