@@ -136,6 +136,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("x-ms-version", apiVersion)
 	h.Set("Date", rc.start.UTC().Format(http.TimeFormat))
 	h.Set("X-Content-Type-Options", "nosniff")
+	if id := r.Header.Get("x-ms-client-request-id"); id != "" && len(id) <= 1024 {
+		h.Set("x-ms-client-request-id", id) // echoed, as the service does
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
