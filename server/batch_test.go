@@ -225,6 +225,14 @@ func TestWireBatchResponseFraming(t *testing.T) {
 	if resp, _ = do(t, "GET", hs.URL+"/devstoreaccount1/tt1(PartitionKey='p',RowKey='d')", nil, ""); resp.StatusCode != 404 {
 		t.Errorf("changeset with a query applied its insert")
 	}
+	// A delete without If-Match in a changeset means If-Match: *.
+	resp, got = do(t, "POST", url, ct, body(part("DELETE http://h/devstoreaccount1/tt1(PartitionKey='p',RowKey='b') HTTP/1.1\r\nAccept: application/json;odata=minimalmetadata\r\n\r\n")))
+	if resp.StatusCode != 202 || !strings.Contains(got, "HTTP/1.1 204 No Content\r\n") {
+		t.Errorf("delete without If-Match: %d\n%s", resp.StatusCode, got)
+	}
+	if resp, _ = do(t, "GET", hs.URL+"/devstoreaccount1/tt1(PartitionKey='p',RowKey='b')", nil, ""); resp.StatusCode != 404 {
+		t.Errorf("delete without If-Match not applied: %d", resp.StatusCode)
+	}
 	// Mixed partitions and duplicate rows through raw HTTP carry their codes.
 	resp, got = do(t, "POST", url, ct, body(ins("e"), strings.Replace(ins("f"), `"p"`, `"q"`, 1)))
 	if resp.StatusCode != 202 || !strings.Contains(got, "HTTP/1.1 400 ") || !strings.Contains(got, `"CommandsInBatchActOnDifferentPartitions"`) {

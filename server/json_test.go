@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -125,6 +126,7 @@ func TestWireEntityJSONErrors(t *testing.T) {
 		{`{` + keys + `"` + strings.Repeat("N", 256) + `":1}`, 400, "PropertyNameTooLong"},
 		{`{` + keys + `"X@odata.type":"Edm.Binary","X":"` + strings.Repeat("A", 87384) + `"}`, 400, "PropertyValueTooLarge"},
 		{`{` + keys + `"X":"` + strings.Repeat("x", 32769) + `"}`, 400, "PropertyValueTooLarge"},
+		{`{` + keys + bigEntity() + `}`, 400, "EntityTooLarge"},
 		{``, 400, "InvalidInput"},
 		{`null`, 400, "InvalidInput"},
 		{`{}{}`, 400, "InvalidInput"},
@@ -192,4 +194,17 @@ func TestWireKeysInURL(t *testing.T) {
 			}
 		}
 	}
+}
+
+// bigEntity returns JSON members of an entity over 1 MiB (strings count
+// two bytes a character) whose body is well under the 4 MiB body limit.
+func bigEntity() string {
+	var b strings.Builder
+	for i := 0; i < 20; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"P` + strconv.Itoa(i) + `":"` + strings.Repeat("y", 30000) + `"`)
+	}
+	return b.String()
 }
