@@ -1,9 +1,14 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/localtable/localtable/localtabletest"
 )
 
 // TestWireMetadataLevels checks, for every response that carries entities
@@ -256,6 +261,41 @@ func checkTable(t *testing.T, level, base string, m map[string]any, name, meta s
 	for k, v := range want {
 		if m[k] != v {
 			t.Errorf("%s table: %s = %v, want %v", level, k, m[k], v)
+		}
+	}
+}
+
+// TestSDKMetadataFormats reads entities and tables through aztables at
+// each metadata format it offers.
+func TestSDKMetadataFormats(t *testing.T) {
+	ctx := context.Background()
+	srv := localtabletest.NewServer(t)
+	c := newTable(t, srv, "formats")
+	ent := aztables.EDMEntity{Entity: aztables.Entity{PartitionKey: "p", RowKey: "r"},
+		Properties: map[string]any{"L": aztables.EDMInt64(1 << 40), "S": "s"}}
+	b, _ := json.Marshal(ent)
+	if _, err := c.AddEntity(ctx, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []aztables.MetadataFormat{aztables.MetadataFormatNone, aztables.MetadataFormatMinimal, aztables.MetadataFormatFull} {
+		g, err := c.GetEntity(ctx, "p", "r", &aztables.GetEntityOptions{Format: to.Ptr(f)})
+		if err != nil {
+			t.Fatalf("%s: GetEntity: %v", f, err)
+		}
+		var e aztables.EDMEntity
+		if err := json.Unmarshal(g.Value, &e); err != nil || e.RowKey != "r" || e.Properties["S"] != "s" {
+			t.Fatalf("%s: GetEntity: %v %s", f, err, g.Value)
+		}
+		if f != aztables.MetadataFormatNone && e.Properties["L"] != aztables.EDMInt64(1<<40) {
+			t.Errorf("%s: Int64 %#v", f, e.Properties["L"])
+		}
+		p, err := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Format: to.Ptr(f)}).NextPage(ctx)
+		if err != nil || len(p.Entities) != 1 {
+			t.Fatalf("%s: ListEntities: %v", f, err)
+		}
+		tp, err := srv.Client.NewListTablesPager(&aztables.ListTablesOptions{Format: to.Ptr(f)}).NextPage(ctx)
+		if err != nil || len(tp.Tables) != 1 || *tp.Tables[0].Name != "formats" {
+			t.Fatalf("%s: ListTables: %v", f, err)
 		}
 	}
 }
