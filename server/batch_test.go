@@ -233,6 +233,11 @@ func TestWireBatchResponseFraming(t *testing.T) {
 	if resp, _ = do(t, "GET", hs.URL+"/devstoreaccount1/tt1(PartitionKey='p',RowKey='b')", nil, ""); resp.StatusCode != 404 {
 		t.Errorf("delete without If-Match not applied: %d", resp.StatusCode)
 	}
+	// A key with an escaped slash is the key rules' InvalidInput, at its index.
+	resp, got = do(t, "POST", url, ct, body(ins("h"), part("DELETE http://h/devstoreaccount1/tt1(PartitionKey='p',RowKey='a%2Fb') HTTP/1.1\r\nIf-Match: *\r\n\r\n")))
+	if resp.StatusCode != 202 || !strings.Contains(got, "HTTP/1.1 400 ") || !strings.Contains(got, `"InvalidInput"`) || !strings.Contains(got, `"value":"1:`) {
+		t.Errorf("escaped slash in a key: %d\n%s", resp.StatusCode, got)
+	}
 	// Mixed partitions and duplicate rows through raw HTTP carry their codes.
 	resp, got = do(t, "POST", url, ct, body(ins("e"), strings.Replace(ins("f"), `"p"`, `"q"`, 1)))
 	if resp.StatusCode != 202 || !strings.Contains(got, "HTTP/1.1 400 ") || !strings.Contains(got, `"CommandsInBatchActOnDifferentPartitions"`) {
