@@ -46,8 +46,10 @@ func main() {
 // accountFlags collects repeated --account name:base64key flags.
 type accountFlags []server.AccountConfig
 
+// String is the flag's default text: none.
 func (a *accountFlags) String() string { return "" }
 
+// Set adds one name:base64key account.
 func (a *accountFlags) Set(v string) error {
 	name, key, ok := strings.Cut(v, ":")
 	if !ok || name == "" {
