@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -133,12 +134,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		scheme = "https"
 	}
 	srv := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	host := dialAddr(ln.Addr())
 	for _, a := range accounts {
-		endpoint := scheme + "://" + ln.Addr().String() + "/" + a.Name
+		endpoint := scheme + "://" + host + "/" + a.Name
 		fmt.Fprintf(stdout, "localtable: serving account %s at %s\n", a.Name, endpoint)
 		fmt.Fprintf(stdout, "%s\n", server.ConnectionString(endpoint, a.Name, base64.StdEncoding.EncodeToString(a.Key)))
 	}
-	fmt.Fprintf(stdout, "localtable: ready (%s://%s%s)\n", scheme, ln.Addr(), server.HealthPath)
+	fmt.Fprintf(stdout, "localtable: ready (%s://%s%s)\n", scheme, host, server.HealthPath)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -162,6 +164,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// dialAddr returns the host:port clients dial for a listener's address:
+// an unspecified host (0.0.0.0, or :: which Go listens on dual-stack)
+// becomes 127.0.0.1, which a connection string can name.
+func dialAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
 // openAccount opens an account in memory, or on disk under location.

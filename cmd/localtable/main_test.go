@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -80,5 +81,21 @@ func TestRunRejectsBadCertificateBeforeReady(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "ready") {
 		t.Fatalf("printed ready before failing: %s", out.String())
+	}
+}
+
+func TestDialAddr(t *testing.T) {
+	for _, c := range []struct {
+		addr net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 10002}, "127.0.0.1:10002"},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 10002}, "127.0.0.1:10002"},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 7}, "127.0.0.1:7"},
+		{&net.TCPAddr{IP: net.ParseIP("192.0.2.1"), Port: 80}, "192.0.2.1:80"},
+	} {
+		if got := dialAddr(c.addr); got != c.want {
+			t.Errorf("dialAddr(%v) = %s, want %s", c.addr, got, c.want)
+		}
 	}
 }
