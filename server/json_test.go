@@ -99,6 +99,8 @@ func TestWireEntityJSONErrors(t *testing.T) {
 		{`{` + keys + `"X@odata.type":"Edm.Int32","X":2147483648}`, 400, "InvalidInput"},
 		{`{` + keys + `"X@odata.type":"Edm.Double","X":"inf"}`, 400, "InvalidInput"},
 		{`{` + keys + `"X@odata.type":"Edm.Double","X":true}`, 400, "InvalidInput"},
+		{`{` + keys + `"X@odata.type":"Edm.Double","X":"13e7705"}`, 400, "InvalidInput"}, // overflows: the service's InvalidInput (Azurite#2387)
+		{`{` + keys + `"X":1e400}`, 400, "InvalidInput"},
 		{`{` + keys + `"X@odata.type":"Edm.Boolean","X":"true"}`, 400, "InvalidInput"},
 		{`{` + keys + `"X@odata.type":"Edm.DateTime","X":"yesterday"}`, 400, "InvalidInput"},
 		{`{` + keys + `"X@odata.type":"Edm.DateTime","X":"1600-12-31T23:59:59Z"}`, 400, "OutOfRangeInput"},
