@@ -94,6 +94,16 @@ func TestSDKConcurrentClients(t *testing.T) {
 				if !sort.StringsAreSorted(keys) {
 					fail(errors.New("query results out of key order"))
 				}
+				// Entities present for the whole query are all returned:
+				// this worker's own inserts so far, and the counter.
+				for j := 0; j <= i; j++ {
+					if k := fmt.Sprintf("p%02d\x00%03d", w, j); !seen[k] {
+						fail(fmt.Errorf("query missed %q, inserted before it began", k))
+					}
+				}
+				if !seen["counter\x00c"] {
+					fail(errors.New("query missed the counter"))
+				}
 			}
 			// Read-modify-write on the hot entity, retrying on 412.
 			for i := 0; i < increments; {
