@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,22 +23,45 @@ import (
 	"github.com/localtable/localtable/server"
 )
 
-// buildBinary builds the command into a temporary directory.
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+	buildDir  string
+)
+
+// TestMain removes the binary the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// buildBinary builds the command once for all the tests that run it.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	buildOnce.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		if buildDir, buildErr = os.MkdirTemp("", "localtable-bin"); buildErr != nil {
+			return
+		}
+		builtBin = filepath.Join(buildDir, "localtable")
+		if out, err := exec.Command(goTool, "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	bin := filepath.Join(t.TempDir(), "localtable")
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return builtBin
 }
 
 // process is the command running as a real process.
@@ -53,6 +78,12 @@ func start(t *testing.T, bin string, args ...string) *process {
 	t.Helper()
 	p := &process{cmd: exec.Command(bin, args...)}
 	p.cmd.Stderr = &p.stderr
+	return startWith(t, p)
+}
+
+// startWith is start for a command already set up.
+func startWith(t *testing.T, p *process) *process {
+	t.Helper()
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -200,5 +231,63 @@ func TestBinaryPersistsAndDrainsOnSIGTERM(t *testing.T) {
 	}
 	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGINT: %v; stderr:\n%s", err, p.stderr.String())
+	}
+}
+
+// A second signal during the graceful shutdown ends the process at once,
+// as with a second Ctrl-C, instead of waiting for requests in flight.
+func TestBinarySecondSignalExitsAtOnce(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("signals")
+	}
+	bin := buildBinary(t)
+	p := &process{}
+	p.cmd = exec.Command(bin, "--addr", "127.0.0.1:0", "--log-level", "info")
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = startWith(t, p)
+	// A request held in flight: a large query whose body is never read.
+	ctx := context.Background()
+	sc, err := aztables.NewServiceClientFromConnectionString(p.connString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sc.NewClient("held")
+	if _, err := c.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 20000)
+	for i := 0; i < 500; i += 50 {
+		var acts []aztables.TransactionAction
+		for j := i; j < i+50; j++ {
+			b, _ := json.Marshal(map[string]any{"PartitionKey": "p", "RowKey": fmt.Sprintf("%04d", j), "A": big})
+			acts = append(acts, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: b})
+		}
+		if _, err := c.SubmitTransaction(ctx, acts, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req, _ := http.NewRequest("GET", p.endpoint+"/held()", nil)
+	req.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
+	req.Header.Set("Authorization", "SharedKeyLite "+server.DevAccountName+":"+sign(testKey(t), req.Header.Get("x-ms-date")+"\n/"+server.DevAccountName+req.URL.EscapedPath()))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+
+	p.cmd.Process.Signal(os.Interrupt)
+	// Wait until the command reports the graceful shutdown.
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() && !strings.Contains(lines.Text(), "shutting down") {
+	}
+	go io.Copy(io.Discard, stderr)
+	p.cmd.Process.Signal(os.Interrupt)
+	err = p.cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != -1 {
+		t.Fatalf("after a second signal: %v, want death by the signal", err)
 	}
 }

@@ -9,9 +9,10 @@
 //	           [--cert FILE --key FILE] [--no-auth] [--log-level debug|info|warn|error]
 //
 // With --location, data is kept on disk with pebble, one directory per
-// account. It prints the connection string on start, answers GET
-// /-/health when ready, and on SIGINT or SIGTERM finishes in-flight
-// requests and closes the accounts cleanly.
+// account. It prints the connection string on start (with the port it
+// bound, so --addr 127.0.0.1:0 works), answers GET /-/health when ready,
+// and on SIGINT or SIGTERM finishes in-flight requests and closes the
+// accounts cleanly; a second signal ends it at once.
 package main
 
 import (
@@ -157,7 +158,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing requests in flight")
+	// A second signal now ends the process at once, as a second Ctrl-C
+	// should, instead of waiting for the requests in flight.
+	stop()
+	log.Info("shutting down: finishing requests in flight (signal again to stop at once)")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
