@@ -4,8 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable/localtabletest"
 )
 
@@ -35,4 +40,33 @@ func ExampleNewServer() {
 	}
 	fmt.Println(got.Properties["Total"].Double())
 	// Output: 12.5
+}
+
+// fakeToken is an azcore.TokenCredential returning a fixed token, which
+// the server accepts over HTTPS without verifying it.
+type fakeToken struct{}
+
+func (fakeToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	return azcore.AccessToken{Token: "test-token", ExpiresOn: time.Now().Add(time.Hour)}, nil
+}
+
+// WithTLS serves HTTPS, so that clients made with a token credential
+// (which refuse plain HTTP) work; ClientOptions trust the certificate.
+func ExampleWithTLS() {
+	t := &testing.T{} // in a real test, the *testing.T of the test
+	srv := localtabletest.NewServer(t, localtabletest.WithTLS())
+	ctx := context.Background()
+
+	client, err := aztables.NewServiceClient(srv.URL, fakeToken{}, srv.ClientOptions())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := client.CreateTable(ctx, "secure", nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = srv.Account.GetTable(ctx, "secure")
+	fmt.Println(strings.HasPrefix(srv.URL, "https://"), err)
+	// Output: true <nil>
 }

@@ -5,7 +5,9 @@
 //	table := srv.Client.NewClient("orders")
 //
 // The server runs on an httptest server over a fresh in-memory account,
-// and is closed with t.Cleanup.
+// and is closed with t.Cleanup. WithTLS serves HTTPS instead, with a
+// certificate that ClientOptions trusts, and accepts bearer tokens, so
+// that clients made with an azcore.TokenCredential work too.
 package localtabletest
 
 import (
@@ -38,6 +40,20 @@ type Server struct {
 	HTTP *httptest.Server
 }
 
+// ClientOptions returns aztables client options for the server: with
+// WithTLS, a transport that trusts the server's certificate; otherwise
+// the defaults. Use them to make more clients, for example with a token
+// credential:
+//
+//	c, err := aztables.NewServiceClient(srv.URL, cred, srv.ClientOptions())
+func (s *Server) ClientOptions() *aztables.ClientOptions {
+	o := &aztables.ClientOptions{}
+	if s.HTTP.TLS != nil {
+		o.Transport = s.HTTP.Client()
+	}
+	return o
+}
+
 type config struct {
 	clock       func() time.Time
 	middleware  []func(http.Handler) http.Handler
@@ -66,6 +82,16 @@ func WithoutAuth() Option {
 	return func(c *config) { c.serverOpts.DisableAuth = true }
 }
 
+// WithTLS serves HTTPS with a certificate for 127.0.0.1 that
+// Server.ClientOptions (and Server.HTTP.Client) trust, and accepts bearer
+// tokens without verifying them, as the command does with --cert.
+func WithTLS() Option {
+	return func(c *config) {
+		c.tls = true
+		c.serverOpts.AcceptBearerTokens = true
+	}
+}
+
 // WithAccountOptions sets the options the account is opened with (for
 // example a storage engine).
 func WithAccountOptions(opts localtable.Options) Option {
@@ -92,7 +118,12 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	for i := len(c.middleware) - 1; i >= 0; i-- {
 		h = c.middleware[i](h)
 	}
-	hs := httptest.NewServer(h)
+	hs := httptest.NewUnstartedServer(h)
+	if c.tls {
+		hs.StartTLS()
+	} else {
+		hs.Start()
+	}
 	s := &Server{
 		URL:     hs.URL + "/" + server.DevAccountName,
 		Account: acct,
@@ -101,7 +132,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	s.ConnectionString = server.ConnectionString(s.URL, server.DevAccountName, server.DevAccountKey)
 	s.Credential, err = aztables.NewSharedKeyCredential(server.DevAccountName, server.DevAccountKey)
 	if err == nil {
-		s.Client, err = aztables.NewServiceClientWithSharedKey(s.URL, s.Credential, nil)
+		s.Client, err = aztables.NewServiceClientWithSharedKey(s.URL, s.Credential, s.ClientOptions())
 	}
 	if err != nil {
 		hs.Close()

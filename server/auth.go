@@ -82,10 +82,14 @@ func (s *Server) authenticate(rc *reqCtx) error {
 		}
 		return nil
 	case "Bearer":
-		if s.opts.AcceptBearerTokens {
-			return nil // not verified: see the package documentation
+		if !s.opts.AcceptBearerTokens {
+			return errAuthentication("Bearer tokens are accepted only when the server serves HTTPS (--cert and --key).")
 		}
-		return errAuthentication("Bearer tokens are accepted only when the server serves HTTPS (--cert and --key).")
+		if rc.r.TLS == nil {
+			// As the service: a token must never travel in clear text.
+			return errAuthentication("Bearer tokens are accepted only over HTTPS.")
+		}
+		return nil // not verified: see the package documentation
 	}
 	return errAuthentication("The authorization scheme " + quoteOData(scheme) + " is not supported.")
 }

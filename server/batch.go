@@ -229,6 +229,11 @@ func (rc *reqCtx) serveBatch() {
 		rc.batchQuery(reqs[0])
 		return
 	}
+	if len(reqs) > localtable.MaxTransactionActions {
+		// The service answers at the index of the 100th operation.
+		rc.batchFailed(localtable.MaxTransactionActions-1, errInvalidInput("The batch request operation exceeds the maximum 100 changes per change set."))
+		return
+	}
 	table := reqs[0].res.table
 	actions := make([]localtable.Action, len(reqs))
 	for i := range reqs {

@@ -22,8 +22,11 @@ import (
 
 const annotationSuffix = "@odata.type"
 
+// errValueType is a value that does not fit its type: InvalidInput, as
+// the service answers a JSON value its annotation (or, for the keys,
+// Edm.String) does not admit.
 func errValueType(name, want string) error {
-	return wireError(localtable.CodeInvalidValueType, http.StatusBadRequest, "The value of property "+quoteOData(name)+" is not a valid "+want+".")
+	return errInvalidInput("The value of property " + quoteOData(name) + " is not a valid " + want + ".")
 }
 
 func errBadValue(name, typ string, detail string) error {

@@ -19,8 +19,10 @@
 // (with stored access policies and PartitionKey/RowKey ranges) or an
 // account SAS, unless Options.DisableAuth is set. Bearer tokens are
 // accepted without verification when Options.AcceptBearerTokens is set
-// (the command sets it when it serves HTTPS), since token credentials
-// only work over HTTPS and nothing here can verify an Entra ID token.
+// (the command sets it when it serves HTTPS) and the request arrived over
+// TLS, since token credentials only work over HTTPS and nothing here can
+// verify an Entra ID token; a bearer token over plain HTTP is 403
+// AuthenticationFailed.
 //
 // The readiness endpoint is /-/health: "-" can never be an account name.
 //

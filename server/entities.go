@@ -237,6 +237,7 @@ func (rc *reqCtx) queryEntities(table string) {
 		return
 	}
 	opts := localtable.QueryOptions{
+		ScanLimit: rc.s.scanLimit(),
 		Continuation: localtable.Continuation{
 			NextPartitionKey: rc.query.Get("NextPartitionKey"),
 			NextRowKey:       rc.query.Get("NextRowKey"),
@@ -283,4 +284,16 @@ func (rc *reqCtx) queryEntities(table string) {
 		rc.w.Header().Set("x-ms-continuation-NextRowKey", c.NextRowKey)
 	}
 	rc.writeJSON(http.StatusOK, level, b)
+}
+
+// scanLimit is the QueryOptions.ScanLimit of every query.
+func (s *Server) scanLimit() int {
+	switch n := s.opts.QueryScanLimit; {
+	case n == 0:
+		return DefaultQueryScanLimit
+	case n < 0:
+		return 0
+	default:
+		return n
+	}
 }

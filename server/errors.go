@@ -92,9 +92,25 @@ func (rc *reqCtx) failIndexed(err error, prefix string) {
 	rc.w.Write(errorBody(e, prefix, rc.id, rc.start))
 }
 
+// fixedMessages are the service's exact messages for codes whose text
+// carries no detail. Clients match on them (after the batch "N:" index
+// prefix), so the core's more detailed messages give way to them on the
+// wire.
+var fixedMessages = map[localtable.ErrorCode]string{
+	localtable.CodeEntityAlreadyExists:         "The specified entity already exists.",
+	localtable.CodeResourceNotFound:            "The specified resource does not exist.",
+	localtable.CodeTableNotFound:               "The table specified does not exist.",
+	localtable.CodeTableAlreadyExists:          "The table specified already exists.",
+	localtable.CodeUpdateConditionNotSatisfied: "The update condition specified in the request was not satisfied.",
+}
+
 // errorBody is the service's JSON error document.
 func errorBody(e *localtable.Error, prefix, requestID string, now time.Time) []byte {
-	msg := prefix + e.Message + "\nRequestId:" + requestID + "\nTime:" + localtable.FormatDateTime7(now.UTC())
+	text := e.Message
+	if m, ok := fixedMessages[e.Code]; ok {
+		text = m
+	}
+	msg := prefix + text + "\nRequestId:" + requestID + "\nTime:" + localtable.FormatDateTime7(now.UTC())
 	var b []byte
 	b = append(b, `{"odata.error":{"code":`...)
 	b = appendJSONString(b, string(e.Code))

@@ -177,10 +177,12 @@ func restrict(p localtable.Predicate, r localtable.KeyRange) localtable.Predicat
 	return &rangePredicate{inner: p, r: r}
 }
 
+// Match reports whether e is in the range and matches the inner predicate.
 func (p *rangePredicate) Match(e *localtable.Entity) bool {
 	return p.r.Contains(e.PartitionKey, e.RowKey) && (p.inner == nil || p.inner.Match(e))
 }
 
+// KeyRanges intersects the inner predicate's key ranges with the range.
 func (p *rangePredicate) KeyRanges() ([]localtable.KeyRange, bool) {
 	if p.inner == nil {
 		return []localtable.KeyRange{p.r}, true
@@ -204,6 +206,7 @@ func (p *rangePredicate) KeyRanges() ([]localtable.KeyRange, bool) {
 	return out, true
 }
 
+// String is the inner predicate's filter text.
 func (p *rangePredicate) String() string {
 	if p.inner == nil {
 		return ""

@@ -22,6 +22,9 @@ const DevAccountName = "devstoreaccount1"
 // the same as Azurite's.
 const DevAccountKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 
+// DefaultQueryScanLimit is the QueryScanLimit of Options that set none.
+const DefaultQueryScanLimit = 100000
+
 // Body limits.
 const (
 	// MaxBatchBody is the largest $batch request body: 4 MiB, the
@@ -59,9 +62,16 @@ type Options struct {
 	DisableAuth bool
 
 	// AcceptBearerTokens accepts requests authorized with
-	// "Authorization: Bearer …" without verifying the token. Token
-	// credentials are used only over HTTPS; set this when serving HTTPS.
+	// "Authorization: Bearer …" that arrive over HTTPS (r.TLS set),
+	// without verifying the token. A bearer token over plain HTTP is 403
+	// AuthenticationFailed either way. Set this when serving HTTPS.
 	AcceptBearerTokens bool
+
+	// QueryScanLimit bounds the entities one page of a query reads, as
+	// the service bounds a page to 5 seconds of work: a page that reaches
+	// it ends early, perhaps empty, with a continuation, which the SDKs'
+	// pagers follow. 0 means DefaultQueryScanLimit; negative, no bound.
+	QueryScanLimit int
 
 	// Clock is the time source for SAS validity and response dates. nil
 	// means time.Now.
@@ -135,6 +145,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("x-ms-version", apiVersion)
 	h.Set("Date", rc.start.UTC().Format(http.TimeFormat))
 	h.Set("X-Content-Type-Options", "nosniff")
+	if id := r.Header.Get("x-ms-client-request-id"); id != "" && len(id) <= 1024 {
+		h.Set("x-ms-client-request-id", id) // echoed, as the service does
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {

@@ -9,13 +9,15 @@
 //	           [--cert FILE --key FILE] [--no-auth] [--log-level debug|info|warn|error]
 //
 // With --location, data is kept on disk with pebble, one directory per
-// account. It prints the connection string on start, answers GET
-// /-/health when ready, and on SIGINT or SIGTERM finishes in-flight
-// requests and closes the accounts cleanly.
+// account. It prints the connection string on start (with the port it
+// bound, so --addr 127.0.0.1:0 works), answers GET /-/health when ready,
+// and on SIGINT or SIGTERM finishes in-flight requests and closes the
+// accounts cleanly; a second signal ends it at once.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"flag"
@@ -27,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -45,8 +48,10 @@ func main() {
 // accountFlags collects repeated --account name:base64key flags.
 type accountFlags []server.AccountConfig
 
+// String is the flag's default text: none.
 func (a *accountFlags) String() string { return "" }
 
+// Set adds one name:base64key account.
 func (a *accountFlags) Set(v string) error {
 	name, key, ok := strings.Cut(v, ":")
 	if !ok || name == "" {
@@ -111,6 +116,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		AcceptBearerTokens: *cert != "",
 		Logger:             log,
 	})
+	var tlsConfig *tls.Config
+	if *cert != "" {
+		// Load the pair now: a bad file fails the command before it
+		// reports ready, not on the first connection.
+		pair, err := tls.LoadX509KeyPair(*cert, *keyFile)
+		if err != nil {
+			return fmt.Errorf("--cert/--key: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
@@ -119,20 +134,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *cert != "" {
 		scheme = "https"
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	host := dialAddr(ln.Addr())
 	for _, a := range accounts {
-		endpoint := scheme + "://" + ln.Addr().String() + "/" + a.Name
+		endpoint := scheme + "://" + host + "/" + a.Name
 		fmt.Fprintf(stdout, "localtable: serving account %s at %s\n", a.Name, endpoint)
 		fmt.Fprintf(stdout, "%s\n", server.ConnectionString(endpoint, a.Name, base64.StdEncoding.EncodeToString(a.Key)))
 	}
-	fmt.Fprintf(stdout, "localtable: ready (%s://%s%s)\n", scheme, ln.Addr(), server.HealthPath)
+	fmt.Fprintf(stdout, "localtable: ready (%s://%s%s)\n", scheme, host, server.HealthPath)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
 	go func() {
-		if *cert != "" {
-			errc <- srv.ServeTLS(ln, *cert, *keyFile)
+		if tlsConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "")
 		} else {
 			errc <- srv.Serve(ln)
 		}
@@ -142,13 +158,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing requests in flight")
+	// A second signal now ends the process at once, as a second Ctrl-C
+	// should, instead of waiting for the requests in flight.
+	stop()
+	log.Info("shutting down: finishing requests in flight (signal again to stop at once)")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return err
 	}
 	return nil
+}
+
+// dialAddr returns the host:port clients dial for a listener's address:
+// an unspecified host (0.0.0.0, or :: which Go listens on dual-stack)
+// becomes 127.0.0.1, which a connection string can name.
+func dialAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
 // openAccount opens an account in memory, or on disk under location.

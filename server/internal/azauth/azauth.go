@@ -101,9 +101,11 @@ func ServiceSASString(account string, q url.Values) string {
 }
 
 // AccountSASString is what an account SAS signs:
-// acct\nsp\nss\nsrt\nst\nse\nsip\nspr\nsv\n.
+// acct\nsp\nss\nsrt\nst\nse\nsip\nspr\nsv\n, and from version
+// 2020-12-06 (which the newer SDKs and the Azure CLI sign) one more line,
+// the signed encryption scope ses: ...\nsv\nses\n.
 func AccountSASString(account string, q url.Values) string {
-	return strings.Join([]string{
+	fields := []string{
 		account,
 		q.Get("sp"),
 		q.Get("ss"),
@@ -113,6 +115,9 @@ func AccountSASString(account string, q url.Values) string {
 		q.Get("sip"),
 		q.Get("spr"),
 		q.Get("sv"),
-		"",
-	}, "\n")
+	}
+	if q.Get("sv") >= "2020-12-06" { // versions are dates: they compare as strings
+		fields = append(fields, q.Get("ses"))
+	}
+	return strings.Join(append(fields, ""), "\n")
 }

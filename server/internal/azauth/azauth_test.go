@@ -37,3 +37,15 @@ func TestCanonicalizedResource(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+func TestAccountSASStringVersions(t *testing.T) {
+	q := url.Values{"sp": {"rl"}, "ss": {"t"}, "srt": {"sco"}, "se": {"2030-01-01T00:00:00Z"}, "spr": {"https"}, "ses": {"scope1"}}
+	q.Set("sv", "2019-02-02")
+	if got, want := AccountSASString("acct", q), "acct\nrl\nt\nsco\n\n2030-01-01T00:00:00Z\n\nhttps\n2019-02-02\n"; got != want {
+		t.Errorf("2019-02-02: %q, want %q", got, want)
+	}
+	q.Set("sv", "2020-12-06")
+	if got, want := AccountSASString("acct", q), "acct\nrl\nt\nsco\n\n2030-01-01T00:00:00Z\n\nhttps\n2020-12-06\nscope1\n"; got != want {
+		t.Errorf("2020-12-06: %q, want %q", got, want)
+	}
+}
