@@ -110,23 +110,15 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 		return Entity{}, err
 	}
 	defer c.Close()
-	var sel map[string]bool
-	if opts != nil && opts.Select != nil {
-		sel = selectSet(opts.Select)
+	var sel selection
+	if opts != nil {
+		sel = makeSelection(opts.Select)
 	}
-	ticks, props, err := decodeRecord(val, sel)
+	ticks, props, err := decodeSelected(val, sel)
 	if err != nil {
 		return Entity{}, err
 	}
 	return makeEntity(pk, rk, ticks, props), nil
-}
-
-func selectSet(names []string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
 }
 
 func makeEntity(pk, rk string, ticks int64, props Properties) Entity {
@@ -134,12 +126,12 @@ func makeEntity(pk, rk string, ticks int64, props Properties) Entity {
 }
 
 // decodeEntity decodes an engine key and record into an Entity.
-func decodeEntity(key, val []byte, sel map[string]bool) (Entity, error) {
+func decodeEntity(key, val []byte, sel selection) (Entity, error) {
 	pk, rk, err := keyenc.DecodeEntityKey(key)
 	if err != nil {
 		return Entity{}, err
 	}
-	ticks, props, err := decodeRecord(val, sel)
+	ticks, props, err := decodeSelected(val, sel)
 	if err != nil {
 		return Entity{}, err
 	}

@@ -193,7 +193,7 @@ func (t *Table) read(key []byte) (Properties, int64, bool, error) {
 		return nil, 0, false, err
 	}
 	defer c.Close()
-	ticks, props, err := decodeRecord(v, nil)
+	ticks, props, err := decodeSelected(v, selection{})
 	if err != nil {
 		return nil, 0, false, err
 	}
