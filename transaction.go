@@ -135,6 +135,7 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 	defer b.Close()
 	tags := make([]ETag, len(actions))
 	var ticks int64
+	var tag ETag
 	var key, val []byte
 	for i := range actions {
 		act := &actions[i]
@@ -170,12 +171,13 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 			if ticks, err = a.clock.next(); err != nil {
 				return nil, err
 			}
+			tag = etagOf(ticks) // one Timestamp, so one ETag, per transaction
 		}
 		val = appendRecord(val[:0], ticks, props)
 		if err := b.Set(key, val); err != nil {
 			return nil, err
 		}
-		tags[i] = etagFor(ticks)
+		tags[i] = tag
 	}
 	if err := b.Commit(true); err != nil {
 		return nil, err
@@ -213,8 +215,8 @@ func checkCondition(table string, act *Action, exists bool, curTicks int64) erro
 			return newError(ErrEntityNotFound, "entity (%q, %q) does not exist in table %q", abbrev(e.PartitionKey), abbrev(e.RowKey), table)
 		}
 		if act.IfMatch != "" && act.IfMatch != ETagAny {
-			if act.IfMatch != etagFor(curTicks) {
-				return newError(ErrConditionNotMet, "entity (%q, %q) has ETag %s, not %s", abbrev(e.PartitionKey), abbrev(e.RowKey), etagFor(curTicks), act.IfMatch)
+			if cur := etagOf(curTicks); act.IfMatch != cur {
+				return newError(ErrConditionNotMet, "entity (%q, %q) has ETag %s, not %s", abbrev(e.PartitionKey), abbrev(e.RowKey), cur, act.IfMatch)
 			}
 		}
 	}
