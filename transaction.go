@@ -141,7 +141,8 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 		act := &actions[i]
 		e := &act.Entity
 		key = keyenc.AppendEntityKey(key[:0], rec.ID, e.PartitionKey, e.RowKey)
-		cur, curTicks, exists, err := t.read(key)
+		merge := act.Type == ActionUpdateMerge || act.Type == ActionUpsertMerge
+		cur, curTicks, exists, err := t.read(key, merge)
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +156,7 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 			continue
 		}
 		props := e.Properties
-		if exists && (act.Type == ActionUpdateMerge || act.Type == ActionUpsertMerge) {
+		if exists && merge {
 			props = cur
 			for name, v := range e.Properties {
 				if !v.IsNull() {
@@ -185,8 +186,10 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 	return tags, nil
 }
 
-// read returns the stored properties and Timestamp of an entity key.
-func (t *Table) read(key []byte) (Properties, int64, bool, error) {
+// read returns the stored Timestamp of an entity key and, with props, its
+// properties (only merges need them; other actions check the record's
+// header alone).
+func (t *Table) read(key []byte, props bool) (Properties, int64, bool, error) {
 	v, c, err := t.a.eng.Get(key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, 0, false, nil
@@ -195,11 +198,15 @@ func (t *Table) read(key []byte) (Properties, int64, bool, error) {
 		return nil, 0, false, err
 	}
 	defer c.Close()
-	ticks, props, err := decodeSelected(v, selection{})
+	if !props {
+		ticks, err := recordTicks(v)
+		return nil, ticks, err == nil, err
+	}
+	ticks, p, err := decodeSelected(v, selection{})
 	if err != nil {
 		return nil, 0, false, err
 	}
-	return props, ticks, true, nil
+	return p, ticks, true, nil
 }
 
 // checkCondition applies an action's existence and If-Match rules.
