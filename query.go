@@ -148,10 +148,7 @@ func (t *Table) Query(ctx context.Context, opts QueryOptions) (QueryPage, error)
 	}
 	defer snap.Close()
 
-	var sel map[string]bool
-	if opts.Select != nil {
-		sel = selectSet(opts.Select)
-	}
+	sel := makeSelection(opts.Select)
 	prefix := keyenc.AppendTableID(nil, rec.ID)
 	tableEnd := keyenc.PrefixEnd(prefix)
 	for ri, r := range ranges {
@@ -192,7 +189,7 @@ func (t *Table) Query(ctx context.Context, opts QueryOptions) (QueryPage, error)
 // scanRange reads [lo, hi) into page. It reports done when the page is
 // full or the scan budget is spent, leaving page.Continuation after the
 // last entity read, and more when [lo, hi) holds keys after it.
-func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []byte, opts QueryOptions, sel map[string]bool, top int, page *QueryPage) (done, more bool, err error) {
+func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []byte, opts QueryOptions, sel selection, top int, page *QueryPage) (done, more bool, err error) {
 	it, err := snap.NewIter(&storage.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return false, false, err
@@ -200,7 +197,7 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 	defer it.Close()
 	decodeSel := sel
 	if opts.Filter != nil {
-		decodeSel = nil // the filter may read any property
+		decodeSel = selection{} // the filter may read any property
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		if page.Stats.Scanned%1024 == 1023 {
@@ -214,7 +211,7 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 			return false, false, err
 		}
 		if opts.Filter == nil || opts.Filter.Match(&e) {
-			if sel != nil && decodeSel == nil {
+			if sel.on && !decodeSel.on {
 				project(&e, sel)
 			}
 			page.Entities = append(page.Entities, e)
@@ -249,9 +246,9 @@ func anyKey(snap storage.Snapshot, rest []KeyRange, prefix, tableEnd []byte) (bo
 	return false, nil
 }
 
-func project(e *Entity, sel map[string]bool) {
+func project(e *Entity, sel selection) {
 	for name := range e.Properties {
-		if !sel[name] {
+		if !sel.has(name) {
 			delete(e.Properties, name)
 		}
 	}

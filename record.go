@@ -42,7 +42,8 @@ func uvarint(b []byte) (uint64, int) {
 func appendRecord(dst []byte, ticks int64, props Properties) []byte {
 	dst = append(dst, recordVersion)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(ticks))
-	names := make([]string, 0, len(props))
+	var buf [32]string // entities rarely have more properties
+	names := buf[:0]
 	for name, v := range props {
 		if !v.IsNull() {
 			names = append(names, name)
@@ -72,13 +73,75 @@ func appendRecord(dst []byte, ticks int64, props Properties) []byte {
 	return dst
 }
 
+// selection is a $select list of property names. The zero selection
+// selects every property.
+type selection struct {
+	on   bool
+	list []string        // short lists are searched
+	set  map[string]bool // long ones hashed
+}
+
+func makeSelection(names []string) selection {
+	if names == nil {
+		return selection{}
+	}
+	s := selection{on: true}
+	if len(names) <= 16 {
+		s.list = names
+	} else {
+		s.set = make(map[string]bool, len(names))
+		for _, n := range names {
+			s.set[n] = true
+		}
+	}
+	return s
+}
+
+// has reports whether the selection keeps the named property.
+func (s selection) has(name string) bool {
+	switch {
+	case !s.on:
+		return true
+	case s.set != nil:
+		return s.set[name]
+	}
+	for _, n := range s.list {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// recordTicks returns the Timestamp ticks of a record, checking only its
+// header.
+func recordTicks(b []byte) (int64, error) {
+	if len(b) < 9 || b[0] != recordVersion {
+		return 0, errCorruptRecord
+	}
+	return int64(binary.BigEndian.Uint64(b[1:9])), nil
+}
+
 // decodeRecord decodes a record. With sel non-nil, only the named
 // properties are kept.
 func decodeRecord(b []byte, sel map[string]bool) (ticks int64, props Properties, err error) {
-	if len(b) < 9 || b[0] != recordVersion {
-		return 0, nil, errCorruptRecord
+	s := selection{}
+	if sel != nil {
+		s = selection{on: true, set: sel}
 	}
-	ticks = int64(binary.BigEndian.Uint64(b[1:9]))
+	return decodeSelected(b, s)
+}
+
+// decodeSelected decodes a record, keeping only the properties sel selects.
+//
+// The names and the String, Binary and Guid payloads of the properties are
+// substrings of one string holding the record's body: one allocation for
+// all of them, and b is not retained.
+func decodeSelected(b []byte, sel selection) (ticks int64, props Properties, err error) {
+	ticks, err = recordTicks(b)
+	if err != nil {
+		return 0, nil, err
+	}
 	b = b[9:]
 	n, w := uvarint(b)
 	if w <= 0 || n > uint64(len(b)) {
@@ -86,72 +149,72 @@ func decodeRecord(b []byte, sel map[string]bool) (ticks int64, props Properties,
 	}
 	b = b[w:]
 	props = make(Properties, min(int(n), 16))
-	prev := ""
-	for i := uint64(0); i < n; i++ {
-		l, w := uvarint(b)
-		if w <= 0 || l > uint64(len(b)-w) {
+	if n == 0 {
+		if len(b) != 0 {
 			return 0, nil, errCorruptRecord
 		}
-		name := string(b[w : w+int(l)])
-		b = b[w+int(l):]
-		if (i > 0 && name <= prev) || !utf8.ValidString(name) {
+		return ticks, props, nil
+	}
+	s := string(b) // s[i:] is b[i:] as a string
+	i := 0         // the read position in b and s
+	prev := ""
+	for p := uint64(0); p < n; p++ {
+		l, w := uvarint(b[i:])
+		if w <= 0 || l > uint64(len(b)-i-w) {
+			return 0, nil, errCorruptRecord
+		}
+		name := s[i+w : i+w+int(l)]
+		i += w + int(l)
+		if (p > 0 && name <= prev) || !utf8.ValidString(name) {
 			return 0, nil, errCorruptRecord
 		}
 		prev = name
-		if len(b) < 1 {
+		if i >= len(b) {
 			return 0, nil, errCorruptRecord
 		}
-		kind := Kind(b[0])
-		b = b[1:]
+		kind := Kind(b[i])
+		i++
 		var v Value
-		fixed := func(n int) ([]byte, bool) {
-			if len(b) < n {
-				return nil, false
-			}
-			p := b[:n]
-			b = b[n:]
-			return p, true
-		}
 		switch kind {
 		case KindString, KindBinary:
-			l, w := uvarint(b)
-			if w <= 0 || l > uint64(len(b)-w) {
+			l, w := uvarint(b[i:])
+			if w <= 0 || l > uint64(len(b)-i-w) {
 				return 0, nil, errCorruptRecord
 			}
-			v = Value{kind: kind, str: string(b[w : w+int(l)])}
-			b = b[w+int(l):]
+			v = Value{kind: kind, str: s[i+w : i+w+int(l)]}
+			i += w + int(l)
 		case KindInt32:
-			p, ok := fixed(4)
-			if !ok {
+			if len(b)-i < 4 {
 				return 0, nil, errCorruptRecord
 			}
-			v = Int32Value(int32(binary.BigEndian.Uint32(p)))
+			v = Int32Value(int32(binary.BigEndian.Uint32(b[i:])))
+			i += 4
 		case KindInt64, KindDouble, KindDateTime:
-			p, ok := fixed(8)
-			if !ok {
+			if len(b)-i < 8 {
 				return 0, nil, errCorruptRecord
 			}
-			v = Value{kind: kind, num: binary.BigEndian.Uint64(p)}
+			v = Value{kind: kind, num: binary.BigEndian.Uint64(b[i:])}
+			i += 8
 		case KindBool:
-			p, ok := fixed(1)
-			if !ok || p[0] > 1 {
+			if len(b)-i < 1 || b[i] > 1 {
 				return 0, nil, errCorruptRecord
 			}
-			v = BoolValue(p[0] == 1)
+			v = BoolValue(b[i] == 1)
+			i++
 		case KindGUID:
-			p, ok := fixed(16)
-			if !ok {
+			if len(b)-i < 16 {
 				return 0, nil, errCorruptRecord
 			}
-			v = Value{kind: KindGUID, str: string(p)}
+			v = Value{kind: KindGUID, str: s[i : i+16]}
+			i += 16
 		default:
 			return 0, nil, errCorruptRecord
 		}
-		if sel == nil || sel[name] {
+		if sel.has(name) {
 			props[name] = v
 		}
 	}
-	if len(b) != 0 {
+	if i != len(b) {
 		return 0, nil, errCorruptRecord
 	}
 	return ticks, props, nil

@@ -101,7 +101,7 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 	if err := validateKey(RowKeyName, rk); err != nil {
 		return Entity{}, err
 	}
-	key := keyenc.AppendEntityKey(nil, rec.ID, pk, rk)
+	key := keyenc.AppendEntityKey(make([]byte, 0, keyenc.TablePrefixLen+len(pk)+len(rk)+8), rec.ID, pk, rk)
 	val, c, err := a.eng.Get(key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return Entity{}, newError(ErrEntityNotFound, "entity (%q, %q) does not exist in table %q", abbrev(pk), abbrev(rk), t.name)
@@ -110,36 +110,28 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 		return Entity{}, err
 	}
 	defer c.Close()
-	var sel map[string]bool
-	if opts != nil && opts.Select != nil {
-		sel = selectSet(opts.Select)
+	var sel selection
+	if opts != nil {
+		sel = makeSelection(opts.Select)
 	}
-	ticks, props, err := decodeRecord(val, sel)
+	ticks, props, err := decodeSelected(val, sel)
 	if err != nil {
 		return Entity{}, err
 	}
 	return makeEntity(pk, rk, ticks, props), nil
 }
 
-func selectSet(names []string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
 func makeEntity(pk, rk string, ticks int64, props Properties) Entity {
-	return Entity{PartitionKey: pk, RowKey: rk, Timestamp: TicksToTime(ticks), ETag: etagFor(ticks), Properties: props}
+	return Entity{PartitionKey: pk, RowKey: rk, Timestamp: TicksToTime(ticks), ETag: etagOf(ticks), Properties: props}
 }
 
 // decodeEntity decodes an engine key and record into an Entity.
-func decodeEntity(key, val []byte, sel map[string]bool) (Entity, error) {
+func decodeEntity(key, val []byte, sel selection) (Entity, error) {
 	pk, rk, err := keyenc.DecodeEntityKey(key)
 	if err != nil {
 		return Entity{}, err
 	}
-	ticks, props, err := decodeRecord(val, sel)
+	ticks, props, err := decodeSelected(val, sel)
 	if err != nil {
 		return Entity{}, err
 	}
@@ -150,4 +142,42 @@ func decodeEntity(key, val []byte, sel map[string]bool) (Entity, error) {
 // ETag of the service's form.
 func errBadETag(tag ETag) error {
 	return withCode(ErrInvalidInput, CodeInvalidInput, http.StatusBadRequest, "the ETag %q is not valid: use \"*\" or an ETag the service returned", string(tag))
+}
+
+// etagOf returns etagFor(ticks), formatted digit by digit rather than with
+// time.Format and strings.ReplaceAll: it is made on every read and write.
+func etagOf(ticks int64) ETag {
+	if ticks < 0 || ticks > maxTicks {
+		return etagFor(ticks)
+	}
+	t := TicksToTime(ticks)
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	var buf [64]byte
+	b := append(buf[:0], `W/"datetime'`...)
+	b = appendDigits(b, y, 4)
+	b = append(b, '-')
+	b = appendDigits(b, int(mo), 2)
+	b = append(b, '-')
+	b = appendDigits(b, d, 2)
+	b = append(b, 'T')
+	b = appendDigits(b, h, 2)
+	b = append(b, "%3A"...)
+	b = appendDigits(b, mi, 2)
+	b = append(b, "%3A"...)
+	b = appendDigits(b, s, 2)
+	b = append(b, '.')
+	b = appendDigits(b, int(ticks%ticksPerSecond), 7)
+	b = append(b, `Z'"`...)
+	return ETag(b)
+}
+
+// appendDigits appends n, 0 <= n < 10^width, as width decimal digits.
+func appendDigits(b []byte, n, width int) []byte {
+	b = append(b, "0000000"[:width]...)
+	for i := len(b) - 1; n > 0; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return b
 }

@@ -135,12 +135,14 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 	defer b.Close()
 	tags := make([]ETag, len(actions))
 	var ticks int64
+	var tag ETag
 	var key, val []byte
 	for i := range actions {
 		act := &actions[i]
 		e := &act.Entity
 		key = keyenc.AppendEntityKey(key[:0], rec.ID, e.PartitionKey, e.RowKey)
-		cur, curTicks, exists, err := t.read(key)
+		merge := act.Type == ActionUpdateMerge || act.Type == ActionUpsertMerge
+		cur, curTicks, exists, err := t.read(key, merge)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +156,7 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 			continue
 		}
 		props := e.Properties
-		if exists && (act.Type == ActionUpdateMerge || act.Type == ActionUpsertMerge) {
+		if exists && merge {
 			props = cur
 			for name, v := range e.Properties {
 				if !v.IsNull() {
@@ -170,12 +172,13 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 			if ticks, err = a.clock.next(); err != nil {
 				return nil, err
 			}
+			tag = etagOf(ticks) // one Timestamp, so one ETag, per transaction
 		}
 		val = appendRecord(val[:0], ticks, props)
 		if err := b.Set(key, val); err != nil {
 			return nil, err
 		}
-		tags[i] = etagFor(ticks)
+		tags[i] = tag
 	}
 	if err := b.Commit(true); err != nil {
 		return nil, err
@@ -183,8 +186,10 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 	return tags, nil
 }
 
-// read returns the stored properties and Timestamp of an entity key.
-func (t *Table) read(key []byte) (Properties, int64, bool, error) {
+// read returns the stored Timestamp of an entity key and, with props, its
+// properties (only merges need them; other actions check the record's
+// header alone).
+func (t *Table) read(key []byte, props bool) (Properties, int64, bool, error) {
 	v, c, err := t.a.eng.Get(key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, 0, false, nil
@@ -193,11 +198,15 @@ func (t *Table) read(key []byte) (Properties, int64, bool, error) {
 		return nil, 0, false, err
 	}
 	defer c.Close()
-	ticks, props, err := decodeRecord(v, nil)
+	if !props {
+		ticks, err := recordTicks(v)
+		return nil, ticks, err == nil, err
+	}
+	ticks, p, err := decodeSelected(v, selection{})
 	if err != nil {
 		return nil, 0, false, err
 	}
-	return props, ticks, true, nil
+	return p, ticks, true, nil
 }
 
 // checkCondition applies an action's existence and If-Match rules.
@@ -213,8 +222,8 @@ func checkCondition(table string, act *Action, exists bool, curTicks int64) erro
 			return newError(ErrEntityNotFound, "entity (%q, %q) does not exist in table %q", abbrev(e.PartitionKey), abbrev(e.RowKey), table)
 		}
 		if act.IfMatch != "" && act.IfMatch != ETagAny {
-			if act.IfMatch != etagFor(curTicks) {
-				return newError(ErrConditionNotMet, "entity (%q, %q) has ETag %s, not %s", abbrev(e.PartitionKey), abbrev(e.RowKey), etagFor(curTicks), act.IfMatch)
+			if cur := etagOf(curTicks); act.IfMatch != cur {
+				return newError(ErrConditionNotMet, "entity (%q, %q) has ETag %s, not %s", abbrev(e.PartitionKey), abbrev(e.RowKey), cur, act.IfMatch)
 			}
 		}
 	}
