@@ -29,6 +29,10 @@ type QueryOptions struct {
 	// ends early (perhaps empty) with a Continuation, as the service ends
 	// a page after 5 seconds of work. 0 means no bound.
 	ScanLimit int
+	// MaxBytes bounds the size of one page, measured by PayloadSize: a page
+	// ends with a Continuation after the entity that reaches it. 0 means no
+	// bound. A server uses it to bound its responses.
+	MaxBytes int
 }
 
 // QueryPage is one page of query results.
@@ -47,6 +51,7 @@ type QueryStats struct {
 	Returned int  // entities returned
 	Ranges   int  // key ranges the plan scanned
 	FullScan bool // the filter gave no key range: the whole table was scanned
+	Bytes    int  // PayloadSize of the entities returned, counted when MaxBytes is set
 }
 
 // Continuation is an opaque position in a table's entity order, carried on
@@ -215,8 +220,12 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 				project(&e, sel)
 			}
 			page.Entities = append(page.Entities, e)
+			if opts.MaxBytes > 0 {
+				page.Stats.Bytes += PayloadSize(&e)
+			}
 		}
-		if len(page.Entities) == top || (opts.ScanLimit > 0 && page.Stats.Scanned >= opts.ScanLimit) {
+		if len(page.Entities) == top || (opts.ScanLimit > 0 && page.Stats.Scanned >= opts.ScanLimit) ||
+			(opts.MaxBytes > 0 && page.Stats.Bytes >= opts.MaxBytes) {
 			page.Continuation = continuationAfter(e.PartitionKey, e.RowKey)
 			more := it.Next()
 			return true, more, it.Error()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -276,6 +277,36 @@ func TestQueryConcurrentWrites(t *testing.T) {
 		}
 		if !slices.IsSorted(order) {
 			t.Error("results out of order")
+		}
+	})
+}
+
+func TestQueryMaxBytes(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, eng engine) {
+		_, tbl := newTable(t, eng)
+		big := localtable.StringValue(strings.Repeat("x", 30000))
+		for i := 0; i < 10; i++ {
+			if _, err := tbl.Insert(ctx, ent("p", fmt.Sprint(i), "S", big)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// ~30 KB an entity: a 100 KB bound gives pages of 4 (the fourth
+		// reaches it), then 4, then 2.
+		opts := localtable.QueryOptions{MaxBytes: 100_000}
+		var sizes []int
+		for {
+			page, err := tbl.Query(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sizes = append(sizes, len(page.Entities))
+			if page.Continuation.IsZero() {
+				break
+			}
+			opts.Continuation = page.Continuation
+		}
+		if !slices.Equal(sizes, []int{4, 4, 2}) {
+			t.Errorf("page sizes %v, want [4 4 2]", sizes)
 		}
 	})
 }

@@ -49,7 +49,7 @@ type Action struct {
 // A transaction breaking a rule of its own fails with an *Error and nothing
 // applied: more than 100 actions (InvalidInput), different PartitionKeys
 // (ErrDifferentPartitions), one entity twice (ErrDuplicateRow), over 4 MiB
-// of entities (ErrRequestBodyTooLarge), a missing table (ErrTableNotFound).
+// of entities by PayloadSize (ErrRequestBodyTooLarge), a missing table (ErrTableNotFound).
 // An action that fails fails the transaction with a *TransactionError
 // carrying its 0-based index and its own error; errors.Is sees through it,
 // so errors.Is(err, ErrEntityExists) works.
@@ -72,7 +72,7 @@ func (t *Table) Transact(ctx context.Context, actions []Action) ([]ETag, error) 
 			return nil, &TransactionError{Index: i, Err: newError(ErrDuplicateRow, "actions %d and %d both act on RowKey %q: an entity can appear only once in a transaction", j, i, abbrev(e.RowKey))}
 		}
 		seen[e.RowKey] = i
-		size += EntitySize(e)
+		size += PayloadSize(e)
 	}
 	if size > MaxTransactionSize {
 		return nil, newError(ErrRequestBodyTooLarge, "the transaction's entities total %d bytes; the limit is %d (4 MiB)", size, MaxTransactionSize)

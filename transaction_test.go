@@ -3,6 +3,7 @@ package localtable_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -117,11 +118,14 @@ func TestTransactRules(t *testing.T) {
 		}
 		return acts
 	}
-	bigs := func(n int) []localtable.Action { // n entities of ~1 MiB
+	bigs := func(n int) []localtable.Action { // n entities of ~512 KB of ASCII text
 		acts := make([]localtable.Action, n)
+		text := localtable.StringValue(strings.Repeat("x", 32000))
 		for i := range acts {
-			e := sizedEntity(localtable.MaxEntitySize)
-			e.RowKey = fmt.Sprint(i)
+			e := ent("p", fmt.Sprint(i))
+			for j := 0; j < 16; j++ {
+				e.Properties[fmt.Sprintf("S%02d", j)] = text
+			}
 			acts[i] = localtable.Action{Type: localtable.ActionUpsertReplace, Entity: e}
 		}
 		return acts
@@ -137,8 +141,8 @@ func TestTransactRules(t *testing.T) {
 		{"empty", nil, "InvalidInput", -1},
 		{"two partitions", []localtable.Action{{Entity: ent("p", "1")}, {Entity: ent("q", "2")}}, "CommandsInBatchActOnDifferentPartitions", 1},
 		{"same row twice", []localtable.Action{{Entity: ent("p", "1")}, {Type: localtable.ActionDelete, Entity: ent("p", "1")}}, "InvalidDuplicateRow", 1},
-		{"4 entities of 1 MiB", bigs(4), "", -1},
-		{"5 entities of 1 MiB", bigs(5), "RequestBodyTooLarge", -1},
+		{"8 entities of 512 KB", bigs(8), "", -1},
+		{"9 entities of 512 KB", bigs(9), "RequestBodyTooLarge", -1},
 	}
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		a, tbl := newTable(t, eng)
@@ -153,7 +157,7 @@ func TestTransactRules(t *testing.T) {
 				t.Errorf("%s: %v, want TransactionError index %d", c.name, err, c.index)
 			}
 		}
-		// Nothing of the failed ones was applied: 100 + 4 entities exist.
+		// Nothing of the failed ones was applied: 100 entities p/0..99 exist.
 		n := 0
 		for i := 0; i < 101; i++ {
 			if _, err := tbl.Get(ctx, "p", fmt.Sprint(i), nil); err == nil {

@@ -30,7 +30,8 @@ const (
 	// MaxTransactionActions is the most actions one transaction may hold.
 	MaxTransactionActions = 100
 	// MaxTransactionSize is the largest transaction, the sum of its
-	// entities' EntitySize.
+	// entities' PayloadSize: the service limits a batch request's body to
+	// 4 MiB.
 	MaxTransactionSize = 4 * 1024 * 1024
 )
 
@@ -78,6 +79,46 @@ func EntitySize(e *Entity) int {
 			continue
 		}
 		n += 8 + 2*utf16Len(name) + valueSize(v)
+	}
+	return n
+}
+
+// PayloadSize estimates the bytes an entity takes in a request body, the
+// measure of the 4 MiB transaction limit: the UTF-8 bytes of its keys and
+// property names, and its values as JSON carries them (strings as UTF-8,
+// Binary as base64, Int64 as a quoted decimal, Double, DateTime and Guid at
+// their longest text), plus a little framing per property. Unlike
+// EntitySize it does not count text as UTF-16, so an ASCII payload is
+// measured at its size.
+func PayloadSize(e *Entity) int {
+	n := 2 + len(e.PartitionKey) + len(e.RowKey) + 32 // {"PartitionKey":…,"RowKey":…}
+	for name, v := range e.Properties {
+		if v.IsNull() {
+			continue
+		}
+		n += len(name) + 4 // "name":
+		switch v.kind {
+		case KindString:
+			n += len(v.str) + 2
+		case KindBinary:
+			n += (len(v.str)+2)/3*4 + 2
+		case KindBool:
+			n += 5
+		case KindInt32:
+			n += 11
+		case KindInt64:
+			n += 22
+		case KindDouble:
+			n += 24
+		case KindDateTime:
+			n += 30
+		case KindGUID:
+			n += 38
+		}
+		switch v.kind {
+		case KindInt64, KindDateTime, KindGUID, KindBinary:
+			n += len(name) + 30 // "name@odata.type":"Edm.…",
+		}
 	}
 	return n
 }

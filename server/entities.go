@@ -238,6 +238,7 @@ func (rc *reqCtx) queryEntities(table string) {
 	}
 	opts := localtable.QueryOptions{
 		ScanLimit: rc.s.scanLimit(),
+		MaxBytes:  MaxQueryPageBytes,
 		Continuation: localtable.Continuation{
 			NextPartitionKey: rc.query.Get("NextPartitionKey"),
 			NextRowKey:       rc.query.Get("NextRowKey"),

@@ -22,6 +22,11 @@ const DevAccountName = "devstoreaccount1"
 // the same as Azurite's.
 const DevAccountKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 
+// MaxQueryPageBytes bounds a page of query results (by
+// localtable.PayloadSize): a page of large entities ends early with a
+// continuation, so a response never holds a thousand 1 MiB entities.
+const MaxQueryPageBytes = 8 << 20
+
 // DefaultQueryScanLimit is the QueryScanLimit of Options that set none.
 const DefaultQueryScanLimit = 100000
 
