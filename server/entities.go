@@ -11,6 +11,15 @@ import (
 	"github.com/localtable/localtable"
 )
 
+// readJSONBody checks that the body is JSON and reads it, at most limit
+// bytes.
+func (rc *reqCtx) readJSONBody(limit int64) ([]byte, error) {
+	if err := checkJSONBody(rc.r); err != nil {
+		return nil, err
+	}
+	return rc.readBody(limit)
+}
+
 // readBody reads a request body of at most limit bytes.
 func (rc *reqCtx) readBody(limit int64) ([]byte, error) {
 	rc.limitBody(limit)
@@ -91,11 +100,7 @@ func (rc *reqCtx) insertEntity(table string) {
 		rc.fail(err)
 		return
 	}
-	if err := checkJSONBody(rc.r); err != nil {
-		rc.fail(err)
-		return
-	}
-	body, err := rc.readBody(MaxEntityBody)
+	body, err := rc.readJSONBody(MaxEntityBody)
 	if err != nil {
 		rc.fail(err)
 		return
@@ -156,11 +161,7 @@ func (rc *reqCtx) getEntity(res resource) {
 // writeEntity serves PUT (replace) and PATCH/MERGE (merge): an update
 // when If-Match is sent, an upsert otherwise.
 func (rc *reqCtx) writeEntity(res resource, merge bool) {
-	if err := checkJSONBody(rc.r); err != nil {
-		rc.fail(err)
-		return
-	}
-	body, err := rc.readBody(MaxEntityBody)
+	body, err := rc.readJSONBody(MaxEntityBody)
 	if err != nil {
 		rc.fail(err)
 		return

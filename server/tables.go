@@ -92,11 +92,7 @@ func (rc *reqCtx) createTable() {
 		rc.fail(err)
 		return
 	}
-	if err := checkJSONBody(rc.r); err != nil {
-		rc.fail(err)
-		return
-	}
-	body, err := rc.readBody(MaxEntityBody)
+	body, err := rc.readJSONBody(MaxEntityBody)
 	if err != nil {
 		rc.fail(err)
 		return
