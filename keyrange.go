@@ -76,7 +76,10 @@ func (r KeyRange) Contains(pk, rk string) bool {
 // filters implement it; so may your own types.
 type Predicate interface {
 	// Match reports whether e satisfies the predicate. It reads e through
-	// e.Property, so PartitionKey, RowKey and Timestamp are visible.
+	// e.Property, so PartitionKey, RowKey and Timestamp are visible. e is
+	// valid only for the call: a query reuses it for the next entity, so
+	// Match must not modify or retain it or its Properties (the Values
+	// themselves are immutable and may be kept).
 	Match(e *Entity) bool
 	// KeyRanges returns sorted, disjoint, non-empty ranges that together
 	// contain every entity Match accepts. ok is false when no range can be

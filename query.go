@@ -200,9 +200,11 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 		return false, false, err
 	}
 	defer it.Close()
-	decodeSel := sel
+	// With a filter, each entity is decoded into one reused scratch entity
+	// for Match, and only a match is copied out with its ETag.
+	var scratch Entity
 	if opts.Filter != nil {
-		decodeSel = selection{} // the filter may read any property
+		scratch.Properties = make(Properties)
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		if page.Stats.Scanned%1024 == 1023 {
@@ -211,22 +213,44 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 			}
 		}
 		page.Stats.Scanned++
-		e, err := decodeEntity(it.Key(), it.Value(), decodeSel)
-		if err != nil {
-			return false, false, err
-		}
-		if opts.Filter == nil || opts.Filter.Match(&e) {
-			if sel.on && !decodeSel.on {
-				project(&e, sel)
+		var pk, rk string
+		added := false
+		if opts.Filter == nil {
+			e, err := decodeEntity(it.Key(), it.Value(), sel)
+			if err != nil {
+				return false, false, err
 			}
+			pk, rk = e.PartitionKey, e.RowKey
 			page.Entities = append(page.Entities, e)
-			if opts.MaxBytes > 0 {
-				page.Stats.Bytes += PayloadSize(&e)
+			added = true
+		} else {
+			pk, rk, err = keyenc.DecodeEntityKey(it.Key())
+			if err != nil {
+				return false, false, err
 			}
+			clear(scratch.Properties)
+			ticks, err := decodeInto(it.Value(), selection{}, scratch.Properties)
+			if err != nil {
+				return false, false, err
+			}
+			scratch.PartitionKey, scratch.RowKey, scratch.Timestamp = pk, rk, TicksToTime(ticks)
+			if opts.Filter.Match(&scratch) {
+				props := make(Properties, len(scratch.Properties))
+				for name, v := range scratch.Properties {
+					if sel.has(name) {
+						props[name] = v
+					}
+				}
+				page.Entities = append(page.Entities, makeEntity(pk, rk, ticks, props))
+				added = true
+			}
+		}
+		if added && opts.MaxBytes > 0 {
+			page.Stats.Bytes += PayloadSize(&page.Entities[len(page.Entities)-1])
 		}
 		if len(page.Entities) == top || (opts.ScanLimit > 0 && page.Stats.Scanned >= opts.ScanLimit) ||
 			(opts.MaxBytes > 0 && page.Stats.Bytes >= opts.MaxBytes) {
-			page.Continuation = continuationAfter(e.PartitionKey, e.RowKey)
+			page.Continuation = continuationAfter(pk, rk)
 			more := it.Next()
 			return true, more, it.Error()
 		}
@@ -253,14 +277,6 @@ func anyKey(snap storage.Snapshot, rest []KeyRange, prefix, tableEnd []byte) (bo
 		}
 	}
 	return false, nil
-}
-
-func project(e *Entity, sel selection) {
-	for name := range e.Properties {
-		if !sel.has(name) {
-			delete(e.Properties, name)
-		}
-	}
 }
 
 // QueryAll returns an iterator over every entity that opts select, walking

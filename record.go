@@ -138,22 +138,44 @@ func decodeRecord(b []byte, sel map[string]bool) (ticks int64, props Properties,
 // substrings of one string holding the record's body: one allocation for
 // all of them, and b is not retained.
 func decodeSelected(b []byte, sel selection) (ticks int64, props Properties, err error) {
-	ticks, err = recordTicks(b)
+	props = make(Properties, min(recordCount(b), 16))
+	ticks, err = decodeInto(b, sel, props)
 	if err != nil {
 		return 0, nil, err
+	}
+	return ticks, props, nil
+}
+
+// recordCount returns the property count a record declares, or 0.
+func recordCount(b []byte) int {
+	if len(b) < 9 {
+		return 0
+	}
+	n, w := uvarint(b[9:])
+	if w <= 0 || n > uint64(len(b)) {
+		return 0
+	}
+	return int(n)
+}
+
+// decodeInto decodes a record's properties into props, which the caller
+// has emptied, and returns its Timestamp ticks.
+func decodeInto(b []byte, sel selection, props Properties) (ticks int64, err error) {
+	ticks, err = recordTicks(b)
+	if err != nil {
+		return 0, err
 	}
 	b = b[9:]
 	n, w := uvarint(b)
 	if w <= 0 || n > uint64(len(b)) {
-		return 0, nil, errCorruptRecord
+		return 0, errCorruptRecord
 	}
 	b = b[w:]
-	props = make(Properties, min(int(n), 16))
 	if n == 0 {
 		if len(b) != 0 {
-			return 0, nil, errCorruptRecord
+			return 0, errCorruptRecord
 		}
-		return ticks, props, nil
+		return ticks, nil
 	}
 	s := string(b) // s[i:] is b[i:] as a string
 	i := 0         // the read position in b and s
@@ -161,16 +183,16 @@ func decodeSelected(b []byte, sel selection) (ticks int64, props Properties, err
 	for p := uint64(0); p < n; p++ {
 		l, w := uvarint(b[i:])
 		if w <= 0 || l > uint64(len(b)-i-w) {
-			return 0, nil, errCorruptRecord
+			return 0, errCorruptRecord
 		}
 		name := s[i+w : i+w+int(l)]
 		i += w + int(l)
 		if (p > 0 && name <= prev) || !utf8.ValidString(name) {
-			return 0, nil, errCorruptRecord
+			return 0, errCorruptRecord
 		}
 		prev = name
 		if i >= len(b) {
-			return 0, nil, errCorruptRecord
+			return 0, errCorruptRecord
 		}
 		kind := Kind(b[i])
 		i++
@@ -179,45 +201,45 @@ func decodeSelected(b []byte, sel selection) (ticks int64, props Properties, err
 		case KindString, KindBinary:
 			l, w := uvarint(b[i:])
 			if w <= 0 || l > uint64(len(b)-i-w) {
-				return 0, nil, errCorruptRecord
+				return 0, errCorruptRecord
 			}
 			v = Value{kind: kind, str: s[i+w : i+w+int(l)]}
 			i += w + int(l)
 		case KindInt32:
 			if len(b)-i < 4 {
-				return 0, nil, errCorruptRecord
+				return 0, errCorruptRecord
 			}
 			v = Int32Value(int32(binary.BigEndian.Uint32(b[i:])))
 			i += 4
 		case KindInt64, KindDouble, KindDateTime:
 			if len(b)-i < 8 {
-				return 0, nil, errCorruptRecord
+				return 0, errCorruptRecord
 			}
 			v = Value{kind: kind, num: binary.BigEndian.Uint64(b[i:])}
 			i += 8
 		case KindBool:
 			if len(b)-i < 1 || b[i] > 1 {
-				return 0, nil, errCorruptRecord
+				return 0, errCorruptRecord
 			}
 			v = BoolValue(b[i] == 1)
 			i++
 		case KindGUID:
 			if len(b)-i < 16 {
-				return 0, nil, errCorruptRecord
+				return 0, errCorruptRecord
 			}
 			v = Value{kind: KindGUID, str: s[i : i+16]}
 			i += 16
 		default:
-			return 0, nil, errCorruptRecord
+			return 0, errCorruptRecord
 		}
 		if sel.has(name) {
 			props[name] = v
 		}
 	}
 	if i != len(b) {
-		return 0, nil, errCorruptRecord
+		return 0, errCorruptRecord
 	}
-	return ticks, props, nil
+	return ticks, nil
 }
 
 // The catalog record of a table. Version 1:
