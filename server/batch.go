@@ -294,7 +294,8 @@ func (rc *reqCtx) serveBatch() {
 			level = metaMinimal
 		}
 		e := act.Entity
-		e.ETag, e.Timestamp = tags[i], timestampOf(tags[i])
+		e.ETag = tags[i]
+		e.Timestamp, _ = tags[i].Time()
 		h.Set("Content-Type", level.contentType())
 		bw.response(http.StatusCreated, h, appendEntity(nil, &e, rc.encodeOpts(level, table, nil), true))
 	}

@@ -3,10 +3,8 @@ package server
 import (
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/localtable/localtable"
 )
@@ -62,14 +60,6 @@ func (rc *reqCtx) parseSelect() (all, custom []string) {
 	return all, custom
 }
 
-// timestampOf returns the Timestamp an ETag of the service's form names.
-func timestampOf(tag localtable.ETag) time.Time {
-	s := strings.TrimSuffix(strings.TrimPrefix(string(tag), `W/"datetime'`), `'"`)
-	s, _ = url.PathUnescape(s)
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t.UTC()
-}
-
 // preference returns the Prefer header's return-content or
 // return-no-content, or "".
 func (rc *reqCtx) preference() string {
@@ -119,9 +109,18 @@ func (rc *reqCtx) insertEntity(table string) {
 		rc.fail(err)
 		return
 	}
-	loc := rc.baseURL() + "/" + entityPath(table, e.PartitionKey, e.RowKey)
+	rc.w.Header().Set("ETag", string(tag))
+	rc.writeCreated(rc.baseURL()+"/"+entityPath(table, e.PartitionKey, e.RowKey), level, func() []byte {
+		e.ETag = tag
+		e.Timestamp, _ = tag.Time()
+		return appendEntity(nil, &e, rc.encodeOpts(level, table, nil), true)
+	})
+}
+
+// writeCreated answers a create (201 with the body) or, with Prefer:
+// return-no-content, 204 with DataServiceId; both carry Location.
+func (rc *reqCtx) writeCreated(loc string, level metaLevel, body func() []byte) {
 	h := rc.w.Header()
-	h.Set("ETag", string(tag))
 	h.Set("Location", loc)
 	switch pref := rc.preference(); pref {
 	case "return-no-content":
@@ -133,8 +132,7 @@ func (rc *reqCtx) insertEntity(table string) {
 		if pref != "" {
 			h.Set("Preference-Applied", pref)
 		}
-		e.ETag, e.Timestamp = tag, timestampOf(tag)
-		rc.writeJSON(http.StatusCreated, level, appendEntity(nil, &e, rc.encodeOpts(level, table, nil), true))
+		rc.writeJSON(http.StatusCreated, level, body())
 	}
 }
 

@@ -117,21 +117,9 @@ func (rc *reqCtx) createTable() {
 		rc.fail(err)
 		return
 	}
-	loc := rc.baseURL() + "/Tables(" + quoteOData(t.Name()) + ")"
-	h := rc.w.Header()
-	h.Set("Location", loc)
-	switch pref := rc.preference(); pref {
-	case "return-no-content":
-		h.Set("Preference-Applied", pref)
-		h.Set("DataServiceId", loc)
-		h.Set("DataServiceVersion", "3.0;")
-		rc.writeHeader(http.StatusNoContent)
-	default:
-		if pref != "" {
-			h.Set("Preference-Applied", pref)
-		}
-		rc.writeJSON(http.StatusCreated, level, rc.appendTable(nil, level, t.Name(), true))
-	}
+	rc.writeCreated(rc.baseURL()+"/Tables("+quoteOData(t.Name())+")", level, func() []byte {
+		return rc.appendTable(nil, level, t.Name(), true)
+	})
 }
 
 func (rc *reqCtx) listTables() {
