@@ -50,10 +50,6 @@ func errMethod(r *http.Request) *localtable.Error {
 	return wireError(localtable.CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The requested method "+r.Method+" is not allowed on this resource.")
 }
 
-func errResourceNotFound() *localtable.Error {
-	return wireError(localtable.CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist.")
-}
-
 // asWireError maps any error to the status, code and message the server
 // answers with.
 func asWireError(err error) *localtable.Error {

@@ -48,7 +48,8 @@ func buildBinary(t *testing.T) string {
 	buildOnce.Do(func() {
 		goTool, err := exec.LookPath("go")
 		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+			buildErr = fmt.Errorf("the go command is not on PATH: %v", err)
+			return
 		}
 		if buildDir, buildErr = os.MkdirTemp("", "localtable-bin"); buildErr != nil {
 			return
