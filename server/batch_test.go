@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"regexp"
 	"strings"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/localtabletest"
 )
 
@@ -182,8 +186,8 @@ func TestWireBatchResponseFraming(t *testing.T) {
 			t.Fatalf("inner response %d malformed:\n%q", i, rest)
 		}
 		hdr := rest[:loc[1]]
-		for _, h := range []string{"\r\nPreference-Applied: return-no-content\r\n", "\r\nEtag: W/\"datetime'", "\r\nDataserviceversion: 3.0;\r\n", "\r\nDataserviceid: http://"} {
-			if !strings.Contains(http.CanonicalHeaderKey(hdr), http.CanonicalHeaderKey(h)) && !strings.Contains(strings.ToLower(hdr), strings.ToLower(h)) {
+		for _, h := range []string{"\r\nPreference-Applied: return-no-content\r\n", "\r\nETag: W/\"datetime'", "\r\nDataServiceVersion: 3.0;\r\n", "\r\nDataServiceId: http://"} {
+			if !strings.Contains(hdr, h) { // spelled as the service does: clients match case-sensitively
 				t.Errorf("inner response %d lacks %q:\n%q", i, h, hdr)
 			}
 		}
@@ -246,5 +250,343 @@ func TestWireBatchResponseFraming(t *testing.T) {
 	resp, got = do(t, "POST", url, ct, body(ins("g"), ins("g")))
 	if resp.StatusCode != 202 || !strings.Contains(got, "HTTP/1.1 400 ") || !strings.Contains(got, `"InvalidDuplicateRow"`) {
 		t.Errorf("duplicate row: %d\n%s", resp.StatusCode, got)
+	}
+}
+
+// csPart is one operation of a changeset with boundary changeset_C:
+// MIME part headers (mime, may be empty), then the request itself.
+func csPart(mime, req string) string {
+	return "--changeset_C\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n" + mime + "\r\n" + req
+}
+
+// csBody is a $batch body, boundary batch_B, holding one changeset.
+func csBody(parts ...string) string {
+	return "--batch_B\r\nContent-Type: multipart/mixed; boundary=changeset_C\r\n\r\n" + strings.Join(parts, "") + "--changeset_C--\r\n\r\n--batch_B--\r\n"
+}
+
+var batchCT = map[string]string{"Content-Type": "multipart/mixed; boundary=batch_B"}
+
+// subResponses splits a 202 batch response with the standard library's
+// multipart reader and returns each inner response's raw text, status
+// line to end of body.
+func subResponses(t *testing.T, resp *http.Response, body string) []string {
+	t.Helper()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("batch answered %d:\n%s", resp.StatusCode, body)
+	}
+	_, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		t.Fatalf("response Content-Type %q: %v", resp.Header.Get("Content-Type"), err)
+	}
+	var out []string
+	var read func(r *multipart.Reader)
+	read = func(r *multipart.Reader) {
+		for {
+			p, err := r.NextRawPart()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				t.Fatalf("response framing: %v\n%q", err, body)
+			}
+			mt, pp, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
+			if mt == "multipart/mixed" {
+				read(multipart.NewReader(p, pp["boundary"]))
+				continue
+			}
+			b, err := io.ReadAll(p)
+			if err != nil {
+				t.Fatalf("response part: %v\n%q", err, body)
+			}
+			out = append(out, string(b))
+		}
+	}
+	read(multipart.NewReader(strings.NewReader(body), params["boundary"]))
+	return out
+}
+
+var reETag = regexp.MustCompile(`W/"datetime'[^']*'"`)
+
+// TestWireBatchSubResponseHeaders pins the bytes of each kind of
+// sub-response: the service's header spelling ("ETag", not Go's
+// "Etag") and order, its DataServiceVersion per kind, Content-ID echoed
+// from the operation's own headers (not from its MIME part headers), and
+// ETags equal to what a later GET returns.
+func TestWireBatchSubResponseHeaders(t *testing.T) {
+	hs, acct := rawServer(t)
+	ctx := context.Background()
+	for _, rk := range []string{"old", "gone"} {
+		if _, err := acct.Table("tt1").Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: rk}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := hs.URL + "/devstoreaccount1"
+	ins := "POST " + base + "/tt1 HTTP/1.1\r\nAccept: application/json;odata=minimalmetadata\r\nContent-Type: application/json\r\n"
+	resp, got := do(t, "POST", base+"/$batch", batchCT, csBody(
+		csPart("", ins+"Content-ID: 1\r\nPrefer: return-no-content\r\n\r\n"+`{"PartitionKey":"p","RowKey":"a"}`+"\r\n"),
+		csPart("", ins+"Content-ID: 2\r\n\r\n"+`{"PartitionKey":"p","RowKey":"b","V":1}`+"\r\n"),
+		csPart("Content-ID: 9\r\n", "PUT "+base+"/tt1(PartitionKey='p',RowKey='c') HTTP/1.1\r\nContent-Type: application/json\r\n\r\n{}\r\n"),
+		csPart("", "MERGE "+base+"/tt1(PartitionKey='p',RowKey='old') HTTP/1.1\r\nIf-Match: *\r\n\r\n{\"V\":2}\r\n"),
+		csPart("", "DELETE "+base+"/tt1(PartitionKey='p',RowKey='gone') HTTP/1.1\r\nIf-Match: *\r\n\r\n"),
+	))
+	if resp.Header.Get("Cache-Control") != "no-cache" || resp.Header.Get("DataServiceVersion") != "" {
+		t.Errorf("outer headers: %v", resp.Header)
+	}
+	subs := subResponses(t, resp, got)
+	loc := func(rk string) string { return base + "/tt1(PartitionKey='p',RowKey='" + rk + "')" }
+	want := []string{
+		"HTTP/1.1 204 No Content\r\nContent-ID: 1\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n" +
+			"Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: " + loc("a") + "\r\n" +
+			"DataServiceId: " + loc("a") + "\r\nETag: $ETAG\r\n\r\n",
+		"HTTP/1.1 201 Created\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n" +
+			"Content-ID: 2\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nLocation: " + loc("b") + "\r\nETag: $ETAG\r\n\r\n",
+		"HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 1.0;\r\nETag: $ETAG\r\n\r\n",
+		"HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 1.0;\r\nETag: $ETAG\r\n\r\n",
+		"HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 1.0;\r\n\r\n",
+	}
+	if len(subs) != len(want) {
+		t.Fatalf("%d sub-responses, want %d:\n%s", len(subs), len(want), got)
+	}
+	for i, rk := range []string{"a", "b", "c", "old", "gone"} {
+		head, body, _ := strings.Cut(subs[i], "\r\n\r\n")
+		tags := reETag.FindAllString(head, -1)
+		if g := reETag.ReplaceAllString(head, "$$ETAG") + "\r\n\r\n"; g != want[i] {
+			t.Errorf("sub-response %d:\n got %q\nwant %q", i, g, want[i])
+		}
+		r, _ := do(t, "GET", loc(rk), nil, "")
+		if rk == "gone" {
+			if r.StatusCode != 404 || len(tags) != 0 {
+				t.Errorf("delete: GET %d, ETags %q", r.StatusCode, tags)
+			}
+			continue
+		}
+		if len(tags) != 1 || r.Header.Get("ETag") != tags[0] {
+			t.Errorf("sub-response %d: ETag %q, GET answers %q", i, tags, r.Header.Get("ETag"))
+		}
+		if rk == "b" {
+			tag, _ := json.Marshal(tags[0])
+			if !strings.Contains(body, `"odata.etag":`+string(tag)) || !strings.Contains(body, `"RowKey":"b"`) || !strings.Contains(body, `"V":1`) {
+				t.Errorf("201 body: %s", body)
+			}
+		} else if body != "" {
+			t.Errorf("sub-response %d has a body: %q", i, body)
+		}
+	}
+}
+
+// TestSDKBatchErrorMessages checks, through aztables, the odata.error a
+// failed changeset carries: the failing operation's index, the service's
+// own message, then the RequestId of the $batch request and the Time.
+func TestSDKBatchErrorMessages(t *testing.T) {
+	ctx := context.Background()
+	srv := localtabletest.NewServer(t)
+	c := newTable(t, srv, "errmsg")
+	ent := func(pk, rk string) []byte {
+		b, _ := json.Marshal(map[string]any{"PartitionKey": pk, "RowKey": rk})
+		return b
+	}
+	add := func(pk, rk string) aztables.TransactionAction {
+		return aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: ent(pk, rk)}
+	}
+	for _, cs := range []struct {
+		name    string
+		actions []aztables.TransactionAction
+		code    string
+		message string
+	}{
+		{"missing entity at 0", []aztables.TransactionAction{{ActionType: aztables.TransactionTypeDelete, Entity: ent("p", "nope")}, add("p", "x")},
+			"ResourceNotFound", "0:The specified resource does not exist."},
+		{"mixed partitions at 1", []aztables.TransactionAction{add("p", "a"), add("q", "b")},
+			"CommandsInBatchActOnDifferentPartitions", "1:All commands in a batch must operate on same entity group."},
+		{"same row at 1", []aztables.TransactionAction{add("p", "a"), {ActionType: aztables.TransactionTypeInsertMerge, Entity: ent("p", "a")}},
+			"InvalidDuplicateRow", "1:The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."},
+	} {
+		_, err := c.SubmitTransaction(ctx, cs.actions, nil)
+		var re *azcore.ResponseError
+		if !errors.As(err, &re) || re.StatusCode != http.StatusAccepted {
+			t.Errorf("%s: %v", cs.name, err)
+			continue
+		}
+		id := re.RawResponse.Header.Get("x-ms-request-id")
+		// The body is the multipart response; the error is JSON inside it.
+		text := err.Error()
+		i := strings.Index(text, `{"odata.error"`)
+		j := strings.LastIndex(text, "}}}")
+		if i < 0 || j < i {
+			t.Errorf("%s: no odata.error in\n%s", cs.name, text)
+			continue
+		}
+		var e struct {
+			Err struct {
+				Code    string
+				Message struct{ Lang, Value string }
+			} `json:"odata.error"`
+		}
+		if err := json.Unmarshal([]byte(text[i:j+3]), &e); err != nil {
+			t.Errorf("%s: %v in %s", cs.name, err, text[i:j+3])
+			continue
+		}
+		re7 := regexp.MustCompile(`^` + regexp.QuoteMeta(cs.message+"\nRequestId:"+id+"\nTime:") + `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$`)
+		if e.Err.Code != cs.code || !re7.MatchString(e.Err.Message.Value) || id == "" {
+			t.Errorf("%s: %s %q, want %s %q + RequestId %s + Time", cs.name, e.Err.Code, e.Err.Message.Value, cs.code, cs.message, id)
+		}
+	}
+}
+
+// TestWireBatchErrorResponses pins the bytes of a failed changeset's one
+// response: an operation's error carries the operation's Content-ID,
+// Cache-Control and Preference-Applied; an error of the changeset as a
+// whole (a missing table) only the service's three headers.
+func TestWireBatchErrorResponses(t *testing.T) {
+	hs, acct := rawServer(t)
+	if _, err := acct.Table("tt1").Insert(context.Background(), localtable.Entity{PartitionKey: "p", RowKey: "dup"}); err != nil {
+		t.Fatal(err)
+	}
+	base := hs.URL + "/devstoreaccount1"
+	ins := func(table, rk, extra string) string {
+		return csPart("", "POST "+base+"/"+table+" HTTP/1.1\r\nContent-Type: application/json\r\n"+extra+"Prefer: return-no-content\r\n\r\n"+
+			`{"PartitionKey":"p","RowKey":"`+rk+`"}`+"\r\n")
+	}
+	reTime := regexp.MustCompile(`\\nRequestId:[0-9a-f-]{36}\\nTime:[0-9T:.-]{27}Z"`)
+	for _, cs := range []struct {
+		name, body, want string
+	}{
+		{"operation", csBody(ins("tt1", "n1", ""), ins("tt1", "dup", "Content-ID: 7\r\n")),
+			"HTTP/1.1 409 Conflict\r\nContent-ID: 7\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nPreference-Applied: return-no-content\r\n" +
+				"DataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n" +
+				`{"odata.error":{"code":"EntityAlreadyExists","message":{"lang":"en-US","value":"1:The specified entity already exists.$T}}}`},
+		{"missing table", csBody(ins("nosuch", "n1", "Content-ID: 7\r\n")),
+			"HTTP/1.1 404 Not Found\r\nX-Content-Type-Options: nosniff\r\nDataServiceVersion: 3.0;\r\n" +
+				"Content-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n" +
+				`{"odata.error":{"code":"TableNotFound","message":{"lang":"en-US","value":"0:The table specified does not exist.$T}}}`},
+	} {
+		resp, got := do(t, "POST", base+"/$batch", batchCT, cs.body)
+		subs := subResponses(t, resp, got)
+		if len(subs) != 1 || reTime.ReplaceAllString(subs[0], "$$T") != cs.want {
+			t.Errorf("%s:\n got %q\nwant %q", cs.name, subs, cs.want)
+		}
+	}
+}
+
+// TestWireBatchRetrieve: a batch holding one GET outside a changeset is
+// answered with the entity, as the service does, or with its error.
+func TestWireBatchRetrieve(t *testing.T) {
+	hs, acct := rawServer(t)
+	if _, err := acct.Table("tt1").Insert(context.Background(), localtable.Entity{PartitionKey: "p", RowKey: "r",
+		Properties: localtable.Properties{"V": localtable.Int32Value(7)}}); err != nil {
+		t.Fatal(err)
+	}
+	base := hs.URL + "/devstoreaccount1"
+	get := func(rk string) string {
+		return "--batch_B\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
+			"GET " + base + "/tt1(PartitionKey='p',RowKey='" + rk + "') HTTP/1.1\r\nContent-ID: 3\r\nAccept: application/json;odata=minimalmetadata\r\n\r\n--batch_B--\r\n"
+	}
+	direct, entity := do(t, "GET", base+"/tt1(PartitionKey='p',RowKey='r')", map[string]string{"Accept": minimal}, "")
+	resp, got := do(t, "POST", base+"/$batch", batchCT, get("r"))
+	if !strings.HasPrefix(got, "--batchresponse_") || strings.Contains(got, "changesetresponse") {
+		t.Errorf("retrieve is not answered outside a changeset:\n%s", got)
+	}
+	subs := subResponses(t, resp, got)
+	want := "HTTP/1.1 200 OK\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n" +
+		"Content-ID: 3\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nETag: " + direct.Header.Get("ETag") + "\r\n\r\n" + entity
+	if len(subs) != 1 || subs[0] != want || !strings.Contains(entity, `"V":7`) {
+		t.Errorf("retrieve:\n got %q\nwant %q", subs, want)
+	}
+	resp, got = do(t, "POST", base+"/$batch", batchCT, get("missing"))
+	subs = subResponses(t, resp, got)
+	wantHead := "HTTP/1.1 404 Not Found\r\nContent-ID: 3\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n" +
+		"Content-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n" +
+		`{"odata.error":{"code":"ResourceNotFound","message":{"lang":"en-US","value":"The specified resource does not exist.\nRequestId:`
+	if len(subs) != 1 || !strings.HasPrefix(subs[0], wantHead) {
+		t.Errorf("missing entity:\n got %q\nwant %q…", subs, wantHead)
+	}
+}
+
+// TestWireBatchMalformed: a $batch whose Content-Type, framing or
+// operations are malformed is a 400 with an error code, never a 5xx, and
+// applies nothing. The leniencies of the service's reader (LF line
+// endings, a dangling last delimiter as @azure/data-tables 12 sent) are
+// accepted, and a second changeset is rejected alone, as documented.
+func TestWireBatchMalformed(t *testing.T) {
+	hs, _ := rawServer(t)
+	base := hs.URL + "/devstoreaccount1"
+	insert := func(rk string) string {
+		return "POST " + base + "/tt1 HTTP/1.1\r\nContent-Type: application/json\r\nPrefer: return-no-content\r\n\r\n" +
+			`{"PartitionKey":"p","RowKey":"` + rk + `"}` + "\r\n"
+	}
+	ok := csBody(csPart("", insert("m")))
+	single := func(req string) string {
+		return "--batch_B\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" + req + "--batch_B--\r\n"
+	}
+	nested := "--changeset_C\r\nContent-Type: multipart/mixed; boundary=changeset_D\r\n\r\n--changeset_D\r\nContent-Type: application/http\r\n\r\n" +
+		insert("m") + "--changeset_D--\r\n"
+	for _, c := range []struct{ name, ct, body, code string }{
+		{"no Content-Type", "", ok, "MissingRequiredHeader"},
+		{"wrong Content-Type", "application/json", ok, "InvalidHeaderValue"},
+		{"no boundary", "multipart/mixed", ok, "InvalidHeaderValue"},
+		{"not multipart/mixed", "multipart/form-data; boundary=batch_B", ok, "InvalidHeaderValue"},
+		{"empty body", "", "", "MissingRequiredHeader"},
+		{"empty body with boundary", batchCT["Content-Type"], "", "InvalidInput"},
+		{"no delimiter", batchCT["Content-Type"], "garbage", "InvalidInput"},
+		{"other boundary", batchCT["Content-Type"], strings.ReplaceAll(ok, "batch_B", "batch_X"), "InvalidInput"},
+		{"closed before any part", batchCT["Content-Type"], "--batch_B--\r\n", "InvalidInput"},
+		{"truncated", batchCT["Content-Type"], ok[:strings.Index(ok, `"RowKey"`)], "InvalidInput"},
+		{"changeset without closing delimiter", batchCT["Content-Type"], strings.Replace(ok, "--changeset_C--\r\n", "", 1), "InvalidInput"},
+		{"batch without closing delimiter", batchCT["Content-Type"], strings.TrimSuffix(ok, "\r\n--batch_B--\r\n") + "\r\n{}", "InvalidInput"},
+		{"nested changesets", batchCT["Content-Type"], csBody(nested), "InvalidInput"},
+		{"empty changeset", batchCT["Content-Type"], csBody(), "InvalidInput"},
+		{"garbage request line", batchCT["Content-Type"], csBody(csPart("", "this is no request line\r\n\r\n")), "InvalidInput"},
+		{"request line without URL", batchCT["Content-Type"], csBody(csPart("", "POST\r\n\r\n{}\r\n")), "InvalidInput"},
+		{"bad protocol", batchCT["Content-Type"], csBody(csPart("", strings.Replace(insert("m"), "HTTP/1.1", "FTP/1.0", 1))), "InvalidInput"},
+		{"bad method token", batchCT["Content-Type"], csBody(csPart("", strings.Replace(insert("m"), "POST", "{POST}", 1))), "InvalidInput"},
+		{"bad part header", batchCT["Content-Type"], csBody(csPart("no colon here\r\n", insert("m"))), "InvalidInput"},
+		{"bad operation header", batchCT["Content-Type"], csBody(csPart("", strings.Replace(insert("m"), "Prefer:", "Prefer", 1))), "InvalidInput"},
+		{"part without Content-Type", batchCT["Content-Type"], "--batch_B\r\n\r\nGET " + base + "/tt1() HTTP/1.1\r\n\r\n--batch_B--\r\n", "InvalidInput"},
+		{"operation of another type", batchCT["Content-Type"], csBody(strings.Replace(csPart("", insert("m")), "application/http", "text/plain", 1)), "InvalidInput"},
+		{"write outside a changeset", batchCT["Content-Type"], single(insert("m")), "InvalidInput"},
+		{"query before a changeset", batchCT["Content-Type"], strings.TrimSuffix(single("GET "+base+"/tt1() HTTP/1.1\r\n\r\n"), "--batch_B--\r\n") + ok, "InvalidInput"},
+		{"two queries", batchCT["Content-Type"], strings.Replace(single("GET "+base+"/tt1() HTTP/1.1\r\n\r\n"), "--batch_B--", "--batch_B\r\nContent-Type: application/http\r\n\r\nGET "+base+"/tt1() HTTP/1.1\r\n\r\n--batch_B--", 1), "InvalidInput"},
+	} {
+		hdr := map[string]string{}
+		if c.ct != "" {
+			hdr["Content-Type"] = c.ct
+		}
+		resp, got := do(t, "POST", base+"/$batch", hdr, c.body)
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("x-ms-error-code") != c.code || !strings.Contains(got, `"code":"`+c.code+`"`) {
+			t.Errorf("%s: %d %q, want 400 %s\n%s", c.name, resp.StatusCode, resp.Header.Get("x-ms-error-code"), c.code, got)
+		}
+		if r, _ := do(t, "GET", base+"/tt1(PartitionKey='p',RowKey='m')", nil, ""); r.StatusCode != http.StatusNotFound {
+			t.Fatalf("%s: applied", c.name)
+		}
+	}
+
+	// Accepted: LF line endings, and a last opening delimiter with
+	// nothing after it.
+	for i, body := range []string{
+		strings.ReplaceAll(csBody(csPart("", insert("lf"))), "\r\n", "\n"),
+		strings.TrimSuffix(csBody(csPart("", insert("dangling"))), "\r\n--batch_B--\r\n") + "\r\n--batch_B\r\n",
+	} {
+		rk := []string{"lf", "dangling"}[i]
+		resp, got := do(t, "POST", base+"/$batch", batchCT, body)
+		if subs := subResponses(t, resp, got); len(subs) != 1 || !strings.HasPrefix(subs[0], "HTTP/1.1 204 No Content\r\n") {
+			t.Errorf("%s: %q", rk, subs)
+		}
+		if r, _ := do(t, "GET", base+"/tt1(PartitionKey='p',RowKey='"+rk+"')", nil, ""); r.StatusCode != http.StatusOK {
+			t.Errorf("%s: not applied: %d", rk, r.StatusCode)
+		}
+	}
+
+	// Two changesets: the first is processed, the second rejected with 400.
+	two := "--batch_B\r\nContent-Type: multipart/mixed; boundary=changeset_C\r\n\r\n" + csPart("", insert("first")) + "--changeset_C--\r\n" +
+		"--batch_B\r\nContent-Type: multipart/mixed; boundary=changeset_E\r\n\r\n" + strings.Replace(csPart("", insert("second")), "changeset_C", "changeset_E", 1) + "--changeset_E--\r\n--batch_B--\r\n"
+	resp, got := do(t, "POST", base+"/$batch", batchCT, two)
+	subs := subResponses(t, resp, got)
+	if len(subs) != 2 || !strings.HasPrefix(subs[0], "HTTP/1.1 204 No Content\r\n") || !strings.HasPrefix(subs[1], "HTTP/1.1 400 Bad Request\r\n") || !strings.Contains(subs[1], `"code":"InvalidInput"`) {
+		t.Errorf("two changesets: %q", subs)
+	}
+	for rk, status := range map[string]int{"first": http.StatusOK, "second": http.StatusNotFound} {
+		if r, _ := do(t, "GET", base+"/tt1(PartitionKey='p',RowKey='"+rk+"')", nil, ""); r.StatusCode != status {
+			t.Errorf("two changesets: %s: %d, want %d", rk, r.StatusCode, status)
+		}
 	}
 }

@@ -98,6 +98,9 @@ var fixedMessages = map[localtable.ErrorCode]string{
 	localtable.CodeTableNotFound:               "The table specified does not exist.",
 	localtable.CodeTableAlreadyExists:          "The table specified already exists.",
 	localtable.CodeUpdateConditionNotSatisfied: "The update condition specified in the request was not satisfied.",
+	// Batch-only codes.
+	localtable.CodeCommandsInBatchActOnDifferentPartitions: "All commands in a batch must operate on same entity group.",
+	localtable.CodeInvalidDuplicateRow:                     "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request.",
 }
 
 // errorBody is the service's JSON error document.
