@@ -103,7 +103,8 @@ type account struct {
 	data *localtable.Account
 
 	mu         sync.Mutex
-	properties []byte // the last service properties PUT, raw XML
+	properties []byte     // the last service properties PUT, raw XML
+	cors       corsConfig // the CORS rules in force (cors.go); written under mu
 }
 
 // New returns a Server serving acct (see Options for its name and key)
@@ -204,6 +205,7 @@ func (rc *reqCtx) baseURL() string {
 // writeHeader sends the status, once.
 func (rc *reqCtx) writeHeader(status int) {
 	rc.wrote = true
+	rc.addCORSHeaders()
 	rc.w.WriteHeader(status)
 }
 
