@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/localtable/localtable"
 )
@@ -247,7 +248,10 @@ func parseCORS(body []byte) (corsDoc, error) {
 		case xml.StartElement:
 			depth++
 			if depth == 1 {
-				name := body[off+1:]
+				name := body[off:]
+				if i := bytes.IndexByte(name, '<'); i >= 0 {
+					name = name[i+1:]
+				}
 				if i := bytes.IndexAny(name, " \t\r\n/>"); i >= 0 {
 					name = name[:i]
 				}
@@ -391,11 +395,12 @@ func (r *corsRule) setOrigins(text string, chars *int) error {
 	}
 	for _, o := range list {
 		o = strings.TrimSpace(o)
-		*chars += len(o)
+		n := utf8.RuneCountInString(o)
+		*chars += n
 		switch {
 		case o == "":
 			return errXMLNode("AllowedOrigins", "Allowed origins can't contain empty origin.")
-		case len(o) > maxCORSValueChars:
+		case n > maxCORSValueChars:
 			return errXMLNode("AllowedOrigins", "Origin characters can't exceed "+strconv.Itoa(maxCORSValueChars)+".")
 		case o == "*":
 			r.anyOrigin = true
@@ -411,7 +416,7 @@ func (r *corsRule) setOrigins(text string, chars *int) error {
 
 func (r *corsRule) setMethods(text string, chars *int) error {
 	for _, m := range strings.Split(text, ",") {
-		*chars += len(m)
+		*chars += utf8.RuneCountInString(m)
 		m = strings.TrimSpace(m)
 		if !slices.Contains(corsMethods, m) {
 			return errXMLNode("AllowedMethods", strconv.Quote(m)+" is not an allowed method: use "+strings.Join(corsMethods, ", ")+".")
@@ -424,7 +429,7 @@ func (r *corsRule) setMethods(text string, chars *int) error {
 }
 
 func (r *corsRule) setMaxAge(text string, chars *int) error {
-	*chars += len(text)
+	*chars += utf8.RuneCountInString(text)
 	n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 32)
 	if err != nil {
 		return errXMLNode("MaxAgeInSeconds", "MaxAgeInSeconds is not a valid integer value.")
@@ -447,11 +452,12 @@ func parseCORSHeaders(node, text string, chars *int) (corsHeaders, error) {
 	literals, prefixed := 0, 0
 	for _, h := range list {
 		h = strings.TrimSpace(h)
-		*chars += len(h)
+		n := utf8.RuneCountInString(h)
+		*chars += n
 		if h == "" {
 			return c, errXMLNode(node, "CORS headers can't include empty headers.")
 		}
-		if len(h) > maxCORSValueChars {
+		if n > maxCORSValueChars {
 			return c, errXMLNode(node, "A CORS header can't exceed "+strconv.Itoa(maxCORSValueChars)+" characters.")
 		}
 		star := strings.IndexByte(h, '*')
@@ -525,12 +531,13 @@ func (rc *reqCtx) servePreflight() {
 
 // addCORSHeaders adds the Access-Control headers of an actual request to
 // the response, just before its status is sent, so that they cover error
-// responses too and expose the headers the response carries. As the
+// responses too and expose the headers the response carries. The
+// responses inside a batch's body get none. As the
 // service: a rule for every origin answers "*"; a rule naming the origin
 // answers it, with credentials allowed; and a GET or HEAD, whose response a
 // browser may cache, varies on Origin unless "*" answered it.
 func (rc *reqCtx) addCORSHeaders() {
-	if rc.acct == nil || rc.r.Method == http.MethodOptions {
+	if !rc.outer || rc.acct == nil || rc.r.Method == http.MethodOptions {
 		return
 	}
 	rules := rc.acct.cors.rules()

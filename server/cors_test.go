@@ -476,3 +476,27 @@ func TestSDKCORSRules(t *testing.T) {
 	_, err = srv.Client.SetProperties(ctx, aztables.ServiceProperties{Cors: []*aztables.CorsRule{rule}}, nil)
 	wantCode(t, err, 400, "InvalidXmlNodeValue")
 }
+
+// Only a batch's own response carries the Access-Control headers, not the
+// responses inside its body.
+func TestWireCORSBatch(t *testing.T) {
+	hs, _ := rawServer(t)
+	base := hs.URL + "/devstoreaccount1"
+	props := "<StorageServiceProperties><Cors>" + corsRuleXML("*", "GET,POST", "*", "x-ms-*", 60) + "</Cors></StorageServiceProperties>"
+	if resp, got := do(t, "PUT", base+"/?restype=service&comp=properties", nil, props); resp.StatusCode != 202 {
+		t.Fatalf("set properties: %d %s", resp.StatusCode, got)
+	}
+	if resp, got := do(t, "POST", base+"/tt1", map[string]string{"Content-Type": "application/json"}, `{"PartitionKey":"p","RowKey":"r"}`); resp.StatusCode != 201 {
+		t.Fatalf("insert: %d %s", resp.StatusCode, got)
+	}
+	q := "--batch_B\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
+		"GET http://h/devstoreaccount1/tt1(PartitionKey='p',RowKey='r') HTTP/1.1\r\nAccept: application/json;odata=nometadata\r\nOrigin: http://a.example\r\n\r\n\r\n--batch_B--\r\n"
+	resp, got := do(t, "POST", base+"/$batch", map[string]string{"Content-Type": "multipart/mixed; boundary=batch_B", "Origin": "http://a.example"}, q)
+	if resp.StatusCode != 202 || !strings.Contains(got, "HTTP/1.1 200 OK\r\n") {
+		t.Fatalf("batch: %d %s", resp.StatusCode, got)
+	}
+	checkCORSHeaders(t, "batch", resp.Header, corsExpect{allowOrigin: "*", expose: []string{"x-ms-request-id"}})
+	if lower := strings.ToLower(got); strings.Contains(lower, "access-control-") || strings.Contains(lower, "vary:") {
+		t.Errorf("CORS headers inside the batch:\n%s", got)
+	}
+}

@@ -145,7 +145,7 @@ const HealthPath = "/-/health"
 
 // ServeHTTP answers one request of the Table REST protocol.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now()}
+	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now(), outer: true}
 	h := w.Header()
 	h.Set("x-ms-request-id", rc.id)
 	h.Set("x-ms-version", apiVersion)
@@ -185,6 +185,7 @@ type reqCtx struct {
 	id    string
 	start time.Time
 	wrote bool
+	outer bool // the request itself, not one inside a batch: CORS applies
 
 	acct   *account
 	query  url.Values
