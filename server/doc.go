@@ -24,6 +24,11 @@
 // verify an Entra ID token; a bearer token over plain HTTP is 403
 // AuthenticationFailed.
 //
+// The CORS rules set with Set Table Service Properties take effect as in
+// the service: an OPTIONS request is an anonymous preflight, and the
+// responses to an origin that a rule allows carry the Access-Control
+// headers, so that a page in a browser can call the server.
+//
 // The readiness endpoint is /-/health: "-" can never be an account name.
 //
 // A Server is safe for concurrent use.

@@ -7,7 +7,8 @@ import (
 )
 
 // route dispatches a request on its escaped path (never r.URL.Path: a %2F
-// inside a key must not split the path), after authenticating it.
+// inside a key must not split the path), after authenticating it. An
+// OPTIONS request is a CORS preflight, answered without authentication.
 func (s *Server) route(rc *reqCtx) {
 	r := rc.r
 	p := r.URL.EscapedPath()
@@ -24,6 +25,10 @@ func (s *Server) route(rc *reqCtx) {
 	rc.acct = s.accounts[name]
 	if rc.acct == nil {
 		rc.fail(wireError(codeInvalidURI, http.StatusBadRequest, "The account "+quoteOData(name)+" is not served here: URLs are http://host:port/{account}/…"))
+		return
+	}
+	if r.Method == http.MethodOptions {
+		rc.servePreflight() // anonymous, for any resource (cors.go)
 		return
 	}
 	rest = strings.TrimSuffix(rest, "/")

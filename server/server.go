@@ -103,7 +103,8 @@ type account struct {
 	data *localtable.Account
 
 	mu         sync.Mutex
-	properties []byte // the last service properties PUT, raw XML
+	properties []byte     // the last service properties PUT, raw XML
+	cors       corsConfig // the CORS rules in force (cors.go); written under mu
 }
 
 // New returns a Server serving acct (see Options for its name and key)
@@ -144,7 +145,7 @@ const HealthPath = "/-/health"
 
 // ServeHTTP answers one request of the Table REST protocol.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now()}
+	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now(), outer: true}
 	h := w.Header()
 	h.Set("x-ms-request-id", rc.id)
 	h.Set("x-ms-version", apiVersion)
@@ -184,6 +185,7 @@ type reqCtx struct {
 	id    string
 	start time.Time
 	wrote bool
+	outer bool // the request itself, not one inside a batch: CORS applies
 
 	acct   *account
 	query  url.Values
@@ -204,6 +206,7 @@ func (rc *reqCtx) baseURL() string {
 // writeHeader sends the status, once.
 func (rc *reqCtx) writeHeader(status int) {
 	rc.wrote = true
+	rc.addCORSHeaders()
 	rc.w.WriteHeader(status)
 }
 

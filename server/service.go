@@ -8,7 +8,7 @@ import (
 
 // This file serves the service properties and statistics,
 // /{acct}/?restype=service&comp=properties|stats. Properties are kept in
-// memory, as sent, and have no effect.
+// memory, as sent; of them only the CORS rules have an effect (cors.go).
 
 // defaultProperties is what GET answers before any PUT: logging and
 // metrics off, no CORS rules.
@@ -56,8 +56,13 @@ func (rc *reqCtx) serveService() {
 				body = bytes.TrimSpace(body[i+2:])
 			}
 		}
+		cors, err := parseCORS(body)
+		if err != nil {
+			rc.fail(err)
+			return
+		}
 		rc.acct.mu.Lock()
-		rc.acct.properties = body
+		rc.acct.properties = rc.acct.cors.update(body, cors)
 		rc.acct.mu.Unlock()
 		rc.writeHeader(http.StatusAccepted)
 	case comp == "stats" && rc.method == http.MethodGet:

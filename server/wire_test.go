@@ -237,7 +237,7 @@ func TestWireACLAndServiceProperties(t *testing.T) {
 	if resp, _ = do(t, "PUT", base+"/tt1?comp=acl", nil, "<broken"); resp.StatusCode != 400 {
 		t.Fatalf("bad XML: %d", resp.StatusCode)
 	}
-	props := `<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Cors><CorsRule><AllowedOrigins>*</AllowedOrigins></CorsRule></Cors></StorageServiceProperties>`
+	props := `<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods><AllowedHeaders></AllowedHeaders><ExposedHeaders></ExposedHeaders><MaxAgeInSeconds>60</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>`
 	if resp, got = do(t, "PUT", base+"/?restype=service&comp=properties", nil, props); resp.StatusCode != 202 {
 		t.Fatalf("set properties: %d %s", resp.StatusCode, got)
 	}
