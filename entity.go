@@ -98,6 +98,29 @@ func etagFor(ticks int64) ETag {
 	return ETag(`W/"datetime'` + strings.ReplaceAll(s, ":", "%3A") + `'"`)
 }
 
+// isWeakETag reports whether tag is a weak entity tag, W/"…" (the W in
+// either case) with no unescaped quote inside: the If-Match values the
+// service accepts besides "*". One of another form than the service's
+// own (W/"wrong") is valid but never matches, so a write conditioned on
+// it fails with UpdateConditionNotSatisfied; anything else, such as an
+// unquoted value, a strong ETag "…" or a list of ETags, is InvalidInput.
+func isWeakETag(tag ETag) bool {
+	s := string(tag)
+	if len(s) < 4 || (s[0] != 'W' && s[0] != 'w') || s[1] != '/' || s[2] != '"' || s[len(s)-1] != '"' {
+		return false
+	}
+	inner := s[3 : len(s)-1]
+	for i := 0; i < len(inner); i++ {
+		switch inner[i] {
+		case '\\':
+			i++ // an escaped character, a quote included
+		case '"':
+			return false
+		}
+	}
+	return true
+}
+
 // parseETag returns the Timestamp ticks an ETag names, or false if it is not
 // in the service's form.
 func parseETag(tag ETag) (int64, bool) {

@@ -52,6 +52,20 @@ func (g *filterGen) filter() (string, refExpr) {
 		s, x := g.keyBounded()
 		s2, x2 := g.andOperand(2)
 		return s + " and " + s2, refAnd(x, x2)
+	case 3:
+		// Key bounds joined with a Boolean literal: "true and" keeps the
+		// bounds, "and false" empties the plan, "false or" is the form of
+		// .NET's predicate builders.
+		s, x := g.keyBounded()
+		c, cx := g.constant()
+		switch g.r.IntN(3) {
+		case 0:
+			return c + " and " + s, refAnd(cx, x)
+		case 1:
+			return s + " and " + c, refAnd(x, cx)
+		}
+		s2, x2 := g.keyBounded()
+		return c + " or (" + s + ") or (" + s2 + ")", refOr(refOr(cx, x), x2)
 	}
 	return g.expr(4)
 }
@@ -92,6 +106,10 @@ func (g *filterGen) expr(depth int) (string, refExpr) {
 			g.cmps++
 			p := pick(g.r, []string{"B", "M", "Nope"})
 			return "not " + p, refNot(refCmp(p, "eq", localtable.BoolValue(true)))
+		}
+		if g.r.IntN(4) == 0 {
+			c, cx := g.constant()
+			return "not " + c, refNot(cx)
 		}
 		s, x := g.expr(depth - 1)
 		return "not (" + s + ")", refNot(x)
@@ -157,6 +175,8 @@ func (g *filterGen) cmp() (string, refExpr) {
 		g.cmps++
 		p := pick(g.r, []string{"B", "M", "D"}) // a bare property: "B eq true"
 		return p, refCmp(p, "eq", localtable.BoolValue(true))
+	case n < 69:
+		return g.constant()
 	}
 	p := pick(g.r, diffProps)
 	k := pick(g.r, p.kinds)
@@ -164,6 +184,17 @@ func (g *filterGen) cmp() (string, refExpr) {
 		k = pick(g.r, allKinds)
 	}
 	return g.cmpText(p.name, op, g.literal(k))
+}
+
+// constant returns a bare Boolean literal, sometimes parenthesized. It
+// is not a comparison, so it does not count.
+func (g *filterGen) constant() (string, refExpr) {
+	v := g.r.IntN(2) == 0
+	s := strconv.FormatBool(v)
+	if g.r.IntN(4) == 0 {
+		s = "(" + s + ")"
+	}
+	return s, refConst(v)
 }
 
 // keyLitRunes extend keys in literals: besides diffRunes, characters keys
@@ -319,6 +350,7 @@ type refExpr struct {
 func refAnd(x, y refExpr) refExpr { return refExpr{op: "and", x: &x, y: &y} }
 func refOr(x, y refExpr) refExpr  { return refExpr{op: "or", x: &x, y: &y} }
 func refNot(x refExpr) refExpr    { return refExpr{op: "not", x: &x} }
+func refConst(v bool) refExpr     { return refExpr{op: strconv.FormatBool(v)} }
 func refCmp(prop, op string, v localtable.Value) refExpr {
 	return refExpr{op: op, prop: prop, v: v}
 }
@@ -331,6 +363,10 @@ func refMatch(x *refExpr, e *localtable.Entity) bool {
 		return refMatch(x.x, e) || refMatch(x.y, e)
 	case "not":
 		return !refMatch(x.x, e)
+	case "true":
+		return true
+	case "false":
+		return false
 	}
 	var p localtable.Value
 	switch x.prop {
@@ -433,8 +469,25 @@ func countComparisons(x filter.Expr) int {
 		return countComparisons(x.Left) + countComparisons(x.Right)
 	case *filter.NotExpr:
 		return countComparisons(x.X)
+	case *filter.Constant:
+		return 0
 	}
 	return 1
+}
+
+// hasConstant reports whether x holds a bare true or false.
+func hasConstant(x filter.Expr) bool {
+	switch x := x.(type) {
+	case *filter.Constant:
+		return true
+	case *filter.AndExpr:
+		return hasConstant(x.Left) || hasConstant(x.Right)
+	case *filter.OrExpr:
+		return hasConstant(x.Left) || hasConstant(x.Right)
+	case *filter.NotExpr:
+		return hasConstant(x.X)
+	}
+	return false
 }
 
 // keyExact reports whether the planner's ranges hold exactly the entities

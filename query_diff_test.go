@@ -324,8 +324,11 @@ func TestQueryDifferential(t *testing.T) {
 				t.Logf("seed %d, filter %d: %s", seed, i, s)
 			}
 		}
-		t.Logf("seed %d, %d filters: %d match nothing, %d some, %d all; %d planned (%d key-exact), %d full scans; %d entities matched, %d scanned",
-			seed, nFilters, sum.none, sum.some, sum.all, sum.planned, sum.exact, nFilters-sum.planned, sum.matched, sum.scanned)
+		t.Logf("seed %d, %d filters: %d match nothing, %d some, %d all; %d planned (%d key-exact), %d full scans; %d with Boolean literals; %d entities matched, %d scanned",
+			seed, nFilters, sum.none, sum.some, sum.all, sum.planned, sum.exact, nFilters-sum.planned, sum.constants, sum.matched, sum.scanned)
+		if sum.constants < nFilters/20 {
+			t.Errorf("weak test: only %d of %d filters have a Boolean literal", sum.constants, nFilters)
+		}
 	})
 }
 
@@ -333,6 +336,7 @@ func TestQueryDifferential(t *testing.T) {
 type diffSummary struct {
 	none, some, all  int // filters by how many entities they match
 	planned, exact   int // filters with key ranges; exactly the matches
+	constants        int // filters with a bare true or false
 	matched, scanned int // entities, over all filters' single-page queries
 }
 
@@ -411,6 +415,9 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 		}
 	}
 	exact := keyExact(f.Expr())
+	if hasConstant(f.Expr()) {
+		sum.constants++
+	}
 	switch len(want) {
 	case 0:
 		sum.none++

@@ -40,7 +40,9 @@ func (t *Table) Insert(ctx context.Context, e Entity) (ETag, error) {
 
 // Update replaces or merges into an existing entity and returns its new
 // ETag. ifMatch is the ETag the entity must have, or ETagAny (or "") for
-// any; a mismatch is ErrConditionNotMet, a missing entity ErrEntityNotFound.
+// any; a mismatch is ErrConditionNotMet (also for a weak ETag W/"…" of a
+// form this package never makes), a missing entity ErrEntityNotFound, and
+// an ifMatch that is not a weak ETag ErrInvalidInput.
 func (t *Table) Update(ctx context.Context, e Entity, mode UpdateMode, ifMatch ETag) (ETag, error) {
 	typ := ActionUpdateReplace
 	if mode == Merge {
@@ -60,8 +62,7 @@ func (t *Table) Upsert(ctx context.Context, e Entity, mode UpdateMode) (ETag, er
 }
 
 // Delete deletes an entity. ifMatch is the ETag it must have, or ETagAny
-// (or "") for any; a mismatch is ErrConditionNotMet, a missing entity
-// ErrEntityNotFound.
+// (or "") for any, with the outcomes of Update's.
 func (t *Table) Delete(ctx context.Context, pk, rk string, ifMatch ETag) error {
 	_, err := t.single(ctx, Action{Type: ActionDelete, Entity: Entity{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch})
 	return err
@@ -138,8 +139,8 @@ func decodeEntity(key, val []byte, sel selection) (Entity, error) {
 	return makeEntity(pk, rk, ticks, props), nil
 }
 
-// errBadETag is the error for an If-Match value that is neither "*" nor an
-// ETag of the service's form.
+// errBadETag is the error for an If-Match value that is neither "*" nor a
+// weak ETag.
 func errBadETag(tag ETag) error {
 	return withCode(ErrInvalidInput, CodeInvalidInput, http.StatusBadRequest, "the ETag %q is not valid: use \"*\" or an ETag the service returned", string(tag))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,10 +205,26 @@ func TestETagConditions(t *testing.T) {
 		if got.ETag != cur {
 			t.Errorf("ETag after failed writes = %q, want %q", got.ETag, cur)
 		}
-		// A malformed ETag is InvalidInput.
-		_, err = tbl.Update(ctx, e, localtable.Merge, "bogus")
-		if localtable.ErrorCodeOf(err) != "InvalidInput" {
-			t.Errorf("Update with malformed ETag: %v, want InvalidInput", err)
+		// An If-Match that is not a weak ETag is InvalidInput.
+		for _, bad := range []localtable.ETag{"bogus", `"strong"`, `W/"a", W/"b"`, `W/"a"b"`, `W/x`, `W/"`, "**"} {
+			if _, err := tbl.Update(ctx, e, localtable.Merge, bad); localtable.ErrorCodeOf(err) != "InvalidInput" {
+				t.Errorf("Update with If-Match %s: %v, want InvalidInput", bad, err)
+			}
+			if err := tbl.Delete(ctx, "p", "r", bad); localtable.ErrorCodeOf(err) != "InvalidInput" {
+				t.Errorf("Delete with If-Match %s: %v, want InvalidInput", bad, err)
+			}
+		}
+		// A weak ETag of another form is a valid condition that never holds.
+		for _, weak := range []localtable.ETag{`W/"wrong"`, `w/"wrong"`, `W/""`, `W/"a\"b"`, localtable.ETag(strings.Replace(string(cur), "Z'", "1Z'", 1))} {
+			if _, err := tbl.Update(ctx, e, localtable.Replace, weak); !errors.Is(err, localtable.ErrConditionNotMet) {
+				t.Errorf("Update with If-Match %s: %v, want ErrConditionNotMet", weak, err)
+			}
+			if err := tbl.Delete(ctx, "p", "r", weak); !errors.Is(err, localtable.ErrConditionNotMet) {
+				t.Errorf("Delete with If-Match %s: %v, want ErrConditionNotMet", weak, err)
+			}
+			if _, err := tbl.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "none"}, localtable.Merge, weak); !errors.Is(err, localtable.ErrEntityNotFound) {
+				t.Errorf("Update of a missing entity with If-Match %s: %v, want ErrEntityNotFound", weak, err)
+			}
 		}
 		if err := tbl.Delete(ctx, "p", "r", cur); err != nil {
 			t.Errorf("Delete with current ETag: %v", err)

@@ -34,7 +34,9 @@ func (t ActionType) String() string {
 
 // Action is one write of an entity group transaction. For ActionDelete
 // only the Entity's keys are read. IfMatch applies to the update and delete
-// actions: an ETag the entity must have, or ETagAny (or "") for any.
+// actions: an ETag the entity must have, or ETagAny (or "") for any. As
+// in the service, any weak ETag W/"…" is a valid condition that holds only
+// for the entity's current ETag, and any other value is InvalidInput.
 type Action struct {
 	Type    ActionType
 	Entity  Entity
@@ -109,7 +111,7 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 			err = newError(ErrInvalidInput, "unknown action type %d", int(act.Type))
 		}
 		if err == nil && act.IfMatch != "" && act.IfMatch != ETagAny {
-			if _, ok := parseETag(act.IfMatch); !ok {
+			if !isWeakETag(act.IfMatch) {
 				err = errBadETag(act.IfMatch)
 			}
 		}

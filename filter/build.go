@@ -120,12 +120,17 @@ func And(fs ...*Filter) *Filter {
 	return &Filter{root: e}
 }
 
+// Const returns the filter of a bare Boolean literal: Const(true) is
+// "true", which matches every entity, and Const(false) is "false", which
+// matches none and plans no key ranges.
+func Const(v bool) *Filter { return &Filter{root: &Constant{v}} }
+
 // Or returns the disjunction of fs, grouped from the left. A nil Filter
-// matches everything, so Or with a nil argument is nil. Or panics when
-// given no filters, since $filter cannot express "nothing".
+// matches everything, so Or with a nil argument is nil. Or of no filters
+// is Const(false), which matches nothing.
 func Or(fs ...*Filter) *Filter {
 	if len(fs) == 0 {
-		panic("filter: Or of no filters")
+		return Const(false)
 	}
 	var e Expr
 	for _, f := range fs {
@@ -141,11 +146,11 @@ func Or(fs ...*Filter) *Filter {
 	return &Filter{root: e}
 }
 
-// Not returns the negation of f. It panics if f is nil, since $filter
-// cannot express "nothing".
+// Not returns the negation of f. A nil Filter matches everything, so
+// Not(nil) is Const(false), which matches nothing.
 func Not(f *Filter) *Filter {
 	if f == nil {
-		panic("filter: Not(nil)")
+		return Const(false)
 	}
 	return &Filter{root: &NotExpr{f.root}}
 }

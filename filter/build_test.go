@@ -27,6 +27,13 @@ func TestBuilder(t *testing.T) {
 		{filter.And(filter.Prop("A").Eq(1), filter.And(filter.Prop("B").Eq(2), filter.Prop("C").Eq(3))), "A eq 1L and (B eq 2L and C eq 3L)"},
 		{filter.And(filter.Or(filter.Prop("A").Eq(1), filter.Prop("B").Eq(2)), filter.Prop("C").Eq(3)), "(A eq 1L or B eq 2L) and C eq 3L"},
 		{filter.Not(filter.Not(filter.Prop("A").Eq(true))), "not not (A eq true)"},
+		{filter.Const(true), "true"},
+		{filter.Const(false), "false"},
+		{filter.Or(), "false"},
+		{filter.Not(nil), "false"},
+		{filter.Not(filter.Const(true)), "not true"},
+		{filter.Or(filter.Const(false), filter.RowKey().Eq("r")), "false or RowKey eq 'r'"},
+		{filter.And(filter.Const(true), filter.Or(filter.Const(false), filter.Prop("A").Eq(int32(1)))), "true and (false or A eq 1)"},
 	}
 	for _, test := range tests {
 		if got := test.f.String(); got != test.want {
@@ -40,6 +47,17 @@ func TestBuilder(t *testing.T) {
 	if filter.And() != nil || filter.And(nil) != nil || filter.Or(filter.Prop("A").Eq(1), nil) != nil {
 		t.Error("nil handling")
 	}
+	// Or of nothing and the negation of everything match nothing and plan
+	// no ranges.
+	e := (&localtable.Entity{PartitionKey: "p", RowKey: "r"}).Set("A", localtable.Int32Value(1))
+	for _, f := range []*filter.Filter{filter.Or(), filter.Not(nil), filter.Const(false)} {
+		if rs, ok := f.KeyRanges(); f.Match(e) || !ok || len(rs) != 0 {
+			t.Errorf("%s: Match %v, ranges %v %v", f, f.Match(e), rs, ok)
+		}
+	}
+	if f := filter.Const(true); !f.Match(e) {
+		t.Errorf("%s does not match", f)
+	}
 }
 
 func TestBuilderPanics(t *testing.T) {
@@ -51,8 +69,6 @@ func TestBuilderPanics(t *testing.T) {
 		"nil value":   func() { filter.Prop("A").Eq(nil) },
 		"bad type":    func() { filter.Prop("A").Eq(uint8(1)) },
 		"old time":    func() { filter.Prop("A").Eq(time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)) },
-		"Or()":        func() { filter.Or() },
-		"Not(nil)":    func() { filter.Not(nil) },
 	} {
 		func() {
 			defer func() {

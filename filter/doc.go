@@ -7,8 +7,8 @@
 // is a parsed or built expression; it implements localtable.Predicate, so
 // it can be passed to a query, and its String is canonical $filter syntax
 // to send to the real service. An Expr is a node of its syntax tree
-// (*Comparison, *AndExpr, *OrExpr, *NotExpr). A Field names a property for
-// the builder: filter.Prop("Age").Gt(int32(30)).
+// (*Comparison, *Constant, *AndExpr, *OrExpr, *NotExpr). A Field names a
+// property for the builder: filter.Prop("Age").Gt(int32(30)).
 //
 // # Syntax
 //
@@ -16,9 +16,14 @@
 // gt, ge, lt and le, the logical operators and, or and not, and
 // parentheses. not binds tightest, then the comparisons, then and, then
 // or; and and or group from the left. A comparison has a property on one
-// side and a literal on the other; "5 lt Age" is read as "Age gt 5". A
-// bare property used as a condition, as in "not IsActive", means "IsActive
-// eq true".
+// side and a literal on the other; "5 lt Age" is read as "Age gt 5", and
+// "true eq IsActive" as "IsActive eq true". A bare property used as a
+// condition, as in "not IsActive", means "IsActive eq true". The Boolean
+// literals true and false are conditions too, as the OData grammar allows
+// and as the service accepts: "true", "not false", "(true)", "true and
+// PartitionKey eq 'a'", "false or X" (the form .NET's LINQ predicate
+// builders send). Two literals do not compare: "true eq false" is an
+// error, as are other literals used as conditions ("5", "not 'a'").
 //
 // Literals:
 //
@@ -48,8 +53,10 @@
 // the OData library behind the service. Property names are identifiers: a
 // letter or '_' followed by letters, digits and '_'.
 //
-// Parse enforces the service's limit of 15 comparisons (MaxComparisons);
-// ParseWithOptions lifts it for embedded use. Nesting of parentheses and
+// Parse enforces the service's limit of 15 comparisons (MaxComparisons),
+// counting each comparison and each bare property, but not the Boolean
+// literals, which compare nothing; ParseWithOptions lifts it for embedded
+// use. Nesting of parentheses and
 // not is limited to MaxDepth levels. An empty filter is an error: a query
 // without a filter passes a nil predicate. Errors are *SyntaxError, with
 // the byte offset of the problem and what was expected there; they
@@ -63,6 +70,7 @@
 //   - A comparison with a property the entity lacks is false, for ne too.
 //     not negates the Boolean result, so "not (X eq 1)" is true for an
 //     entity without X.
+//   - The literal true holds for every entity and false for none.
 //   - Values of different types never compare: "Code eq 5" is false, and
 //     so is "Code ne 5", for a String Code.
 //   - Numbers: an Int32 literal (an unsuffixed integer) compares by value
@@ -93,14 +101,18 @@
 // on each entity scanned. PartitionKey comparisons bound partitions,
 // RowKey comparisons narrow ranges within a partition, and intersects and
 // or unites; not, ne, and other properties do not bound. A key compared
-// with a non-string literal matches nothing, and plans no ranges at all.
+// with a non-string literal matches nothing, and plans no ranges at all;
+// so does false, so a false conjunct empties the plan, while true bounds
+// nothing and scans the table. not of a constant is the other constant.
 // Explain prints the plan.
 //
 // # Building
 //
 // Prop, PartitionKey, RowKey and Timestamp name a property; the Field's
-// Eq, Ne, Gt, Ge, Lt and Le compare it with a typed value; And, Or and Not
-// combine filters. Format binds values into a template:
+// Eq, Ne, Gt, Ge, Lt and Le compare it with a typed value; Const is the
+// literal true or false; And, Or and Not combine filters (Or of nothing,
+// and Not of the nil Filter that matches everything, are Const(false)).
+// Format binds values into a template:
 //
 //	f, err := filter.Format("PartitionKey eq {} and Age gt {}", pk, int32(30))
 //

@@ -25,6 +25,8 @@ func Eval(x Expr, e *localtable.Entity) bool {
 	case *Comparison:
 		v, ok := e.Property(x.Property)
 		return ok && Compare(v, x.Op, x.Value)
+	case *Constant:
+		return x.Value
 	case *AndExpr:
 		return Eval(x.Left, e) && Eval(x.Right, e)
 	case *OrExpr:

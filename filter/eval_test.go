@@ -271,3 +271,45 @@ func TestNilFilter(t *testing.T) {
 	}
 	_ = fmt.Sprint(f.Explain())
 }
+
+// TestEvalConstants: true holds for every entity and false for none,
+// whatever the entity holds, under not, and, or and comparisons of a
+// Boolean literal with a property.
+func TestEvalConstants(t *testing.T) {
+	ents := []*localtable.Entity{
+		{PartitionKey: "p", RowKey: "r"},
+		entityWith(boo(true)),
+		entityWith(boo(false)),
+		entityWith(str("true")),
+	}
+	tests := []struct {
+		f    string
+		want []bool // per entity
+	}{
+		{"true", []bool{true, true, true, true}},
+		{"false", []bool{false, false, false, false}},
+		{"not false", []bool{true, true, true, true}},
+		{"not true", []bool{false, false, false, false}},
+		{"(true)", []bool{true, true, true, true}},
+		{"true and P", []bool{false, true, false, false}},
+		{"false or P", []bool{false, true, false, false}},
+		{"false and P or true", []bool{true, true, true, true}},
+		{"true eq P", []bool{false, true, false, false}},
+		{"false eq P", []bool{false, false, true, false}},
+		{"true ne P", []bool{false, false, true, false}},
+		{"not (true eq P)", []bool{true, false, true, true}},
+		{"true gt P", []bool{false, false, true, false}},
+		{"PartitionKey eq 'p' and not false", []bool{true, true, true, true}},
+	}
+	for _, test := range tests {
+		f, err := filter.Parse(test.f)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", test.f, err)
+		}
+		for i, e := range ents {
+			if got := f.Match(e); got != test.want[i] {
+				t.Errorf("%s on entity %d (%v): got %v, want %v", test.f, i, e.Properties, got, test.want[i])
+			}
+		}
+	}
+}

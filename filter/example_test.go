@@ -76,3 +76,19 @@ func ExampleFilter_KeyRanges() {
 	// Output:
 	// 2 true true false
 }
+
+func ExampleConst() {
+	// "false or …" is how .NET's predicate builders start a disjunction.
+	f, _ := filter.Parse("false or PartitionKey eq 'a' or PartitionKey eq 'b'")
+	fmt.Println(f.Explain())
+	fmt.Println(filter.Or(filter.Const(false), filter.RowKey().Eq("r")))
+	fmt.Println(filter.And(filter.PartitionKey().Eq("a"), filter.Const(false)).Explain())
+	// Output:
+	// 2 key ranges:
+	//   [PartitionStart('a'), PartitionEnd('a'))
+	//   [PartitionStart('b'), PartitionEnd('b'))
+	// residual: false or PartitionKey eq 'a' or PartitionKey eq 'b'
+	// false or RowKey eq 'r'
+	// no ranges: nothing can match
+	// residual: PartitionKey eq 'a' and false
+}

@@ -50,8 +50,8 @@ func (o Op) Flip() Op {
 	return o
 }
 
-// Expr is a node of a filter's syntax tree: *Comparison, *AndExpr,
-// *OrExpr or *NotExpr.
+// Expr is a node of a filter's syntax tree: *Comparison, *Constant,
+// *AndExpr, *OrExpr or *NotExpr.
 // Trees are immutable once built; they are safe for concurrent use.
 type Expr interface {
 	// String returns the expression in canonical $filter syntax.
@@ -68,6 +68,11 @@ type Comparison struct {
 	Value    localtable.Value
 }
 
+// Constant is a bare Boolean literal used as a condition, as in "true"
+// or "false or Age gt 3": true matches every entity, false none. It is
+// not a comparison, so it does not count toward MaxComparisons.
+type Constant struct{ Value bool }
+
 // AndExpr is "Left and Right".
 type AndExpr struct{ Left, Right Expr }
 
@@ -78,6 +83,7 @@ type OrExpr struct{ Left, Right Expr }
 type NotExpr struct{ X Expr }
 
 func (*Comparison) exprNode() {}
+func (*Constant) exprNode()   {}
 func (*AndExpr) exprNode()    {}
 func (*OrExpr) exprNode()     {}
 func (*NotExpr) exprNode()    {}
@@ -88,6 +94,9 @@ func (c *Comparison) String() string {
 	writeExpr(&b, c)
 	return b.String()
 }
+
+// String returns "true" or "false".
+func (c *Constant) String() string { return strconv.FormatBool(c.Value) }
 
 // String returns the conjunction, parenthesizing only where the tree needs
 // it.
@@ -105,7 +114,8 @@ func (o *OrExpr) String() string {
 	return b.String()
 }
 
-// String returns "not (X)", or "not not (…)" for a negated negation.
+// String returns "not (X)", "not not (…)" for a negated negation, or
+// "not true" for a negated constant.
 func (n *NotExpr) String() string {
 	var b strings.Builder
 	writeExpr(&b, n)
@@ -115,7 +125,7 @@ func (n *NotExpr) String() string {
 // writeExpr writes e in canonical syntax. Binary operators associate to
 // the left, so a right operand of the same operator, and an Or operand of
 // an And, are parenthesized; so is the operand of not, unless it is itself
-// a not. Parsing the output yields the same tree.
+// a not or a constant. Parsing the output yields the same tree.
 func writeExpr(b *strings.Builder, e Expr) {
 	switch e := e.(type) {
 	case *Comparison:
@@ -124,6 +134,8 @@ func writeExpr(b *strings.Builder, e Expr) {
 		b.WriteString(e.Op.String())
 		b.WriteByte(' ')
 		b.WriteString(Literal(e.Value))
+	case *Constant:
+		b.WriteString(strconv.FormatBool(e.Value))
 	case *AndExpr:
 		_, lor := e.Left.(*OrExpr)
 		writeOperand(b, e.Left, lor)
@@ -141,8 +153,12 @@ func writeExpr(b *strings.Builder, e Expr) {
 		writeOperand(b, e.Right, ror)
 	case *NotExpr:
 		b.WriteString("not ")
-		_, nn := e.X.(*NotExpr)
-		writeOperand(b, e.X, !nn)
+		switch e.X.(type) {
+		case *NotExpr, *Constant:
+			writeExpr(b, e.X)
+		default:
+			writeOperand(b, e.X, true)
+		}
 	default:
 		b.WriteString("<nil>")
 	}
@@ -252,6 +268,9 @@ func Equal(a, b Expr) bool {
 	case *Comparison:
 		b, ok := b.(*Comparison)
 		return ok && a.Property == b.Property && a.Op == b.Op && a.Value.Equal(b.Value)
+	case *Constant:
+		b, ok := b.(*Constant)
+		return ok && a.Value == b.Value
 	case *AndExpr:
 		b, ok := b.(*AndExpr)
 		return ok && Equal(a.Left, b.Left) && Equal(a.Right, b.Right)

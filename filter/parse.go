@@ -98,6 +98,9 @@ func ParseWithOptions(s string, opts Options) (f *Filter, err error) {
 //	cmp   = unary [ op unary ]        one side a property, the other a literal
 //	unary = "not" unary | primary
 //	primary = "(" or ")" | property | literal
+//
+// A cmp without an operator is a condition: a Boolean expression, a bare
+// property (P eq true), or a bare true or false.
 type parser struct {
 	lex     *lexer
 	tok     item
@@ -190,7 +193,8 @@ func (p *parser) parseCmp() Expr {
 }
 
 // boolExpr converts an operand used as a condition: a bare property P
-// means "P eq true".
+// means "P eq true", and a bare true or false is a Constant, which is not
+// a comparison and is not counted.
 func (p *parser) boolExpr(t term) Expr {
 	switch {
 	case t.expr != nil:
@@ -198,6 +202,8 @@ func (p *parser) boolExpr(t term) Expr {
 	case t.isProp:
 		p.countComparison(t.pos)
 		return &Comparison{t.prop, OpEq, localtable.BoolValue(true)}
+	case t.isLit && t.lit.Kind() == localtable.KindBool:
+		return &Constant{t.lit.Bool()}
 	}
 	p.errorf(p.tok.pos, "expected comparison operator after literal, found %s", p.tok.describe())
 	return nil
@@ -215,8 +221,8 @@ func (p *parser) parseUnary() term {
 		p.enter(pos)
 	}
 	x := p.parseUnary()
-	if x.isLit {
-		p.errorf(x.pos, "operand of not must be a Boolean expression, not a literal")
+	if x.isLit && x.lit.Kind() != localtable.KindBool {
+		p.errorf(x.pos, "operand of not must be a Boolean expression, not a literal of type %s", x.lit.Kind())
 	}
 	e := p.boolExpr(x)
 	if !paren {

@@ -19,6 +19,11 @@ func or(l, r filter.Expr) filter.Expr  { return &filter.OrExpr{Left: l, Right: r
 func not(x filter.Expr) filter.Expr    { return &filter.NotExpr{X: x} }
 
 var (
+	tru filter.Expr = &filter.Constant{Value: true}
+	fls filter.Expr = &filter.Constant{Value: false}
+)
+
+var (
 	str   = localtable.StringValue
 	i32   = localtable.Int32Value
 	i64   = localtable.Int64Value
@@ -86,6 +91,27 @@ func TestParse(t *testing.T) {
 		{"not IsActive", not(cmpx("IsActive", filter.OpEq, boo(true))), "not (IsActive eq true)"},
 		{"not not (A eq 1)", not(not(a1)), ""},
 
+		// Boolean literals as conditions.
+		{"true", tru, ""},
+		{"false", fls, ""},
+		{"(true)", tru, "true"},
+		{"((false))", fls, "false"},
+		{"not false", not(fls), ""},
+		{"not (true)", not(tru), "not true"},
+		{"not not true", not(not(tru)), ""},
+		{"true and PartitionKey eq 'a'", and(tru, cmpx("PartitionKey", filter.OpEq, str("a"))), ""},
+		{"false or A eq 1", or(fls, a1), ""},
+		{"A eq 1 and true", and(a1, tru), ""},
+		{"A eq 1 and (false or B eq 2)", and(a1, or(fls, b2)), ""},
+		{"(true and RowKey eq '1') and ((false or PartitionKey eq 'p1') or PartitionKey eq 'p2') or PartitionKey eq 'p3'",
+			or(and(and(tru, cmpx("RowKey", filter.OpEq, str("1"))), or(or(fls, cmpx("PartitionKey", filter.OpEq, str("p1"))), cmpx("PartitionKey", filter.OpEq, str("p2")))), cmpx("PartitionKey", filter.OpEq, str("p3"))),
+			"true and RowKey eq '1' and (false or PartitionKey eq 'p1' or PartitionKey eq 'p2') or PartitionKey eq 'p3'"},
+		{"not false and IsActive", and(not(fls), cmpx("IsActive", filter.OpEq, boo(true))), "not false and IsActive eq true"},
+		// A Boolean literal compared with a property is a comparison.
+		{"true eq IsActive", cmpx("IsActive", filter.OpEq, boo(true)), "IsActive eq true"},
+		{"false ne IsActive", cmpx("IsActive", filter.OpNe, boo(false)), "IsActive ne false"},
+		{"false lt B", cmpx("B", filter.OpGt, boo(false)), "B gt false"},
+
 		// Precedence and associativity.
 		{"A eq 1 and B eq 2 and C eq 3", and(and(a1, b2), c3), ""},
 		{"A eq 1 and (B eq 2 and C eq 3)", and(a1, and(b2, c3)), ""},
@@ -139,7 +165,17 @@ func TestParseErrors(t *testing.T) {
 		{"A eq (1)", 7, `expected comparison operator after literal, found ")"`},
 		{"A eq (B eq 1)", 5, "operand of eq must be a property or a literal"},
 		{"not A eq 1", 0, "operand of eq must be a property or a literal"},
-		{"not 5", 4, "operand of not must be a Boolean expression"},
+		{"not 5", 4, "operand of not must be a Boolean expression, not a literal of type Edm.Int32"},
+		{"not 'true'", 4, "operand of not must be a Boolean expression"},
+		{"true eq false", 0, "expected a property name"},
+		{"true eq (A eq 1)", 8, "operand of eq must be a property or a literal"},
+		{"A eq (true)", 5, "operand of eq must be a property or a literal"},
+		{"not true eq A", 0, "operand of eq must be a property or a literal"},
+		{"true false", 5, `expected 'and', 'or' or end of filter, found "false"`},
+		{"True", -1, ""}, // valid: a bare property named True
+		{"TRUE eq A", 8, "expected a literal after eq"},
+		{"'a'", 3, "expected comparison operator after literal, found end of filter"},
+		{"1.5 or true", 4, `expected comparison operator after literal, found "or"`},
 		{"5", 1, "expected comparison operator after literal, found end of filter"},
 		{"A EQ 1", 2, `expected 'and', 'or' or end of filter, found "EQ"`},
 		{"A eq True", 5, "expected a literal after eq"},
@@ -206,6 +242,17 @@ func TestComparisonLimit(t *testing.T) {
 	if _, err := filter.Parse(clause(15) + " and B"); err == nil {
 		t.Fatal("16 comparisons with a bare Boolean: no error")
 	}
+	// Boolean literals compare nothing and do not count, nor does a literal
+	// compared with a property count twice.
+	if _, err := filter.Parse(clause(15) + " and true or false and not (false)"); err != nil {
+		t.Fatalf("15 comparisons and three literals: %v", err)
+	}
+	if _, err := filter.Parse(clause(14) + " and true eq IsActive"); err != nil {
+		t.Fatalf("15 comparisons, one of them true eq IsActive: %v", err)
+	}
+	if _, err := filter.Parse(clause(15) + " and true eq IsActive"); err == nil {
+		t.Fatal("16 comparisons, one of them true eq IsActive: no error")
+	}
 	for _, opts := range []filter.Options{{}, {MaxComparisons: -1}, {MaxComparisons: 1000}} {
 		if _, err := filter.ParseWithOptions(clause(500), opts); err != nil {
 			t.Errorf("%+v: %v", opts, err)
@@ -243,5 +290,15 @@ func TestDepthLimit(t *testing.T) {
 	}
 	if _, err := filter.Parse(f.String()); err != nil {
 		t.Fatalf("reparse of deep nots: %v", err)
+	}
+	// A negated constant prints without parentheses, at the same depth.
+	if f, err = filter.Parse(strings.Repeat("not ", filter.MaxDepth) + "true"); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := filter.Parse(f.String()); err != nil || !filter.Equal(g.Expr(), f.Expr()) {
+		t.Fatalf("reparse of deep nots of true: %v", err)
+	}
+	if _, err := filter.Parse(strings.Repeat("not ", filter.MaxDepth+1) + "true"); err == nil {
+		t.Fatal("too deep nots of true: no error")
 	}
 }

@@ -150,6 +150,20 @@ func analyze(x Expr) plan {
 			return plan{bounds(x.Op, s, false), full}
 		}
 		return plan{full, bounds(x.Op, s, true)}
+	case *Constant:
+		if x.Value {
+			return plan{full, full}
+		}
+		return plan{} // false: no key can match
+	case *NotExpr:
+		// not of a constant is the other constant, and a double negation
+		// is its operand; other negations do not bound.
+		switch y := x.X.(type) {
+		case *Constant:
+			return analyze(&Constant{!y.Value})
+		case *NotExpr:
+			return analyze(y.X)
+		}
 	case *AndExpr:
 		l, r := analyze(x.Left), analyze(x.Right)
 		return plan{intersect(l.keys, r.keys), intersect(l.rows, r.rows)}
@@ -195,7 +209,9 @@ func (p plan) narrow() spans {
 //
 // PartitionKey comparisons (eq, gt, ge, lt, le) bound partitions; RowKey
 // comparisons narrow the ranges that lie within one partition; and
-// intersects, or unites; not, ne and other properties do not bound.
+// intersects, or unites; not, ne and other properties do not bound. The
+// constant false plans no ranges, so a false conjunct empties the plan,
+// and true plans a full scan; not of a constant is the other constant.
 func (f *Filter) KeyRanges() ([]localtable.KeyRange, bool) {
 	if f == nil {
 		return nil, false

@@ -71,6 +71,25 @@ func TestKeyRanges(t *testing.T) {
 		{"RowKey eq 1L and Age gt 3", []kr{}},
 		{"PartitionKey lt ''", []kr{}},
 		{"PartitionKey eq 'a' or PartitionKey eq 1", []kr{rg(pStart("a"), pEnd("a"))}},
+		// Boolean literals: false plans nothing, true bounds nothing, and
+		// not of a constant is the other constant.
+		{"false", []kr{}},
+		{"not true", []kr{}},
+		{"not not false", []kr{}},
+		{"true", nil},
+		{"not false", nil},
+		{"(true)", nil},
+		{"PartitionKey eq 'a' and false", []kr{}},
+		{"false and Age gt 3", []kr{}},
+		{"PartitionKey eq 'a' and not true", []kr{}},
+		{"true and PartitionKey eq 'a'", []kr{rg(pStart("a"), pEnd("a"))}},
+		{"PartitionKey eq 'a' and not false and RowKey ge 'm'", []kr{rg(at("a", "m"), pEnd("a"))}},
+		{"false or PartitionKey eq 'a'", []kr{rg(pStart("a"), pEnd("a"))}},
+		{"(false or PartitionKey eq 'a' or PartitionKey eq 'b') and RowKey eq 'r'", []kr{rg(at("a", "r"), after("a", "r")), rg(at("b", "r"), after("b", "r"))}},
+		{"PartitionKey eq 'a' or false and Age gt 3", []kr{rg(pStart("a"), pEnd("a"))}},
+		{"true or PartitionKey eq 'a'", nil},
+		{"PartitionKey eq 'a' or true", nil},
+		{"not not (PartitionKey eq 'a')", []kr{rg(pStart("a"), pEnd("a"))}},
 		// Unbounded shapes.
 		{"Age gt 3", nil},
 		{"RowKey eq 'r'", nil},
@@ -114,6 +133,8 @@ func TestExplain(t *testing.T) {
 		{"PartitionKey eq 'it''s' and RowKey le 'm'", "1 key range:\n  [PartitionStart('it''s'), KeyAfter('it''s', 'm'))\nresidual: PartitionKey eq 'it''s' and RowKey le 'm'"},
 		{"Age gt 3", "full scan\nresidual: Age gt 3"},
 		{"PartitionKey eq 3", "no ranges: nothing can match\nresidual: PartitionKey eq 3"},
+		{"false or Age gt 3 and false", "no ranges: nothing can match\nresidual: false or Age gt 3 and false"},
+		{"not false", "full scan\nresidual: not false"},
 		{"PartitionKey lt 'a' or PartitionKey gt 'b'", "2 key ranges:\n  [start of table, PartitionStart('a'))\n  [PartitionEnd('b'), end of table)\nresidual: PartitionKey lt 'a' or PartitionKey gt 'b'"},
 	}
 	for _, test := range tests {
@@ -167,6 +188,9 @@ var props = []string{"PartitionKey", "RowKey", "PartitionKey", "RowKey", "A", "B
 
 func (g gen) expr(depth int) filter.Expr {
 	if depth <= 0 || g.r.IntN(3) == 0 {
+		if g.r.IntN(12) == 0 {
+			return &filter.Constant{Value: g.r.IntN(2) == 0}
+		}
 		p := props[g.r.IntN(len(props))]
 		v := g.value()
 		if (p == "PartitionKey" || p == "RowKey") && g.r.IntN(6) != 0 {

@@ -178,10 +178,10 @@ func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value
 	if !ok {
 		return localtable.Value{}, errInvalidInput("The type " + quoteOData(typ) + " of property " + quoteOData(name) + " is not an Edm type.")
 	}
-	text := str
-	if isNum {
-		text = string(raw)
-	}
+	// An annotated value converts as the service's OData reader converts
+	// it: a JSON number only to Int32 (if integral and in range) or
+	// Double, a JSON Boolean only to Boolean, and a JSON string to any
+	// type by the .NET parser of that type.
 	switch kind {
 	case localtable.KindString:
 		if !isStr {
@@ -189,42 +189,51 @@ func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value
 		}
 		return localtable.StringValue(str), nil
 	case localtable.KindBool:
-		if !isBool {
-			return localtable.Value{}, errValueType(name, typ)
+		switch {
+		case isBool:
+			return localtable.BoolValue(string(raw) == "true"), nil
+		case isStr:
+			if b, ok := parseDotNetBool(str); ok {
+				return localtable.BoolValue(b), nil
+			}
 		}
-		return localtable.BoolValue(string(raw) == "true"), nil
+		return localtable.Value{}, errValueType(name, typ)
 	case localtable.KindInt32:
-		if isBool {
-			return localtable.Value{}, errValueType(name, typ)
+		text := string(raw)
+		if isStr {
+			text = trimNumberSpace(str)
 		}
 		i, err := strconv.ParseInt(text, 10, 32)
-		if err != nil {
+		if isBool || err != nil {
 			return localtable.Value{}, errValueType(name, typ)
 		}
 		return localtable.Int32Value(int32(i)), nil
 	case localtable.KindInt64:
-		if isBool {
-			return localtable.Value{}, errValueType(name, typ)
+		// Int64 travels as a string: a JSON number is refused, as the
+		// service's reader refuses it ("CannotConvertInt64OrDecimal").
+		if !isStr {
+			return localtable.Value{}, errValueType(name, typ+" (a JSON string)")
 		}
-		i, err := strconv.ParseInt(text, 10, 64)
+		i, err := strconv.ParseInt(trimNumberSpace(str), 10, 64)
 		if err != nil {
 			return localtable.Value{}, errValueType(name, typ)
 		}
 		return localtable.Int64Value(i), nil
 	case localtable.KindDouble:
-		if isBool {
-			return localtable.Value{}, errValueType(name, typ)
+		var f float64
+		var err error
+		switch {
+		case isNum:
+			f, err = strconv.ParseFloat(string(raw), 64)
+		case isStr:
+			var ok bool
+			if f, ok = parseDotNetDouble(str); !ok {
+				err = strconv.ErrSyntax
+			}
+		default:
+			err = strconv.ErrSyntax
 		}
-		switch text {
-		case "NaN":
-			return localtable.DoubleValue(math.NaN()), nil
-		case "Infinity", "INF":
-			return localtable.DoubleValue(math.Inf(1)), nil
-		case "-Infinity", "-INF":
-			return localtable.DoubleValue(math.Inf(-1)), nil
-		}
-		f, err := strconv.ParseFloat(text, 64)
-		if err != nil || strings.ContainsAny(strings.ToLower(text), "inx") {
+		if err != nil {
 			return localtable.Value{}, errValueType(name, typ)
 		}
 		return localtable.DoubleValue(f), nil
@@ -240,13 +249,13 @@ func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value
 		}
 		return localtable.DateTimeValue(t), nil
 	case localtable.KindGUID:
-		g, err := localtable.ParseGUID(str)
+		g, err := parseDotNetGUID(str)
 		if err != nil {
-			return localtable.Value{}, errBadValue(name, typ, "want 8-4-4-4-12 hexadecimal digits")
+			return localtable.Value{}, errBadValue(name, typ, "want 32 hexadecimal digits, as 8-4-4-4-12 (in braces or parentheses, or not) or undivided")
 		}
 		return localtable.GUIDValue(g), nil
 	case localtable.KindBinary:
-		b, err := base64.StdEncoding.DecodeString(str)
+		b, err := base64.StdEncoding.DecodeString(strings.Map(dropBase64Space, str))
 		if err != nil {
 			return localtable.Value{}, errBadValue(name, typ, "not base64")
 		}

@@ -212,18 +212,25 @@ func (rc *reqCtx) deleteEntity(res resource) {
 	rc.writeHeader(http.StatusNoContent)
 }
 
-// parseTop reads $top; 0 when absent.
+// parseTop reads $top: an integer from 0 to 1000, or -1 when absent. As
+// the service answers, 1001 and above, negative values and non-integers
+// are 400 InvalidInput, and 0 is a valid request for no items (the
+// callers answer it with an empty page).
 func (rc *reqCtx) parseTop() (int, error) {
 	s := rc.query.Get("$top")
 	if s == "" {
-		return 0, nil
+		return -1, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 1 || n > localtable.MaxPageSize {
-		return 0, wireError(localtable.CodeInvalidInput, http.StatusBadRequest, "The $top value "+quoteOData(s)+" is not an integer from 1 to 1000.")
+	if err != nil || n < 0 || n > localtable.MaxPageSize {
+		return 0, wireError(localtable.CodeInvalidInput, http.StatusBadRequest, "The $top value "+quoteOData(s)+" is not an integer from 0 to 1000.")
 	}
 	return n, nil
 }
+
+// pageTop is the page size for the core: 0 (its default, 1000) when $top
+// is absent.
+func pageTop(top int) int { return max(top, 0) }
 
 func (rc *reqCtx) queryEntities(table string) {
 	level, err := rc.metadata()
@@ -243,10 +250,12 @@ func (rc *reqCtx) queryEntities(table string) {
 			NextRowKey:       rc.query.Get("NextRowKey"),
 		},
 	}
-	if opts.Top, err = rc.parseTop(); err != nil {
+	top, err := rc.parseTop()
+	if err != nil {
 		rc.fail(err)
 		return
 	}
+	opts.Top = pageTop(top)
 	if f := strings.TrimSpace(rc.query.Get("$filter")); f != "" {
 		if opts.Filter, err = parseFilter(f); err != nil {
 			rc.fail(err)
@@ -258,7 +267,14 @@ func (rc *reqCtx) queryEntities(table string) {
 	}
 	sel, custom := rc.parseSelect()
 	opts.Select = custom
-	page, err := rc.acct.data.Table(table).Query(rc.r.Context(), opts)
+	var page localtable.QueryPage
+	if top == 0 {
+		// $top=0 asks for nothing: an empty page without a continuation,
+		// once the table is known to exist.
+		_, err = rc.acct.data.GetTable(rc.r.Context(), table)
+	} else {
+		page, err = rc.acct.data.Table(table).Query(rc.r.Context(), opts)
+	}
 	if err != nil {
 		rc.fail(err)
 		return

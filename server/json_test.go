@@ -101,7 +101,7 @@ func TestWireEntityJSONErrors(t *testing.T) {
 		{`{` + keys + `"X@odata.type":"Edm.Double","X":true}`, 400, "InvalidInput"},
 		{`{` + keys + `"X@odata.type":"Edm.Double","X":"13e7705"}`, 400, "InvalidInput"}, // overflows: the service's InvalidInput (Azurite#2387)
 		{`{` + keys + `"X":1e400}`, 400, "InvalidInput"},
-		{`{` + keys + `"X@odata.type":"Edm.Boolean","X":"true"}`, 400, "InvalidInput"},
+		{`{` + keys + `"X@odata.type":"Edm.Boolean","X":"yes"}`, 400, "InvalidInput"},
 		{`{` + keys + `"X@odata.type":"Edm.DateTime","X":"yesterday"}`, 400, "InvalidInput"},
 		{`{` + keys + `"X@odata.type":"Edm.DateTime","X":"1600-12-31T23:59:59Z"}`, 400, "OutOfRangeInput"},
 		{`{` + keys + `"X@odata.type":"Edm.DateTime","X":12}`, 400, "InvalidInput"},
@@ -209,4 +209,146 @@ func bigEntity() string {
 		b.WriteString(`"P` + strconv.Itoa(i) + `":"` + strings.Repeat("y", 30000) + `"`)
 	}
 	return b.String()
+}
+
+// TestWireEntityValueForms pins each annotated form of a value, as the
+// service's OData reader converts it: a JSON string becomes any type by
+// the .NET parser of that type (so the Storage Explorer and the Python
+// SDK can send "false" as an Edm.Boolean and "23" as an Edm.Int32; the
+// Python SDK's live test_entity_with_edmtypes sends these and "0" as an
+// Edm.Double, and expects "not a bool" to fail), a JSON number becomes only
+// an Int32 (if integral and in range) or a Double, and an Int64 must be a
+// string (the reader's CannotConvertInt64OrDecimal). A value that does not
+// convert is 400 InvalidInput; a DateTime outside the service's range is
+// 400 OutOfRangeInput. null is accepted whatever its annotation, and the
+// property is not stored. Each accepted form is read back in the
+// service's own form.
+func TestWireEntityValueForms(t *testing.T) {
+	hs, _ := rawServer(t)
+	base := hs.URL + "/devstoreaccount1"
+	const ok = ""
+	cases := []struct {
+		name, in string
+		code     string // "" for accepted
+		out      string // the property as read back, when accepted
+	}{
+		// Edm.Boolean.
+		{"bool json", `"P@odata.type":"Edm.Boolean","P":false`, ok, `"P":false`},
+		{"bool string false", `"P@odata.type":"Edm.Boolean","P":"false"`, ok, `"P":false`},
+		{"bool string true", `"P@odata.type":"Edm.Boolean","P":"true"`, ok, `"P":true`},
+		{"bool string True", `"P@odata.type":"Edm.Boolean","P":"True"`, ok, `"P":true`},
+		{"bool string FALSE spaced", `"P@odata.type":"Edm.Boolean","P":" FALSE "`, ok, `"P":false`},
+		{"bool string yes", `"P@odata.type":"Edm.Boolean","P":"yes"`, "InvalidInput", ""},
+		{"bool string 1", `"P@odata.type":"Edm.Boolean","P":"1"`, "InvalidInput", ""},
+		{"bool string empty", `"P@odata.type":"Edm.Boolean","P":""`, "InvalidInput", ""},
+		{"bool string not a bool", `"P@odata.type":"Edm.Boolean","P":"not a bool"`, "InvalidInput", ""},
+		{"bool number", `"P@odata.type":"Edm.Boolean","P":1`, "InvalidInput", ""},
+		// Edm.Int32.
+		{"int32 json", `"P@odata.type":"Edm.Int32","P":5`, ok, `"P":5`},
+		{"int32 string", `"P@odata.type":"Edm.Int32","P":"5"`, ok, `"P":5`},
+		{"int32 string signed spaced", `"P@odata.type":"Edm.Int32","P":" -23 "`, ok, `"P":-23`},
+		{"int32 string plus", `"P@odata.type":"Edm.Int32","P":"+7"`, ok, `"P":7`},
+		{"int32 string max", `"P@odata.type":"Edm.Int32","P":"2147483647"`, ok, `"P":2147483647`},
+		{"int32 string over", `"P@odata.type":"Edm.Int32","P":"2147483648"`, "InvalidInput", ""},
+		{"int32 json over", `"P@odata.type":"Edm.Int32","P":2147483648`, "InvalidInput", ""},
+		{"int32 json under", `"P@odata.type":"Edm.Int32","P":-2147483649`, "InvalidInput", ""},
+		{"int32 json fraction", `"P@odata.type":"Edm.Int32","P":5.0`, "InvalidInput", ""},
+		{"int32 string fraction", `"P@odata.type":"Edm.Int32","P":"5.5"`, "InvalidInput", ""},
+		{"int32 string hex", `"P@odata.type":"Edm.Int32","P":"0x10"`, "InvalidInput", ""},
+		{"int32 bool", `"P@odata.type":"Edm.Int32","P":true`, "InvalidInput", ""},
+		// Edm.Int64.
+		{"int64 string", `"P@odata.type":"Edm.Int64","P":"-9223372036854775808"`, ok, `"P@odata.type":"Edm.Int64","P":"-9223372036854775808"`},
+		{"int64 string spaced", `"P@odata.type":"Edm.Int64","P":" 42 "`, ok, `"P@odata.type":"Edm.Int64","P":"42"`},
+		{"int64 json small", `"P@odata.type":"Edm.Int64","P":42`, "InvalidInput", ""},
+		{"int64 json big", `"P@odata.type":"Edm.Int64","P":123456789012`, "InvalidInput", ""},
+		{"int64 string over", `"P@odata.type":"Edm.Int64","P":"9223372036854775808"`, "InvalidInput", ""},
+		{"int64 string decimal", `"P@odata.type":"Edm.Int64","P":"1.0"`, "InvalidInput", ""},
+		{"int64 string exponent", `"P@odata.type":"Edm.Int64","P":"1e3"`, "InvalidInput", ""},
+		{"int64 string words", `"P@odata.type":"Edm.Int64","P":"twelve"`, "InvalidInput", ""},
+		// Edm.Double.
+		{"double json int", `"P@odata.type":"Edm.Double","P":0`, ok, `"P":0.0`},
+		{"double string", `"P@odata.type":"Edm.Double","P":"1.5"`, ok, `"P":1.5`},
+		{"double string zero", `"P@odata.type":"Edm.Double","P":"0"`, ok, `"P":0.0`},
+		{"double string exponent", `"P@odata.type":"Edm.Double","P":"-2.5E+3"`, ok, `"P":-2500.0`},
+		{"double string thousands", `"P@odata.type":"Edm.Double","P":"1,000.25"`, ok, `"P":1000.25`},
+		{"double string spaced", `"P@odata.type":"Edm.Double","P":" .5 "`, ok, `"P":0.5`},
+		{"double NaN", `"P@odata.type":"Edm.Double","P":"NaN"`, ok, `"P@odata.type":"Edm.Double","P":"NaN"`},
+		{"double Infinity", `"P@odata.type":"Edm.Double","P":"Infinity"`, ok, `"P@odata.type":"Edm.Double","P":"Infinity"`},
+		{"double +Infinity", `"P@odata.type":"Edm.Double","P":"+Infinity"`, ok, `"P@odata.type":"Edm.Double","P":"Infinity"`},
+		{"double -Infinity", `"P@odata.type":"Edm.Double","P":"-Infinity"`, ok, `"P@odata.type":"Edm.Double","P":"-Infinity"`},
+		{"double INF", `"P@odata.type":"Edm.Double","P":"INF"`, "InvalidInput", ""},
+		{"double -INF", `"P@odata.type":"Edm.Double","P":"-INF"`, "InvalidInput", ""},
+		{"double string over", `"P@odata.type":"Edm.Double","P":"1e309"`, "InvalidInput", ""},
+		{"double json over", `"P@odata.type":"Edm.Double","P":1e309`, "InvalidInput", ""},
+		{"double unannotated over", `"P":-1e309`, "InvalidInput", ""},
+		{"double string comma first", `"P@odata.type":"Edm.Double","P":",5"`, "InvalidInput", ""},
+		{"double string hex", `"P@odata.type":"Edm.Double","P":"0x1p3"`, "InvalidInput", ""},
+		{"double string empty", `"P@odata.type":"Edm.Double","P":""`, "InvalidInput", ""},
+		{"double bool", `"P@odata.type":"Edm.Double","P":false`, "InvalidInput", ""},
+		// Edm.DateTime.
+		{"datetime", `"P@odata.type":"Edm.DateTime","P":"2008-07-10T00:00:00Z"`, ok, `"P@odata.type":"Edm.DateTime","P":"2008-07-10T00:00:00Z"`},
+		{"datetime no zone", `"P@odata.type":"Edm.DateTime","P":"2008-07-10T00:00:00"`, ok, `"P":"2008-07-10T00:00:00Z"`},
+		{"datetime feb 30", `"P@odata.type":"Edm.DateTime","P":"2008-02-30T00:00:00Z"`, "InvalidInput", ""},
+		{"datetime words", `"P@odata.type":"Edm.DateTime","P":"not a date"`, "InvalidInput", ""},
+		{"datetime year 0001", `"P@odata.type":"Edm.DateTime","P":"0001-01-01T00:00:00Z"`, "OutOfRangeInput", ""},
+		{"datetime number", `"P@odata.type":"Edm.DateTime","P":1215648000`, "InvalidInput", ""},
+		// Edm.Guid.
+		{"guid", `"P@odata.type":"Edm.Guid","P":"c9da6455-213d-42c9-9a79-3e9149a57833"`, ok, `"P":"c9da6455-213d-42c9-9a79-3e9149a57833"`},
+		{"guid braces", `"P@odata.type":"Edm.Guid","P":"{C9DA6455-213D-42C9-9A79-3E9149A57833}"`, ok, `"P":"c9da6455-213d-42c9-9a79-3e9149a57833"`},
+		{"guid parentheses", `"P@odata.type":"Edm.Guid","P":"(c9da6455-213d-42c9-9a79-3e9149a57833)"`, ok, `"P":"c9da6455-213d-42c9-9a79-3e9149a57833"`},
+		{"guid undivided", `"P@odata.type":"Edm.Guid","P":"c9da6455213d42c99a793e9149a57833"`, ok, `"P":"c9da6455-213d-42c9-9a79-3e9149a57833"`},
+		{"guid short", `"P@odata.type":"Edm.Guid","P":"c9da6455-213d-42c9-9a79-3e9149a5783"`, "InvalidInput", ""},
+		{"guid not hex", `"P@odata.type":"Edm.Guid","P":"g9da6455-213d-42c9-9a79-3e9149a57833"`, "InvalidInput", ""},
+		{"guid misplaced dash", `"P@odata.type":"Edm.Guid","P":"c9da6455213d-42c9-9a79-3e9149a57833-"`, "InvalidInput", ""},
+		{"guid number", `"P@odata.type":"Edm.Guid","P":5`, "InvalidInput", ""},
+		// Edm.Binary.
+		{"binary", `"P@odata.type":"Edm.Binary","P":"AAEC"`, ok, `"P@odata.type":"Edm.Binary","P":"AAEC"`},
+		{"binary spaced", `"P@odata.type":"Edm.Binary","P":"AA EC\r\n"`, ok, `"P@odata.type":"Edm.Binary","P":"AAEC"`},
+		{"binary no padding", `"P@odata.type":"Edm.Binary","P":"AAE"`, "InvalidInput", ""},
+		{"binary bad char", `"P@odata.type":"Edm.Binary","P":"AA*C"`, "InvalidInput", ""},
+		{"binary url alphabet", `"P@odata.type":"Edm.Binary","P":"_-_-"`, "InvalidInput", ""},
+		{"binary number", `"P@odata.type":"Edm.Binary","P":12`, "InvalidInput", ""},
+		// Edm.String.
+		{"string from number", `"P@odata.type":"Edm.String","P":42`, "InvalidInput", ""},
+		{"string from bool", `"P@odata.type":"Edm.String","P":true`, "InvalidInput", ""},
+		// null with a type: accepted, not stored.
+		{"null int32", `"P@odata.type":"Edm.Int32","P":null`, ok, ""},
+		{"null int64", `"P@odata.type":"Edm.Int64","P":null`, ok, ""},
+		{"null datetime", `"P@odata.type":"Edm.DateTime","P":null`, ok, ""},
+		{"null string", `"P@odata.type":"Edm.String","P":null`, ok, ""},
+	}
+	for _, c := range cases {
+		body := `{"PartitionKey":"forms","RowKey":"` + c.name + `",` + c.in + `}`
+		resp, got := do(t, "POST", base+"/tt1", map[string]string{"Accept": minimal, "Prefer": "return-no-content"}, body)
+		if c.code != ok {
+			if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != c.code {
+				t.Errorf("%s: %d %q, want 400 %s: %.200s", c.name, resp.StatusCode, resp.Header.Get("x-ms-error-code"), c.code, got)
+			}
+			continue
+		}
+		if resp.StatusCode != 204 {
+			t.Errorf("%s: insert %d %.200s", c.name, resp.StatusCode, got)
+			continue
+		}
+		// Read back, and write back what was read: the service's own form
+		// round-trips unchanged.
+		ent := base + "/tt1(PartitionKey='forms',RowKey='" + url.PathEscape(c.name) + "')"
+		resp, got = do(t, "GET", ent, map[string]string{"Accept": minimal}, "")
+		switch {
+		case resp.StatusCode != 200:
+			t.Errorf("%s: get %d %s", c.name, resp.StatusCode, got)
+		case c.out == "" && strings.Contains(got, `"P"`):
+			t.Errorf("%s: null stored: %s", c.name, got)
+		case c.out != "" && !strings.Contains(got, c.out):
+			t.Errorf("%s: read back %s, want %s", c.name, got, c.out)
+		}
+		resp, _ = do(t, "PUT", ent, map[string]string{"Accept": minimal}, got)
+		if resp.StatusCode != 204 {
+			t.Errorf("%s: writing back %s: %d", c.name, got, resp.StatusCode)
+			continue
+		}
+		if _, again := do(t, "GET", ent, map[string]string{"Accept": minimal}, ""); c.out != "" && !strings.Contains(again, c.out) {
+			t.Errorf("%s: after writing back, %s, want %s", c.name, again, c.out)
+		}
+	}
 }

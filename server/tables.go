@@ -133,20 +133,24 @@ func (rc *reqCtx) listTables() {
 		return
 	}
 	opts := localtable.ListTablesOptions{NextTableName: rc.query.Get("NextTableName")}
-	if opts.Top, err = rc.parseTop(); err != nil {
+	top, err := rc.parseTop()
+	if err != nil {
 		rc.fail(err)
 		return
 	}
+	opts.Top = pageTop(top)
 	if f := strings.TrimSpace(rc.query.Get("$filter")); f != "" {
 		if opts.Filter, err = parseFilter(f); err != nil {
 			rc.fail(err)
 			return
 		}
 	}
-	page, err := rc.acct.data.ListTables(rc.r.Context(), opts)
-	if err != nil {
-		rc.fail(err)
-		return
+	var page localtable.TablesPage
+	if top != 0 { // $top=0 asks for nothing: an empty page
+		if page, err = rc.acct.data.ListTables(rc.r.Context(), opts); err != nil {
+			rc.fail(err)
+			return
+		}
 	}
 	var b []byte
 	b = append(b, '{')

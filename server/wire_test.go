@@ -260,7 +260,7 @@ func TestWireHammerBadInputs(t *testing.T) {
 		{"GET", "/devstoreaccount1/tt1(PartitionKey='a',PartitionKey='b')", ""},
 		{"GET", "/devstoreaccount1/a/b/c", ""},
 		{"GET", "/nosuchaccount/Tables", ""},
-		{"GET", "/devstoreaccount1/tt1()?$top=0", ""},
+		{"GET", "/devstoreaccount1/tt1()?$top=1001", ""},
 		{"GET", "/devstoreaccount1/tt1()?$top=x", ""},
 		{"GET", "/devstoreaccount1/tt1()?$filter=((((", ""},
 		{"GET", "/devstoreaccount1/tt1()?NextPartitionKey=zz&NextRowKey=yy", ""},
