@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/server"
@@ -38,12 +39,16 @@ type Server struct {
 	Account *localtable.Account
 	// HTTP is the underlying httptest server.
 	HTTP *httptest.Server
+
+	clock func() time.Time // WithClock's, or nil
 }
 
 // ClientOptions returns aztables client options for the server: with
-// WithTLS, a transport that trusts the server's certificate; otherwise
-// the defaults. Use them to make more clients, for example with a token
-// credential:
+// WithTLS, a transport that trusts the server's certificate; with
+// WithClock, a policy that dates each request (x-ms-date) by the server's
+// clock, so that the server, which refuses a Shared Key request dated more
+// than 15 minutes from its clock, accepts it. Use them to make more
+// clients, for example with a token credential:
 //
 //	c, err := aztables.NewServiceClient(srv.URL, cred, srv.ClientOptions())
 func (s *Server) ClientOptions() *aztables.ClientOptions {
@@ -51,7 +56,19 @@ func (s *Server) ClientOptions() *aztables.ClientOptions {
 	if s.HTTP.TLS != nil {
 		o.Transport = s.HTTP.Client()
 	}
+	if s.clock != nil {
+		o.PerCallPolicies = []policy.Policy{clockDate{s.clock}}
+	}
 	return o
+}
+
+// clockDate dates requests by a clock; aztables' Shared Key policy signs
+// the x-ms-date it finds.
+type clockDate struct{ now func() time.Time }
+
+func (p clockDate) Do(req *policy.Request) (*http.Response, error) {
+	req.Raw().Header.Set("x-ms-date", p.now().UTC().Format(http.TimeFormat))
+	return req.Next()
 }
 
 type config struct {
@@ -66,7 +83,8 @@ type config struct {
 type Option func(*config)
 
 // WithClock makes now the clock of the account (entity Timestamps) and of
-// the server (SAS validity).
+// the server (request dates, SAS validity). The clients of
+// Server.Client and Server.ClientOptions date their requests by it too.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) { c.clock = now }
 }
@@ -128,6 +146,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		URL:     hs.URL + "/" + server.DevAccountName,
 		Account: acct,
 		HTTP:    hs,
+		clock:   c.clock,
 	}
 	s.ConnectionString = server.ConnectionString(s.URL, server.DevAccountName, server.DevAccountKey)
 	s.Credential, err = aztables.NewSharedKeyCredential(server.DevAccountName, server.DevAccountKey)

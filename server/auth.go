@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/server/internal/azauth"
@@ -10,6 +11,11 @@ import (
 
 // This file authenticates requests (PROTOCOL.md §8) and authorizes their
 // operations against what a shared access signature grants.
+
+// MaxRequestDateSkew is how far a Shared Key request's x-ms-date (or Date)
+// may lie from the server's clock, before or after it: the service refuses
+// a request older than 15 minutes, against replay.
+const MaxRequestDateSkew = 15 * time.Minute
 
 // op is an operation, as authorization sees it.
 type op int
@@ -67,6 +73,9 @@ func (s *Server) authenticate(rc *reqCtx) error {
 	scheme, cred, _ := strings.Cut(auth, " ")
 	switch scheme {
 	case "SharedKey", "SharedKeyLite":
+		if err := checkRequestDate(rc.r.Header, rc.start); err != nil {
+			return err
+		}
 		name, sig, ok := strings.Cut(strings.TrimSpace(cred), ":")
 		if !ok || name != rc.acct.name {
 			return errAuthentication("The Authorization header must be " + scheme + " " + rc.acct.name + ":<signature>.")
@@ -92,6 +101,32 @@ func (s *Server) authenticate(rc *reqCtx) error {
 		return nil // not verified: see the package documentation
 	}
 	return errAuthentication("The authorization scheme " + quoteOData(scheme) + " is not supported.")
+}
+
+// checkRequestDate checks a Shared Key request's date: x-ms-date, or Date
+// when x-ms-date is absent, must be given, be an HTTP date, and lie within
+// MaxRequestDateSkew of now.
+func checkRequestDate(h http.Header, now time.Time) error {
+	name, v := "x-ms-date", h.Get("x-ms-date")
+	if v == "" {
+		name, v = "Date", h.Get("Date")
+	}
+	if v == "" {
+		return errAuthentication("Request date header not specified: a Shared Key request needs an x-ms-date or Date header.")
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return errAuthentication("The Date header in the request is incorrect: " + name + " " + quoteOData(v) + " is not an RFC 1123 date.")
+	}
+	switch {
+	case t.Before(now.Add(-MaxRequestDateSkew)):
+		return errAuthentication("Request date header too old: " + quoteOData(t.UTC().Format(http.TimeFormat)) +
+			"; the server's time is " + quoteOData(now.UTC().Format(http.TimeFormat)) + " and a request may be at most 15 minutes old.")
+	case t.After(now.Add(MaxRequestDateSkew)):
+		return errAuthentication("Request date header too far in the future: " + quoteOData(t.UTC().Format(http.TimeFormat)) +
+			"; the server's time is " + quoteOData(now.UTC().Format(http.TimeFormat)) + " and a request may be at most 15 minutes ahead of it.")
+	}
+	return nil
 }
 
 // authorize checks that the request's credentials allow o on an entity

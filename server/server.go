@@ -78,8 +78,8 @@ type Options struct {
 	// pagers follow. 0 means DefaultQueryScanLimit; negative, no bound.
 	QueryScanLimit int
 
-	// Clock is the time source for SAS validity and response dates. nil
-	// means time.Now.
+	// Clock is the time source for Shared Key request dates, SAS
+	// validity, and response dates. nil means time.Now.
 	Clock func() time.Time
 
 	// Logger receives request errors and recovered panics. nil means
