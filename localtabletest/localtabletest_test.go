@@ -55,3 +55,28 @@ func TestOptions(t *testing.T) {
 		t.Fatalf("client dated by the real clock: %v", err)
 	}
 }
+
+// TokenCredential's tokens work through aztables against an HTTPS server,
+// with the real clock and with a server clock years away from it.
+func TestTokenCredential(t *testing.T) {
+	ctx := context.Background()
+	for _, opts := range [][]localtabletest.Option{
+		{localtabletest.WithTLS()},
+		{localtabletest.WithTLS(), localtabletest.WithClock(func() time.Time { return time.Date(2041, 5, 6, 7, 8, 9, 0, time.UTC) })},
+	} {
+		srv := localtabletest.NewServer(t, opts...)
+		c, err := aztables.NewServiceClient(srv.URL, srv.TokenCredential(), srv.ClientOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CreateTable(ctx, "tokens", nil); err != nil {
+			t.Fatalf("CreateTable with a token: %v", err)
+		}
+		if _, err := c.NewClient("tokens").AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil); err != nil {
+			t.Fatalf("AddEntity with a token: %v", err)
+		}
+		if _, err := srv.Account.Table("tokens").Get(ctx, "p", "r", nil); err != nil {
+			t.Fatalf("the entity was not written: %v", err)
+		}
+	}
+}

@@ -10,7 +10,8 @@ import (
 )
 
 // This file authenticates requests (PROTOCOL.md §8) and authorizes their
-// operations against what a shared access signature grants.
+// operations against what a shared access signature grants. Bearer tokens
+// are validated in bearer.go.
 
 // MaxRequestDateSkew is how far a Shared Key request's x-ms-date (or Date)
 // may lie from the server's clock, before or after it: the service refuses
@@ -37,9 +38,12 @@ const (
 
 func (o op) entity() bool { return o <= opDelete }
 
+// authFailedMessage is the service's message for AuthenticationFailed; the
+// server appends what failed.
+const authFailedMessage = "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."
+
 func errAuthentication(msg string) *localtable.Error {
-	return wireError(localtable.CodeAuthenticationFailed, http.StatusForbidden,
-		"Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature. "+msg)
+	return wireError(localtable.CodeAuthenticationFailed, http.StatusForbidden, authFailedMessage+" "+msg)
 }
 
 func errPermission(msg string) *localtable.Error {
@@ -53,7 +57,8 @@ func errResourceType(msg string) *localtable.Error {
 }
 
 // authenticate checks the request's credentials and sets rc.grant for a
-// SAS. Shared Key and Shared Key Lite grant everything.
+// SAS. Shared Key, Shared Key Lite and valid bearer tokens grant
+// everything.
 func (s *Server) authenticate(rc *reqCtx) error {
 	if s.opts.DisableAuth {
 		return nil
@@ -68,6 +73,12 @@ func (s *Server) authenticate(rc *reqCtx) error {
 	}
 	auth := strings.TrimSpace(rc.r.Header.Get("Authorization"))
 	if auth == "" {
+		if s.opts.AcceptBearerTokens && rc.bearerChallenge() {
+			// From version 2020-12-06 the Table service answers an
+			// anonymous request with a bearer challenge.
+			rc.challenge("common")
+			return wireError(codeNoAuthenticationInfo, http.StatusUnauthorized, challengeMessage)
+		}
 		return errAuthentication("The request carries no Authorization header and no shared access signature.")
 	}
 	scheme, cred, _ := strings.Cut(auth, " ")
@@ -91,14 +102,7 @@ func (s *Server) authenticate(rc *reqCtx) error {
 		}
 		return nil
 	case "Bearer":
-		if !s.opts.AcceptBearerTokens {
-			return errAuthentication("Bearer tokens are accepted only when the server serves HTTPS (--cert and --key).")
-		}
-		if rc.r.TLS == nil {
-			// As the service: a token must never travel in clear text.
-			return errAuthentication("Bearer tokens are accepted only over HTTPS.")
-		}
-		return nil // not verified: see the package documentation
+		return s.verifyBearer(rc, strings.TrimSpace(cred))
 	}
 	return errAuthentication("The authorization scheme " + quoteOData(scheme) + " is not supported.")
 }
