@@ -204,7 +204,7 @@ func TestWireServiceSASValidityAndRange(t *testing.T) {
 	resp, got = send(t, req)
 	wantStatus(t, "sp=r delete", resp, got, 403, "AuthorizationPermissionMismatch")
 	resp, got = get(valid, "Tables")
-	wantStatus(t, "service SAS lists tables", resp, got, 403, "AuthorizationResourceTypeMismatch")
+	wantStatus(t, "service SAS lists tables", resp, got, 403, "AuthorizationFailure")
 	resp, got = write(serviceSAS(key, "Ranged", "a", now.Add(-hour), now.Add(hour), none))
 	wantStatus(t, "sp=a insert", resp, got, 201, "")
 
@@ -411,5 +411,45 @@ func TestSDKRequestDate(t *testing.T) {
 		if _, err := srv.Client.CreateTable(ctx, "clientdated", nil); err != nil {
 			t.Errorf("server clock %v ahead, client dated by it: %v", c.offset, err)
 		}
+	}
+}
+
+// A SAS with a repeated parameter is refused (403 AuthorizationFailure),
+// whichever parameter repeats, even with the same value; a SAS naming a
+// stored access policy the table lacks is 403 AuthenticationFailed, and
+// the message names the policy.
+func TestWireSASDuplicatesAndMissingPolicy(t *testing.T) {
+	srv := localtabletest.NewServer(t)
+	if _, err := srv.Account.CreateTable(context.Background(), "dups"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	get := func(query string) (*http.Response, string) {
+		req, _ := http.NewRequest("GET", srv.URL+"/dups()?"+query, nil)
+		return send(t, req)
+	}
+	valid := serviceSAS(srv.Key(), "dups", "r", now.Add(-time.Hour), now.Add(time.Hour), [4]string{"a", "", "z", ""})
+	resp, got := get(valid)
+	wantStatus(t, "valid SAS", resp, got, 200, "")
+	q, _ := url.ParseQuery(valid)
+	for k := range q {
+		resp, got := get(valid + "&" + k + "=" + url.QueryEscape(q.Get(k)))
+		wantStatus(t, "SAS with "+k+" twice", resp, got, 403, "AuthorizationFailure")
+		if !strings.Contains(got, "'"+k+"' is given more than once") {
+			t.Errorf("%s twice: %s", k, got)
+		}
+	}
+	// Other parameters may repeat as before (the SAS is not at stake).
+	resp, got = get(valid + "&timeout=30&timeout=30")
+	wantStatus(t, "repeated timeout", resp, got, 200, "")
+
+	// si naming no policy: signed correctly, refused by name.
+	qs := url.Values{"sv": {"2019-02-02"}, "tn": {"dups"}, "si": {"nosuchpolicy"}, "sp": {"r"}, "se": {now.Add(time.Hour).UTC().Format(time.RFC3339)}}
+	toSign := strings.Join([]string{"r", "", qs.Get("se"), "/table/" + server.DevAccountName + "/dups", "nosuchpolicy", "", "", "2019-02-02", "", "", "", ""}, "\n")
+	qs.Set("sig", hmacSign(srv.Key(), toSign))
+	resp, got = get(qs.Encode())
+	wantStatus(t, "SAS naming a missing policy", resp, got, 403, "AuthenticationFailed")
+	if !strings.Contains(got, "'nosuchpolicy'") {
+		t.Errorf("the message does not name the policy: %s", got)
 	}
 }
