@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable/localtabletest"
 )
@@ -42,22 +39,15 @@ func ExampleNewServer() {
 	// Output: 12.5
 }
 
-// fakeToken is an azcore.TokenCredential returning a fixed token, which
-// the server accepts over HTTPS without verifying it.
-type fakeToken struct{}
-
-func (fakeToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
-	return azcore.AccessToken{Token: "test-token", ExpiresOn: time.Now().Add(time.Hour)}, nil
-}
-
 // WithTLS serves HTTPS, so that clients made with a token credential
-// (which refuse plain HTTP) work; ClientOptions trust the certificate.
+// (which refuse plain HTTP) work: Server.TokenCredential hands out tokens
+// the server accepts, and ClientOptions trust the certificate.
 func ExampleWithTLS() {
 	t := &testing.T{} // in a real test, the *testing.T of the test
 	srv := localtabletest.NewServer(t, localtabletest.WithTLS())
 	ctx := context.Background()
 
-	client, err := aztables.NewServiceClient(srv.URL, fakeToken{}, srv.ClientOptions())
+	client, err := aztables.NewServiceClient(srv.URL, srv.TokenCredential(), srv.ClientOptions())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/localtabletest"
 	"github.com/localtable/localtable/server"
@@ -203,7 +204,7 @@ func TestWireServiceSASValidityAndRange(t *testing.T) {
 	resp, got = send(t, req)
 	wantStatus(t, "sp=r delete", resp, got, 403, "AuthorizationPermissionMismatch")
 	resp, got = get(valid, "Tables")
-	wantStatus(t, "service SAS lists tables", resp, got, 403, "AuthorizationResourceTypeMismatch")
+	wantStatus(t, "service SAS lists tables", resp, got, 403, "AuthorizationFailure")
 	resp, got = write(serviceSAS(key, "Ranged", "a", now.Add(-hour), now.Add(hour), none))
 	wantStatus(t, "sp=a insert", resp, got, 201, "")
 
@@ -289,5 +290,166 @@ func TestWireAccountSASVersions(t *testing.T) {
 		req, _ = http.NewRequest("POST", srv.URL+"/acctsas?"+sas, strings.NewReader(`{"PartitionKey":"p","RowKey":"r"}`))
 		resp, got = send(t, req)
 		wantStatus(t, "account SAS sv="+sv+" without a", resp, got, 403, "AuthorizationPermissionMismatch")
+	}
+}
+
+// datedRequest signs a request with scheme (SharedKey or SharedKeyLite)
+// after setting the given date headers (an empty value is left out).
+func datedRequest(t *testing.T, key []byte, scheme, method, rawURL, xmsDate, date string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, rawURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;odata=nometadata")
+	if xmsDate != "" {
+		req.Header.Set("x-ms-date", xmsDate)
+	}
+	if date != "" {
+		req.Header.Set("Date", date)
+	}
+	signed := xmsDate
+	if signed == "" {
+		signed = date
+	}
+	cr := "/" + server.DevAccountName + req.URL.EscapedPath()
+	toSign := signed + "\n" + cr
+	if scheme == "SharedKey" {
+		toSign = method + "\n\n\n" + toSign
+	}
+	req.Header.Set("Authorization", scheme+" "+server.DevAccountName+":"+hmacSign(key, toSign))
+	return req
+}
+
+// A Shared Key request dated (x-ms-date, else Date) more than 15 minutes
+// from the server's clock, either way, is refused as the service refuses
+// it; so is one with no date or a date that is not an HTTP date. SAS
+// requests are governed by st and se instead.
+func TestWireRequestDate(t *testing.T) {
+	now := time.Date(2031, 3, 4, 5, 6, 7, 0, time.UTC)
+	srv := localtabletest.NewServer(t, localtabletest.WithClock(func() time.Time { return now }))
+	if _, err := srv.Account.CreateTable(context.Background(), "dated"); err != nil {
+		t.Fatal(err)
+	}
+	key := srv.Key()
+	at := func(d time.Duration) string { return now.Add(d).Format(http.TimeFormat) }
+	for _, scheme := range []string{"SharedKey", "SharedKeyLite"} {
+		for _, c := range []struct {
+			what, xmsDate, date string
+			ok                  bool
+			detail              string
+		}{
+			{"x-ms-date now", at(0), "", true, ""},
+			{"x-ms-date 14m old", at(-14 * time.Minute), "", true, ""},
+			{"x-ms-date 14m ahead", at(14 * time.Minute), "", true, ""},
+			{"x-ms-date 16m old", at(-16 * time.Minute), "", false, "Request date header too old: '" + at(-16*time.Minute) + "'"},
+			{"x-ms-date 16m ahead", at(16 * time.Minute), "", false, "Request date header too far in the future"},
+			{"x-ms-date a day old", at(-24 * time.Hour), "", false, "Request date header too old"},
+			{"Date now", "", at(0), true, ""},
+			{"Date 16m old", "", at(-16 * time.Minute), false, "Request date header too old"},
+			{"Date 16m ahead", "", at(16 * time.Minute), false, "too far in the future"},
+			{"fresh x-ms-date wins over a stale Date", at(0), at(-time.Hour), true, ""},
+			{"stale x-ms-date loses to a fresh Date", at(-time.Hour), at(0), false, "Request date header too old"},
+			{"no date", "", "", false, "Request date header not specified"},
+			{"x-ms-date not a date", "yesterday", "", false, "The Date header in the request is incorrect"},
+			{"x-ms-date in ISO 8601", now.Format(time.RFC3339), "", false, "The Date header in the request is incorrect"},
+		} {
+			resp, got := send(t, datedRequest(t, key, scheme, "GET", srv.URL+"/dated()", c.xmsDate, c.date))
+			if c.ok {
+				wantStatus(t, scheme+" "+c.what, resp, got, 200, "")
+				continue
+			}
+			wantStatus(t, scheme+" "+c.what, resp, got, 403, "AuthenticationFailed")
+			if !strings.Contains(got, "Server failed to authenticate the request.") || !strings.Contains(got, c.detail) {
+				t.Errorf("%s %s: message lacks %q: %s", scheme, c.what, c.detail, got)
+			}
+		}
+	}
+	// A SAS request carries no date, and a stale Date does not matter.
+	sas := serviceSAS(key, "dated", "r", now.Add(-time.Hour), now.Add(time.Hour), [4]string{})
+	req, _ := http.NewRequest("GET", srv.URL+"/dated()?"+sas, nil)
+	resp, got := send(t, req)
+	wantStatus(t, "SAS without a date", resp, got, 200, "")
+	req, _ = http.NewRequest("GET", srv.URL+"/dated()?"+sas, nil)
+	req.Header.Set("Date", at(-48*time.Hour))
+	resp, got = send(t, req)
+	wantStatus(t, "SAS with a stale Date", resp, got, 200, "")
+	// Nothing is written by a stale request.
+	req = datedRequest(t, key, "SharedKeyLite", "POST", srv.URL+"/Tables", at(-20*time.Minute), "")
+	req.Body = io.NopCloser(strings.NewReader(`{"TableName":"stale"}`))
+	resp, got = send(t, req)
+	wantStatus(t, "stale create table", resp, got, 403, "AuthenticationFailed")
+	if _, err := srv.Account.GetTable(context.Background(), "stale"); err == nil {
+		t.Error("a stale request created a table")
+	}
+}
+
+// Through aztables: a client whose clock is more than 15 minutes from the
+// server's is refused; ClientOptions date requests by the server's clock.
+func TestSDKRequestDate(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		offset time.Duration
+		ok     bool
+	}{{20 * time.Minute, false}, {-20 * time.Minute, false}, {10 * time.Minute, true}, {-10 * time.Minute, true}} {
+		srv := localtabletest.NewServer(t, localtabletest.WithClock(func() time.Time { return time.Now().Add(c.offset) }))
+		plain, err := aztables.NewServiceClientWithSharedKey(srv.URL, srv.Credential, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = plain.CreateTable(ctx, "skewed", nil)
+		if c.ok {
+			if err != nil {
+				t.Errorf("server clock %v ahead: %v", c.offset, err)
+			}
+		} else {
+			wantCode(t, err, 403, "AuthenticationFailed")
+			if _, err := srv.Account.GetTable(ctx, "skewed"); err == nil {
+				t.Errorf("server clock %v ahead: the refused request created the table", c.offset)
+			}
+		}
+		if _, err := srv.Client.CreateTable(ctx, "clientdated", nil); err != nil {
+			t.Errorf("server clock %v ahead, client dated by it: %v", c.offset, err)
+		}
+	}
+}
+
+// A SAS with a repeated parameter is refused (403 AuthorizationFailure),
+// whichever parameter repeats, even with the same value; a SAS naming a
+// stored access policy the table lacks is 403 AuthenticationFailed, and
+// the message names the policy.
+func TestWireSASDuplicatesAndMissingPolicy(t *testing.T) {
+	srv := localtabletest.NewServer(t)
+	if _, err := srv.Account.CreateTable(context.Background(), "dups"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	get := func(query string) (*http.Response, string) {
+		req, _ := http.NewRequest("GET", srv.URL+"/dups()?"+query, nil)
+		return send(t, req)
+	}
+	valid := serviceSAS(srv.Key(), "dups", "r", now.Add(-time.Hour), now.Add(time.Hour), [4]string{"a", "", "z", ""})
+	resp, got := get(valid)
+	wantStatus(t, "valid SAS", resp, got, 200, "")
+	q, _ := url.ParseQuery(valid)
+	for k := range q {
+		resp, got := get(valid + "&" + k + "=" + url.QueryEscape(q.Get(k)))
+		wantStatus(t, "SAS with "+k+" twice", resp, got, 403, "AuthorizationFailure")
+		if !strings.Contains(got, "'"+k+"' is given more than once") {
+			t.Errorf("%s twice: %s", k, got)
+		}
+	}
+	// Other parameters may repeat as before (the SAS is not at stake).
+	resp, got = get(valid + "&timeout=30&timeout=30")
+	wantStatus(t, "repeated timeout", resp, got, 200, "")
+
+	// si naming no policy: signed correctly, refused by name.
+	qs := url.Values{"sv": {"2019-02-02"}, "tn": {"dups"}, "si": {"nosuchpolicy"}, "sp": {"r"}, "se": {now.Add(time.Hour).UTC().Format(time.RFC3339)}}
+	toSign := strings.Join([]string{"r", "", qs.Get("se"), "/table/" + server.DevAccountName + "/dups", "nosuchpolicy", "", "", "2019-02-02", "", "", "", ""}, "\n")
+	qs.Set("sig", hmacSign(srv.Key(), toSign))
+	resp, got = get(qs.Encode())
+	wantStatus(t, "SAS naming a missing policy", resp, got, 403, "AuthenticationFailed")
+	if !strings.Contains(got, "'nosuchpolicy'") {
+		t.Errorf("the message does not name the policy: %s", got)
 	}
 }

@@ -15,14 +15,43 @@
 // The Server is a thin adapter: validation, limits, filters and
 // transactions are the core's, and every core *localtable.Error travels as
 // the service's status, x-ms-error-code header and odata.error body.
-// Requests are authenticated with SharedKey, SharedKeyLite, a service SAS
-// (with stored access policies and PartitionKey/RowKey ranges) or an
-// account SAS, unless Options.DisableAuth is set. Bearer tokens are
-// accepted without verification when Options.AcceptBearerTokens is set
-// (the command sets it when it serves HTTPS) and the request arrived over
-// TLS, since token credentials only work over HTTPS and nothing here can
-// verify an Entra ID token; a bearer token over plain HTTP is 403
-// AuthenticationFailed.
+// Requests are authenticated as the service authenticates them, unless
+// Options.DisableAuth is set:
+//
+//   - SharedKey and SharedKeyLite: the signature, and the request's date
+//     (x-ms-date, else Date), which must be within 15 minutes of the
+//     server's clock (Options.Clock) either way; a stale, missing or
+//     unparsable date is 403 AuthenticationFailed.
+//   - A service SAS (tn) or an account SAS (ss, srt): the signature, the
+//     validity window (st, se, or a stored access policy named by si,
+//     which must exist), the source IP (sip) and the protocol (spr=https
+//     is 403 AuthorizationProtocolMismatch over HTTP, so tests of SASes
+//     that aztables signs with spr=https use an HTTPS server). A repeated
+//     SAS parameter is 403 AuthorizationFailure. Permissions follow the
+//     service's tables: a service SAS reaches the entities of its table
+//     (and its key range) with r, a, u and d, insert-or-replace and
+//     insert-or-merge needing both a and u; an account SAS needs the
+//     signed resource type of each operation (s: service properties and
+//     stats, r or w; c: Query Tables l, Create Table c or w, Delete Table
+//     d; o: entities, as a service SAS). No SAS reads or sets a table's
+//     ACL (403 AuthorizationFailure). A batch is authorized operation by
+//     operation.
+//   - Bearer tokens (Microsoft Entra ID, what azidentity credentials
+//     send), when Options.AcceptBearerTokens is set (the command sets it
+//     when it serves HTTPS) and the request arrived over TLS: the token
+//     must be a well-formed JWT whose aud is Azure Storage
+//     (https://storage.azure.com) or the account's table endpoint, whose
+//     iss is a Microsoft Entra ID issuer (https://sts.windows.net/{tenant}/,
+//     https://login.microsoftonline.com/{tenant}/v2.0, or a national
+//     cloud's), and whose nbf and exp cover the server's clock, with 5
+//     minutes of skew. Nothing can verify its signature, so that is not
+//     checked. A bad token is 403 AuthenticationFailed, or from
+//     x-ms-version 2020-12-06 401 InvalidAuthenticationInfo with a
+//     WWW-Authenticate bearer challenge (and an anonymous request then
+//     gets 401 NoAuthenticationInformation); the message names the claim
+//     that failed. A valid token may perform every operation (roles are not
+//     emulated). A bearer token over plain HTTP is 403
+//     AuthenticationFailed.
 //
 // The CORS rules set with Set Table Service Properties take effect as in
 // the service: an OPTIONS request is an anonymous preflight, and the

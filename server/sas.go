@@ -30,6 +30,10 @@ func (g *grant) keyRange() (localtable.KeyRange, bool) {
 	return g.rng, true
 }
 
+// sasParams are the query parameters of a shared access signature; none
+// may be given twice.
+var sasParams = []string{"sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "sig", "si", "tn", "spk", "srk", "epk", "erk", "ses"}
+
 // sasTime parses a SAS start or expiry in the forms the SDKs write.
 func sasTime(s string) (time.Time, bool) {
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z", "2006-01-02"} {
@@ -45,6 +49,13 @@ func sasTime(s string) (time.Time, bool) {
 // access policy (si), the table's policy.
 func (s *Server) verifySAS(rc *reqCtx) (*grant, error) {
 	q := rc.query
+	for _, k := range sasParams {
+		if len(q[k]) > 1 {
+			// As the service: a SAS whose parameters repeat is refused.
+			return nil, wireError(codeAuthorizationFailure, http.StatusForbidden,
+				authFailedMessage+" The shared access signature parameter "+quoteOData(k)+" is given more than once.")
+		}
+	}
 	g := &grant{perms: q.Get("sp")}
 	var toSign string
 	switch {
@@ -53,7 +64,7 @@ func (s *Server) verifySAS(rc *reqCtx) (*grant, error) {
 		g.resourceTypes = q.Get("srt")
 		toSign = azauth.AccountSASString(rc.acct.name, q)
 		if !strings.Contains(q.Get("ss"), "t") {
-			return nil, wireError("AuthorizationServiceMismatch", http.StatusForbidden, "This request is not authorized to perform this operation using this service: the account SAS's ss lacks 't'.")
+			return nil, wireError(codeAuthorizationServiceMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this service. The account SAS's signed services "+quoteOData(q.Get("ss"))+" do not include 't'.")
 		}
 	case q.Has("tn"):
 		g.table = q.Get("tn")
@@ -101,10 +112,19 @@ func (s *Server) verifySAS(rc *reqCtx) (*grant, error) {
 	} else if !now.Before(t) {
 		return nil, errAuthentication("Signed expiry time " + quoteOData(expiry) + " has passed.")
 	}
-	// spr=https is not enforced: aztables' GetAccountSASURL always sets it,
-	// and a local server is usually plain HTTP.
 	if sip := q.Get("sip"); sip != "" && !ipAllowed(sip, rc.r.RemoteAddr) {
-		return nil, wireError("AuthorizationSourceIPMismatch", http.StatusForbidden, "This request is not authorized to perform this operation using this source IP.")
+		return nil, wireError(codeAuthorizationSourceIPMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this source IP "+clientIP(rc.r.RemoteAddr)+".")
+	}
+	switch spr := q.Get("spr"); spr {
+	case "", "https,http", "http,https":
+	case "https":
+		if rc.r.TLS == nil {
+			// aztables' GetAccountSASURL always signs spr=https: such a
+			// SAS works only against an HTTPS server (localtabletest.WithTLS).
+			return nil, wireError(codeAuthorizationProtocolMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this protocol. The SAS allows HTTPS only (spr=https) and the request came over HTTP.")
+		}
+	default:
+		return nil, errAuthentication("The signed protocol " + quoteOData(spr) + " is not valid: spr is https or https,http.")
 	}
 	if !g.accountSAS {
 		g.rng, g.hasRange = sasRange(q.Get("spk"), q.Get("srk"), q.Get("epk"), q.Get("erk"))
@@ -125,7 +145,7 @@ func (s *Server) storedPolicy(rc *reqCtx, table, id string) (localtable.AccessPo
 			}
 		}
 	}
-	return localtable.AccessPolicy{}, errAuthentication("The stored access policy " + quoteOData(id) + " does not exist on table " + quoteOData(table) + ".")
+	return localtable.AccessPolicy{}, errAuthentication("The SAS names the stored access policy " + quoteOData(id) + " (si), which table " + quoteOData(table) + " does not have.")
 }
 
 // sasRange returns the key range of spk/srk (inclusive start) and epk/erk
@@ -147,12 +167,17 @@ func sasRange(spk, srk, epk, erk string) (localtable.KeyRange, bool) {
 	return r, !r.Start.IsZero() || !r.End.IsZero()
 }
 
-func ipAllowed(sip, remote string) bool {
+// clientIP returns the host part of a remote address.
+func clientIP(remote string) string {
 	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
-		host = remote
+		return remote
 	}
-	ip, err := netip.ParseAddr(host)
+	return host
+}
+
+func ipAllowed(sip, remote string) bool {
+	ip, err := netip.ParseAddr(clientIP(remote))
 	if err != nil {
 		return false
 	}

@@ -67,8 +67,11 @@ type Options struct {
 	DisableAuth bool
 
 	// AcceptBearerTokens accepts requests authorized with
-	// "Authorization: Bearer …" that arrive over HTTPS (r.TLS set),
-	// without verifying the token. A bearer token over plain HTTP is 403
+	// "Authorization: Bearer …" (Microsoft Entra ID tokens) that arrive
+	// over HTTPS (r.TLS set) and whose claims are valid: a well-formed
+	// JWT for Azure Storage (aud) from a Microsoft Entra ID issuer (iss),
+	// within its lifetime (nbf, exp) by Clock. The token's signature is
+	// not verified. A bearer token over plain HTTP is 403
 	// AuthenticationFailed either way. Set this when serving HTTPS.
 	AcceptBearerTokens bool
 
@@ -78,8 +81,8 @@ type Options struct {
 	// pagers follow. 0 means DefaultQueryScanLimit; negative, no bound.
 	QueryScanLimit int
 
-	// Clock is the time source for SAS validity and response dates. nil
-	// means time.Now.
+	// Clock is the time source for Shared Key request dates, SAS and
+	// bearer token validity, and response dates. nil means time.Now.
 	Clock func() time.Time
 
 	// Logger receives request errors and recovered panics. nil means

@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	location := fs.String("location", "", "directory for data on disk (pebble); empty: in memory")
 	var accounts accountFlags
 	fs.Var(&accounts, "account", "account as name:base64key (repeatable); default devstoreaccount1 with the emulator key")
-	cert := fs.String("cert", "", "TLS certificate file: serve HTTPS (bearer tokens then accepted, unverified)")
+	cert := fs.String("cert", "", "TLS certificate file: serve HTTPS (bearer tokens then accepted: claims checked, signature not)")
 	keyFile := fs.String("key", "", "TLS key file")
 	noAuth := fs.Bool("no-auth", false, "accept requests without checking credentials")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")

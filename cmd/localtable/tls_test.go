@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/localtable/localtable/localtabletest"
 )
 
 // selfSigned writes a self-signed certificate for 127.0.0.1 and its key
@@ -68,12 +68,6 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 	return certFile, keyFile, pool
 }
 
-type staticToken struct{}
-
-func (staticToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
-	return azcore.AccessToken{Token: "static-test-token", ExpiresOn: time.Now().Add(time.Hour)}, nil
-}
-
 // TestRunTLSBearerToken serves HTTPS with --cert/--key and talks to it
 // with a token credential and with the printed connection string.
 func TestRunTLSBearerToken(t *testing.T) {
@@ -110,7 +104,7 @@ func TestRunTLSBearerToken(t *testing.T) {
 	opts.Transport = transport
 
 	bg := context.Background()
-	svc, err := aztables.NewServiceClient(endpoint, staticToken{}, opts)
+	svc, err := aztables.NewServiceClient(endpoint, localtabletest.NewTokenCredential(nil), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +135,7 @@ func TestRunTLSBearerToken(t *testing.T) {
 	// A client that does not trust the certificate fails.
 	noRetry := &aztables.ClientOptions{}
 	noRetry.Retry = policy.RetryOptions{MaxRetries: -1}
-	untrusted, _ := aztables.NewServiceClient(endpoint, staticToken{}, noRetry)
+	untrusted, _ := aztables.NewServiceClient(endpoint, localtabletest.NewTokenCredential(nil), noRetry)
 	if _, err := untrusted.CreateTable(bg, "nope", &aztables.CreateTableOptions{}); err == nil {
 		t.Fatal("untrusted certificate accepted")
 	}
