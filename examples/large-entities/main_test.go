@@ -60,7 +60,7 @@ func TestLargeEntities(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !onDisk[e.Properties["Blob"].String()] {
+		if !onDisk[e.Properties["Blob"].Str()] {
 			t.Errorf("%s/%s points at a missing blob", e.PartitionKey, e.RowKey)
 		}
 		n++
