@@ -67,7 +67,7 @@ const (
 
 var lastNames = []string{"Jones", "Smith", "Kim", "Okafor", "Nguyen", "Weber", "Rossi", "Sato"}
 
-func empKey(id int) string           { return fmt.Sprintf("emp_%06d", id) }
+func empKey(id int) string            { return fmt.Sprintf("emp_%06d", id) }
 func indexKey(lastName string) string { return "lastname_" + lastName }
 func lastNameOf(id int) string        { return lastNames[(id+id/workers)%len(lastNames)] }
 
