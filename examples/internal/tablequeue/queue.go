@@ -31,6 +31,9 @@
 // whose timeout expired, and whose message another worker has since
 // dequeued, cannot delete it (ErrPopReceiptMismatch).
 //
+// Dequeue reads the partition from its oldest message, checking visibility
+// on each: hidden messages at the head of a long queue cost a read each.
+//
 // All times (enqueue, visibility) come from the Queue's clock
 // (Options.Clock), not from the table: workers on different machines must
 // have clocks that agree to well within the visibility timeout. Tests and
