@@ -34,7 +34,7 @@
 // What the program proves: a worker that crashes after copying leaves the
 // employee in both tables until the message reappears and another worker
 // finishes the move; a worker whose lease expired mid-way finishes
-// harmlessly and cannot delete the message the new worker holds; a message
+// harmlessly, and its pop receipt no longer deletes the message; a message
 // no worker can process ends in the poison queue after 3 tries; and at the
 // end every employee is in exactly one table with its data intact. Time is
 // simulated: the program never sleeps.
