@@ -123,7 +123,7 @@ func (s *Server) authenticate(rc *reqCtx) error {
 // when x-ms-date is absent, must be given, be an HTTP date, and lie within
 // MaxRequestDateSkew of now.
 func checkRequestDate(h http.Header, now time.Time) error {
-	name, v := "x-ms-date", h.Get("x-ms-date")
+	name, v := "x-ms-date", h.Get("X-Ms-Date")
 	if v == "" {
 		name, v = "Date", h.Get("Date")
 	}

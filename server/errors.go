@@ -80,7 +80,7 @@ func (rc *reqCtx) fail(err error) {
 	}
 	h := rc.w.Header()
 	if rc.version >= versionErrorCodeSince {
-		h.Set("x-ms-error-code", string(e.Code))
+		h.Set("X-Ms-Error-Code", string(e.Code))
 	}
 	h.Del("ETag")
 	var body []byte

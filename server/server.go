@@ -150,7 +150,7 @@ const HealthPath = "/-/health"
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now(), outer: true}
 	h := w.Header()
-	h.Set("x-ms-request-id", rc.id)
+	h.Set("X-Ms-Request-Id", rc.id)
 	h.Set("Date", rc.start.UTC().Format(http.TimeFormat))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-cache")

@@ -112,7 +112,7 @@ func (s *Server) requestVersion(r *http.Request) (string, error) {
 			return sv, nil
 		}
 	}
-	vals := r.Header.Values("x-ms-version")
+	vals := r.Header.Values("X-Ms-Version")
 	if r.Method == http.MethodOptions {
 		// A CORS preflight is anonymous and names no version: whatever
 		// it carries, it is answered (cors.go), never refused here.
@@ -141,13 +141,13 @@ func (rc *reqCtx) setVersion(v string) {
 	rc.version = v
 	h := rc.w.Header()
 	if v >= versionHeaderSince {
-		h.Set("x-ms-version", v)
+		h.Set("X-Ms-Version", v)
 	} else {
-		h.Del("x-ms-version")
+		h.Del("X-Ms-Version")
 	}
-	h.Del("x-ms-client-request-id")
-	if id := rc.r.Header.Get("x-ms-client-request-id"); v >= versionClientIDSince && echoableClientID(id) {
-		h.Set("x-ms-client-request-id", id)
+	h.Del("X-Ms-Client-Request-Id")
+	if id := rc.r.Header.Get("X-Ms-Client-Request-Id"); v >= versionClientIDSince && echoableClientID(id) {
+		h.Set("X-Ms-Client-Request-Id", id)
 	}
 }
 
