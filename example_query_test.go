@@ -108,3 +108,78 @@ func ExampleAccount_CreateTableIfNotExists() {
 	fmt.Println(tbl.Name(), err)
 	// Output: Orders <nil>
 }
+
+func ExampleQueryAs() {
+	type LogLine struct {
+		PartitionKey string
+		RowKey       string
+		Level        string
+	}
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	tbl, _ := acct.CreateTable(ctx, "Log")
+	seedLog(ctx, tbl)
+
+	for line, err := range localtable.QueryAs[LogLine](ctx, tbl, localtable.QueryOptions{Filter: filter.Prop("Level").Ne("info")}) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(line.PartitionKey, line.RowKey, line.Level)
+	}
+	// Output:
+	// web01 001 warn
+	// web01 002 error
+	// web01 004 warn
+	// web02 000 error
+}
+
+// Limit asks for the first n matches; Top only sizes the pages.
+func ExampleTable_QueryAll_limit() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	tbl, _ := acct.CreateTable(ctx, "Log")
+	seedLog(ctx, tbl)
+
+	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: filter.Prop("Level").Ne("info"), Limit: 2}) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(e.PartitionKey, e.RowKey)
+	}
+	// Output:
+	// web01 001
+	// web01 002
+}
+
+func ExampleTable_Count() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	tbl, _ := acct.CreateTable(ctx, "Log")
+	seedLog(ctx, tbl)
+
+	all, _ := tbl.Count(ctx, nil)
+	errs, err := tbl.Count(ctx, filter.Prop("Level").Eq("error"))
+	fmt.Println(all, errs, err)
+	// Output: 6 2 <nil>
+}
+
+func ExampleTable_Partitions() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	tbl, _ := acct.CreateTable(ctx, "Log")
+	seedLog(ctx, tbl)
+
+	for pk, err := range tbl.Partitions(ctx) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(pk)
+	}
+	// Output:
+	// web01
+	// web02
+}

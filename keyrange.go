@@ -72,6 +72,21 @@ func (r KeyRange) Contains(pk, rk string) bool {
 	return r.End.IsZero() || k.Compare(r.End) < 0
 }
 
+// Intersect returns the range of the keys in both r and o, and whether it
+// holds any. The start is the later of the starts and the end the earlier
+// of the ends, a zero bound giving way to the other; when ok is false the
+// range returned is Empty (never the zero KeyRange, which holds every key).
+func (r KeyRange) Intersect(o KeyRange) (KeyRange, bool) {
+	out := r
+	if out.Start.IsZero() || (!o.Start.IsZero() && o.Start.Compare(out.Start) > 0) {
+		out.Start = o.Start
+	}
+	if out.End.IsZero() || (!o.End.IsZero() && o.End.Compare(out.End) < 0) {
+		out.End = o.End
+	}
+	return out, !out.Empty()
+}
+
 // Predicate selects entities in a query. Package filter's parsed and built
 // filters implement it; so may your own types.
 type Predicate interface {

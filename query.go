@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"iter"
+	"math"
 	"strconv"
 	"strings"
 
@@ -21,8 +22,18 @@ type QueryOptions struct {
 	// all. The keys, Timestamp and ETag are always returned; a selected
 	// property an entity lacks is absent from its Properties.
 	Select []string
-	// Top is the page size ($top): 1 to 1000, 0 meaning 1000.
+	// Top is the page size ($top): 1 to 1000, 0 meaning 1000. It sizes
+	// pages, not the query: QueryAll with Top 10 still returns every match,
+	// ten at a time. Use Limit for the first n.
 	Top int
+	// Limit is the most entities the query returns in all; 0 means no
+	// limit. A page holds at most Limit entities, and the page that reaches
+	// Limit ends the query: its Continuation is zero, and no entity after
+	// the Limit-th match is read. QueryAll and QueryAs stop after Limit
+	// entities in all, lowering the Limit of each page to what remains;
+	// code that pages with Query by hand does the same. Limit is a Go-side
+	// option: the service has no total limit, only $top per page.
+	Limit int
 	// Continuation resumes a query after the page that returned it.
 	Continuation Continuation
 	// ScanLimit bounds the entities one page reads; a page that reaches it
@@ -113,13 +124,36 @@ func (c Continuation) position() (pk, rk string, err error) {
 // partition, and a RowKey range within it reads just that range; other
 // conditions are checked on each entity read. Stats report the work.
 func (t *Table) Query(ctx context.Context, opts QueryOptions) (QueryPage, error) {
-	var page QueryPage
-	a := t.a
-	if err := a.check(ctx); err != nil {
-		return page, err
+	if err := t.a.check(ctx); err != nil {
+		return QueryPage{}, err
 	}
 	top, err := pageSize(opts.Top)
 	if err != nil {
+		return QueryPage{}, err
+	}
+	if opts.Limit < 0 {
+		return QueryPage{}, newError(ErrInvalidInput, "query limit is %d; it must be 0 (no limit) or more", opts.Limit)
+	}
+	spec := scanSpec{top: top}
+	if opts.Limit > 0 && opts.Limit <= top {
+		spec.top, spec.final = opts.Limit, true
+	}
+	return t.query(ctx, opts, spec)
+}
+
+// scanSpec says how one page of a scan ends and what it keeps.
+type scanSpec struct {
+	top   int  // matches that fill the page
+	final bool // a full page ends the query (a Limit reached): no Continuation
+	count bool // count matches in Stats.Returned; keep no entities
+}
+
+// query reads one page as spec says. opts.Top and opts.Limit are already
+// folded into spec.
+func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (QueryPage, error) {
+	var page QueryPage
+	a := t.a
+	if err := a.check(ctx); err != nil {
 		return page, err
 	}
 	var after Key
@@ -169,11 +203,16 @@ func (t *Table) Query(ctx context.Context, opts QueryOptions) (QueryPage, error)
 		if !r.End.IsZero() {
 			hi = append(append([]byte(nil), prefix...), r.End.encoded()...)
 		}
-		done, more, err := t.scanRange(ctx, snap, lo, hi, opts, sel, top, &page)
+		done, more, err := t.scanRange(ctx, snap, lo, hi, opts, sel, spec, &page)
 		if err != nil {
 			return QueryPage{}, err
 		}
 		if done {
+			if spec.final && page.Stats.Returned == spec.top {
+				// The Limit is reached: the query ends here.
+				page.Continuation = Continuation{}
+				break
+			}
 			// The page is full or the scan budget spent: it continues only
 			// if a key follows in this range or a later one.
 			if !more {
@@ -187,21 +226,22 @@ func (t *Table) Query(ctx context.Context, opts QueryOptions) (QueryPage, error)
 			break
 		}
 	}
-	page.Stats.Returned = len(page.Entities)
 	return page, nil
 }
 
 // scanRange reads [lo, hi) into page. It reports done when the page is
 // full or the scan budget is spent, leaving page.Continuation after the
-// last entity read, and more when [lo, hi) holds keys after it.
-func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []byte, opts QueryOptions, sel selection, top int, page *QueryPage) (done, more bool, err error) {
+// last entity read, and more when [lo, hi) holds keys after it (it does
+// not look when the page ends the query).
+func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []byte, opts QueryOptions, sel selection, spec scanSpec, page *QueryPage) (done, more bool, err error) {
 	it, err := snap.NewIter(&storage.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return false, false, err
 	}
 	defer it.Close()
 	// With a filter, each entity is decoded into one reused scratch entity
-	// for Match, and only a match is copied out with its ETag.
+	// for Match, and only a match is copied out with its ETag. A count
+	// copies nothing, and without a filter decodes nothing.
 	var scratch Entity
 	if opts.Filter != nil {
 		scratch.Properties = make(Properties)
@@ -214,16 +254,19 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 		}
 		page.Stats.Scanned++
 		var pk, rk string
-		added := false
-		if opts.Filter == nil {
+		matched := false
+		switch {
+		case opts.Filter == nil && spec.count:
+			matched = true
+		case opts.Filter == nil:
 			e, err := decodeEntity(it.Key(), it.Value(), sel)
 			if err != nil {
 				return false, false, err
 			}
 			pk, rk = e.PartitionKey, e.RowKey
 			page.Entities = append(page.Entities, e)
-			added = true
-		} else {
+			matched = true
+		default:
 			pk, rk, err = keyenc.DecodeEntityKey(it.Key())
 			if err != nil {
 				return false, false, err
@@ -235,21 +278,34 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 			}
 			scratch.PartitionKey, scratch.RowKey, scratch.Timestamp = pk, rk, TicksToTime(ticks)
 			if opts.Filter.Match(&scratch) {
-				props := make(Properties, len(scratch.Properties))
-				for name, v := range scratch.Properties {
-					if sel.has(name) {
-						props[name] = v
+				matched = true
+				if !spec.count {
+					props := make(Properties, len(scratch.Properties))
+					for name, v := range scratch.Properties {
+						if sel.has(name) {
+							props[name] = v
+						}
 					}
+					page.Entities = append(page.Entities, makeEntity(pk, rk, ticks, props))
 				}
-				page.Entities = append(page.Entities, makeEntity(pk, rk, ticks, props))
-				added = true
 			}
 		}
-		if added && opts.MaxBytes > 0 {
-			page.Stats.Bytes += PayloadSize(&page.Entities[len(page.Entities)-1])
+		if matched {
+			page.Stats.Returned++
+			if opts.MaxBytes > 0 && !spec.count {
+				page.Stats.Bytes += PayloadSize(&page.Entities[len(page.Entities)-1])
+			}
 		}
-		if len(page.Entities) == top || (opts.ScanLimit > 0 && page.Stats.Scanned >= opts.ScanLimit) ||
+		if page.Stats.Returned == spec.top || (opts.ScanLimit > 0 && page.Stats.Scanned >= opts.ScanLimit) ||
 			(opts.MaxBytes > 0 && page.Stats.Bytes >= opts.MaxBytes) {
+			if spec.final && page.Stats.Returned == spec.top {
+				return true, false, nil
+			}
+			if opts.Filter == nil && spec.count {
+				if pk, rk, err = keyenc.DecodeEntityKey(it.Key()); err != nil {
+					return false, false, err
+				}
+			}
 			page.Continuation = continuationAfter(pk, rk)
 			more := it.Next()
 			return true, more, it.Error()
@@ -280,13 +336,17 @@ func anyKey(snap storage.Snapshot, rest []KeyRange, prefix, tableEnd []byte) (bo
 }
 
 // QueryAll returns an iterator over every entity that opts select, walking
-// all pages (opts.Continuation is where it starts). It yields the first
-// error and stops. Each page is read from its own snapshot, which is
-// released before its entities are yielded, so breaking out of the loop
-// leaks nothing.
+// all pages (opts.Continuation is where it starts), or over the first
+// opts.Limit of them. It yields the first error and stops. Each page is
+// read from its own snapshot, which is released before its entities are
+// yielded, so breaking out of the loop leaks nothing.
 func (t *Table) QueryAll(ctx context.Context, opts QueryOptions) iter.Seq2[Entity, error] {
 	return func(yield func(Entity, error) bool) {
+		limit, yielded := opts.Limit, 0
 		for {
+			if limit > 0 {
+				opts.Limit = limit - yielded
+			}
 			page, err := t.Query(ctx, opts)
 			if err != nil {
 				yield(Entity{}, err)
@@ -297,10 +357,127 @@ func (t *Table) QueryAll(ctx context.Context, opts QueryOptions) iter.Seq2[Entit
 					return
 				}
 			}
+			yielded += len(page.Entities)
 			if page.Continuation.IsZero() {
 				return
 			}
 			opts.Continuation = page.Continuation
 		}
 	}
+}
+
+// countScanLimit bounds the entities one snapshot of Count reads.
+var countScanLimit = 1 << 16
+
+// Count returns the number of entities f selects (nil: all of them),
+// without making an Entity of any: each record is decoded once, into one
+// reused entity, for f to match, and a nil f decodes nothing. Like Query
+// it reads only f's key ranges. It follows its own continuations, reading
+// a bounded number of entities from each snapshot, so a count taken while
+// others write counts every entity present throughout exactly once. It
+// checks ctx as it goes.
+//
+// The Table service has no count: its clients page through the whole
+// result. Count is a Go-side extra with that result.
+func (t *Table) Count(ctx context.Context, f Predicate) (int, error) {
+	opts := QueryOptions{Filter: f, ScanLimit: countScanLimit}
+	spec := scanSpec{top: math.MaxInt, count: true}
+	n := 0
+	for {
+		page, err := t.query(ctx, opts, spec)
+		if err != nil {
+			return 0, err
+		}
+		n += page.Stats.Returned
+		if page.Continuation.IsZero() {
+			return n, nil
+		}
+		opts.Continuation = page.Continuation
+	}
+}
+
+// partitionBatch is how many PartitionKeys Partitions reads from one
+// snapshot.
+var partitionBatch = 1000
+
+// Partitions returns an iterator over the distinct PartitionKeys of t's
+// entities, in order. It reads one entity per partition and seeks past the
+// rest of it, so its cost grows with the number of partitions, not of
+// entities. It reads up to 1000 PartitionKeys from each snapshot, released
+// before they are yielded: a partition present throughout is yielded once,
+// one created or emptied meanwhile may or may not be. It yields the first
+// error and stops.
+//
+// The Table service has no such operation: its clients list partitions by
+// reading every entity. Partitions is a Go-side extra.
+func (t *Table) Partitions(ctx context.Context) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		var last string
+		started := false
+		for {
+			pks, err := t.partitions(ctx, last, started, partitionBatch)
+			if err != nil {
+				yield("", err)
+				return
+			}
+			for _, pk := range pks {
+				if !yield(pk, nil) {
+					return
+				}
+			}
+			if len(pks) < partitionBatch {
+				return
+			}
+			last, started = pks[len(pks)-1], true
+		}
+	}
+}
+
+// partitions returns up to max PartitionKeys of t, in order, after
+// PartitionKey after when started, from the start otherwise.
+func (t *Table) partitions(ctx context.Context, after string, started bool, max int) ([]string, error) {
+	a := t.a
+	if err := a.check(ctx); err != nil {
+		return nil, err
+	}
+	a.mu.RLock()
+	rec, err := a.lookup(t.name)
+	var snap storage.Snapshot
+	if err == nil {
+		snap, err = a.eng.NewSnapshot()
+	}
+	a.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Close()
+
+	prefix := keyenc.AppendTableID(nil, rec.ID)
+	it, err := snap.NewIter(&storage.IterOptions{LowerBound: prefix, UpperBound: keyenc.PrefixEnd(prefix)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	seek := func(pk string) bool {
+		return it.SeekGE(append(prefix[:len(prefix):len(prefix)], PartitionEnd(pk).encoded()...))
+	}
+	var pks []string
+	var ok bool
+	if started {
+		ok = seek(after)
+	} else {
+		ok = it.First()
+	}
+	for ok {
+		pk, _, err := keyenc.DecodeString(it.Key()[len(prefix):])
+		if err != nil {
+			return nil, err
+		}
+		pks = append(pks, pk)
+		if len(pks) == max {
+			break
+		}
+		ok = seek(pk)
+	}
+	return pks, it.Error()
 }

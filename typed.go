@@ -1,6 +1,9 @@
 package localtable
 
-import "context"
+import (
+	"context"
+	"iter"
+)
 
 // GetAs reads entity (pk, rk) of t and unmarshals it into a new T, a struct
 // type mapped as Unmarshal describes.
@@ -12,4 +15,29 @@ func GetAs[T any](ctx context.Context, t *Table, pk, rk string) (T, error) {
 	}
 	err = Unmarshal(e, &v)
 	return v, err
+}
+
+// QueryAs returns an iterator over the entities that opts select, each
+// unmarshalled into a new T, a struct type mapped as Unmarshal describes:
+// it is to QueryAll what GetAs is to Get. opts.Select, if set, leaves the
+// fields of unselected properties zero. It yields the first error, of the
+// query or of Unmarshal, with a zero T, and stops; like QueryAll it leaks
+// nothing when the loop breaks.
+func QueryAs[T any](ctx context.Context, t *Table, opts QueryOptions) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for e, err := range t.QueryAll(ctx, opts) {
+			var v T
+			if err == nil {
+				err = Unmarshal(e, &v)
+			}
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			if !yield(v, nil) {
+				return
+			}
+		}
+	}
 }

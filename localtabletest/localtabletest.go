@@ -33,11 +33,20 @@ import (
 type Server struct {
 	// URL is the table endpoint, http://127.0.0.1:PORT/devstoreaccount1.
 	URL string
+	// SecondaryURL is the read-only secondary endpoint over the same data,
+	// http://127.0.0.1:PORT/devstoreaccount1-secondary: reads work there,
+	// writes fail with 403 InsufficientAccountPermissions, and it alone
+	// answers ServiceClient.GetStatistics.
+	SecondaryURL string
 	// ConnectionString connects the SDKs (aztables.NewServiceClientFromConnectionString,
-	// @azure/data-tables, .NET, Python) to the server.
+	// @azure/data-tables, .NET, Python) to the server. It names both
+	// endpoints (TableEndpoint and TableSecondaryEndpoint).
 	ConnectionString string
 	// Client is an aztables client authorized with the account's shared key.
 	Client *aztables.ServiceClient
+	// SecondaryClient is an aztables client of the secondary endpoint,
+	// authorized with the account's shared key.
+	SecondaryClient *aztables.ServiceClient
 	// Credential is the account's shared key credential, for making more
 	// clients or SAS URLs.
 	Credential *aztables.SharedKeyCredential
@@ -227,10 +236,14 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		HTTP:    hs,
 		clock:   c.clock,
 	}
+	s.SecondaryURL = server.SecondaryEndpoint(s.URL, server.DevAccountName)
 	s.ConnectionString = server.ConnectionString(s.URL, server.DevAccountName, server.DevAccountKey)
 	s.Credential, err = aztables.NewSharedKeyCredential(server.DevAccountName, server.DevAccountKey)
 	if err == nil {
 		s.Client, err = aztables.NewServiceClientWithSharedKey(s.URL, s.Credential, s.ClientOptions())
+	}
+	if err == nil {
+		s.SecondaryClient, err = aztables.NewServiceClientWithSharedKey(s.SecondaryURL, s.Credential, s.ClientOptions())
 	}
 	if err != nil {
 		hs.Close()

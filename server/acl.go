@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/xml"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ func (rc *reqCtx) serveACL(table string) {
 	case http.MethodGet, http.MethodHead:
 		ps, err := t.GetAccessPolicy(rc.r.Context())
 		if err != nil {
-			rc.fail(err)
+			rc.fail(aclError(err))
 			return
 		}
 		doc := signedIdentifiers{Identifiers: []signedIdentifier{}}
@@ -103,13 +104,23 @@ func (rc *reqCtx) serveACL(table string) {
 			ps = append(ps, p)
 		}
 		if err := t.SetAccessPolicy(rc.r.Context(), ps); err != nil {
-			rc.fail(err)
+			rc.fail(aclError(err))
 			return
 		}
 		rc.writeHeader(http.StatusNoContent)
 	default:
 		rc.fail(errMethod(rc.r))
 	}
+}
+
+// aclError maps a core error to the ACL operations' answer: the service
+// answers Get and Set Table ACL on a missing table with 404
+// ResourceNotFound, not TableNotFound.
+func aclError(err error) error {
+	if errors.Is(err, localtable.ErrTableNotFound) {
+		return wireError(localtable.CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist.")
+	}
+	return err
 }
 
 // writeXML answers status with v as an XML document.

@@ -106,16 +106,13 @@ func (s *Server) authenticate(rc *reqCtx) error {
 		if !ok || name != rc.acct.name {
 			return errAuthentication("The Authorization header must be " + scheme + " " + rc.acct.name + ":<signature>.")
 		}
-		var toSign string
-		if scheme == "SharedKey" {
-			toSign = azauth.SharedKeyString(rc.acct.name, rc.r)
-		} else {
-			toSign = azauth.SharedKeyLiteString(rc.acct.name, rc.r)
+		toSign := rc.sharedKeyStrings(scheme == "SharedKeyLite")
+		for _, s := range toSign {
+			if azauth.Equal(azauth.Sign(rc.acct.key, s), sig) {
+				return nil
+			}
 		}
-		if !azauth.Equal(azauth.Sign(rc.acct.key, toSign), sig) {
-			return errAuthentication("The MAC signature found in the HTTP request is not the same as any computed signature. Server used following string to sign: " + quoteOData(toSign) + ".")
-		}
-		return nil
+		return errAuthentication("The MAC signature found in the HTTP request is not the same as any computed signature. Server used following string to sign: " + quoteOData(toSign[0]) + ".")
 	case "Bearer":
 		return s.verifyBearer(rc, strings.TrimSpace(cred))
 	}
@@ -126,7 +123,7 @@ func (s *Server) authenticate(rc *reqCtx) error {
 // when x-ms-date is absent, must be given, be an HTTP date, and lie within
 // MaxRequestDateSkew of now.
 func checkRequestDate(h http.Header, now time.Time) error {
-	name, v := "x-ms-date", h.Get("x-ms-date")
+	name, v := "x-ms-date", h.Get("X-Ms-Date")
 	if v == "" {
 		name, v = "Date", h.Get("Date")
 	}

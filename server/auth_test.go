@@ -302,6 +302,7 @@ func datedRequest(t *testing.T, key []byte, scheme, method, rawURL, xmsDate, dat
 		t.Fatal(err)
 	}
 	req.Header.Set("Accept", "application/json;odata=nometadata")
+	req.Header.Set("x-ms-version", "2019-02-02") // unversioned Shared Key requests are refused first
 	if xmsDate != "" {
 		req.Header.Set("x-ms-date", xmsDate)
 	}

@@ -482,7 +482,7 @@ func (rc *reqCtx) batchQuery(bw *batchWriter, sr *subRequest) error {
 		return errBatch("a write must be inside a changeset")
 	}
 	rec := httptest.NewRecorder()
-	inner := &reqCtx{s: rc.s, w: rec, id: rc.id, start: rc.start, acct: rc.acct, grant: rc.grant,
+	inner := &reqCtx{s: rc.s, w: rec, id: rc.id, start: rc.start, version: rc.version, acct: rc.acct, acctName: rc.acctName, grant: rc.grant,
 		query: sr.query, method: http.MethodGet}
 	inner.r = (&http.Request{Method: http.MethodGet, Header: sr.header, Host: rc.r.Host, TLS: rc.r.TLS,
 		URL: &url.URL{Path: "/", RawQuery: sr.query.Encode()}, Body: http.NoBody}).WithContext(rc.r.Context())

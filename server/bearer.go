@@ -114,7 +114,7 @@ func (s *Server) verifyBearer(rc *reqCtx, token string) error {
 // bearerChallenge reports whether the request's version gets a bearer
 // challenge (401 and WWW-Authenticate) rather than a 403.
 func (rc *reqCtx) bearerChallenge() bool {
-	return rc.r.Header.Get("x-ms-version") >= bearerChallengeVersion // versions are dates
+	return rc.r.Header.Get("X-Ms-Version") >= bearerChallengeVersion // versions are dates
 }
 
 // challenge sets the WWW-Authenticate header of a bearer challenge: where

@@ -231,6 +231,7 @@ func TestWireBearerNeedsHTTPSAndOption(t *testing.T) {
 	t.Cleanup(func() { plain.Close(); acct.Close() })
 	req, _ := http.NewRequest("GET", plain.URL+"/devstoreaccount1/Tables", nil)
 	req.Header.Set("Authorization", "Bearer "+tk.Token)
+	req.Header.Set("x-ms-version", "2019-02-02") // unversioned authenticated requests are refused first
 	resp, got := send(t, req)
 	wantStatus(t, "valid token over HTTP", resp, got, 403, "AuthenticationFailed")
 	if !strings.Contains(got, "not allowed with HTTP") {
@@ -239,6 +240,7 @@ func TestWireBearerNeedsHTTPSAndOption(t *testing.T) {
 	off := httptestTLS(t, server.Options{})
 	req, _ = http.NewRequest("GET", off.URL+"/devstoreaccount1/Tables", nil)
 	req.Header.Set("Authorization", "Bearer "+tk.Token)
+	req.Header.Set("x-ms-version", "2019-02-02") // unversioned authenticated requests are refused first
 	resp, err = off.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)

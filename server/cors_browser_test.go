@@ -153,7 +153,26 @@ func TestBrowserCORS(t *testing.T) {
 		{Name: "get with credentials, rule for every origin", Method: "GET", URL: entityURL("r"), Headers: accept, Credentials: "include"},
 	}
 
-	userData := t.TempDir()
+	// Not t.TempDir: chromium's helper processes may still write to the
+	// profile for a moment after the browser exits, which fails
+	// t.TempDir's cleanup. Remove it with retries instead.
+	userData, err := os.MkdirTemp("", "localtable-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; ; i++ {
+			err := os.RemoveAll(userData)
+			if err == nil {
+				return
+			}
+			if i == 50 {
+				t.Logf("leaving chromium's profile %s: %v", userData, err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(chrome),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,

@@ -14,7 +14,23 @@
 //
 // The Server is a thin adapter: validation, limits, filters and
 // transactions are the core's, and every core *localtable.Error travels as
-// the service's status, x-ms-error-code header and odata.error body.
+// the service's status, x-ms-error-code header and error body: odata.error
+// JSON for the JSON operations, the OData XML error for the XML ones (table
+// ACLs, service properties and statistics).
+//
+// Every x-ms-version of the storage services is accepted, from 2009-04-14
+// to LatestVersion (see SupportedVersions), and echoed; where the service's
+// answers differ by version the server follows the version asked for
+// (JSON from 2013-08-15, x-ms-error-code from 2017-07-29, the
+// x-ms-client-request-id echo from 2019-02-02). An unknown version is 400
+// InvalidHeaderValue.
+//
+// Each account also has a read-only secondary endpoint over the same data,
+// http://host:port/{account}-secondary/… (SecondarySuffix), as a
+// read-access geo-redundant account has: reads work there, every write is
+// 403 InsufficientAccountPermissions, and Get Table Service Stats is
+// answered there only.
+//
 // Requests are authenticated as the service authenticates them, unless
 // Options.DisableAuth is set:
 //

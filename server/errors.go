@@ -70,22 +70,35 @@ func asWireError(err error) *localtable.Error {
 }
 
 // fail answers err as the service does: its status, the x-ms-error-code
-// header and an odata.error JSON body.
+// header (for versions from 2017-07-29) and a body in the operation's
+// error format (see errorformat.go): odata.error JSON, OData XML, or the
+// storage services' XML.
 func (rc *reqCtx) fail(err error) {
-	rc.failIndexed(err, "")
-}
-
-func (rc *reqCtx) failIndexed(err error, prefix string) {
 	e := asWireError(err)
 	if e.StatusCode >= 500 {
 		rc.s.log.Error("localtable server: request failed", "method", rc.r.Method, "url", rc.r.URL.String(), "err", err)
 	}
 	h := rc.w.Header()
-	h.Set("x-ms-error-code", string(e.Code))
-	h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+	if rc.version >= versionErrorCodeSince {
+		h.Set("X-Ms-Error-Code", string(e.Code))
+	}
 	h.Del("ETag")
+	var body []byte
+	switch f := rc.errorFormat(err); f {
+	case formatJSON:
+		h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+		body = errorBody(e, "", rc.id, rc.start)
+	case formatODataXML:
+		h.Set("Content-Type", "application/xml")
+		body = odataXMLErrorBody(e, rc.id, rc.start)
+	default:
+		var de *detailedError
+		errors.As(err, &de)
+		h.Set("Content-Type", "application/xml")
+		body = storageXMLErrorBody(e, de.details, rc.id, rc.start)
+	}
 	rc.writeHeader(e.StatusCode)
-	rc.w.Write(errorBody(e, prefix, rc.id, rc.start))
+	rc.w.Write(body)
 }
 
 // fixedMessages are the service's exact messages for codes whose text
@@ -105,11 +118,7 @@ var fixedMessages = map[localtable.ErrorCode]string{
 
 // errorBody is the service's JSON error document.
 func errorBody(e *localtable.Error, prefix, requestID string, now time.Time) []byte {
-	text := e.Message
-	if m, ok := fixedMessages[e.Code]; ok {
-		text = m
-	}
-	msg := prefix + text + "\nRequestId:" + requestID + "\nTime:" + localtable.FormatDateTime7(now.UTC())
+	msg := errorText(e, prefix, requestID, now)
 	var b []byte
 	b = append(b, `{"odata.error":{"code":`...)
 	b = appendJSONString(b, string(e.Code))

@@ -7,10 +7,17 @@ import (
 )
 
 // route dispatches a request on its escaped path (never r.URL.Path: a %2F
-// inside a key must not split the path), after authenticating it. An
-// OPTIONS request is a CORS preflight, answered without authentication.
+// inside a key must not split the path), after reading its version and
+// authenticating it. An OPTIONS request is a CORS preflight, answered
+// without authentication.
 func (s *Server) route(rc *reqCtx) {
 	r := rc.r
+	v, err := s.requestVersion(r)
+	rc.setVersion(v)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
 	p := r.URL.EscapedPath()
 	if !strings.HasPrefix(p, "/") {
 		rc.fail(errInvalidURI("The request URI is invalid."))
@@ -18,16 +25,16 @@ func (s *Server) route(rc *reqCtx) {
 	}
 	acctSeg, rest, _ := strings.Cut(p[1:], "/")
 	name, err := url.PathUnescape(acctSeg)
-	if err != nil {
-		rc.fail(errInvalidURI("The request URI is invalid."))
-		return
-	}
-	rc.acct = s.accounts[name]
-	if rc.acct == nil {
-		rc.fail(wireError(codeInvalidURI, http.StatusBadRequest, "The account "+quoteOData(name)+" is not served here: URLs are http://host:port/{account}/…"))
+	if err != nil || name == "" {
+		rc.fail(errInvalidURI("The request URI is invalid: URLs are http://host:port/{account}/…"))
 		return
 	}
 	if r.Method == http.MethodOptions {
+		if rc.acct, rc.secondary = s.lookupAccount(name); rc.acct == nil {
+			rc.fail(errAccountNotFound(name))
+			return
+		}
+		rc.acctName = name
 		rc.servePreflight() // anonymous, for any resource (cors.go)
 		return
 	}
@@ -45,6 +52,17 @@ func (s *Server) route(rc *reqCtx) {
 		rc.fail(wireError(codeInvalidQueryParameter, http.StatusBadRequest, "The query string is invalid: "+err.Error()))
 		return
 	}
+	rc.xmlAPI = isXMLOperation(seg, rc.query)
+	if rc.xmlAPI {
+		// As the service: its XML operations send neither header.
+		rc.w.Header().Del("X-Content-Type-Options")
+		rc.w.Header().Del("Cache-Control")
+	}
+	if rc.acct, rc.secondary = s.lookupAccount(name); rc.acct == nil {
+		rc.fail(errAccountNotFound(name))
+		return
+	}
+	rc.acctName = name
 	if rc.method, err = effectiveMethod(r); err != nil {
 		rc.fail(err)
 		return
@@ -52,6 +70,16 @@ func (s *Server) route(rc *reqCtx) {
 	if err := s.authenticate(rc); err != nil {
 		rc.fail(err)
 		return
+	}
+	if rc.secondary && isWrite(rc.method) {
+		rc.fail(errSecondaryWrite())
+		return
+	}
+	if !rc.xmlAPI {
+		if err := rc.checkJSONVersion(); err != nil {
+			rc.fail(err)
+			return
+		}
 	}
 	switch {
 	case seg == "":
@@ -70,6 +98,16 @@ func (s *Server) route(rc *reqCtx) {
 		}
 		rc.serveResource(res)
 	}
+}
+
+// isXMLOperation reports whether the path segment after the account and
+// the query name one of the XML operations: the account root
+// (?restype=service&comp=properties|stats) or a table's ?comp=acl.
+func isXMLOperation(seg string, q url.Values) bool {
+	if seg == "" {
+		return true
+	}
+	return q.Get("comp") == "acl" && seg != "$batch" && !strings.EqualFold(seg, "Tables") && !strings.ContainsAny(seg, "()")
 }
 
 // effectiveMethod returns the request's verb, honouring X-HTTP-Method

@@ -218,13 +218,7 @@ func (p *rangePredicate) KeyRanges() ([]localtable.KeyRange, bool) {
 	}
 	var out []localtable.KeyRange
 	for _, x := range rs {
-		if !p.r.Start.IsZero() && (x.Start.IsZero() || x.Start.Compare(p.r.Start) < 0) {
-			x.Start = p.r.Start
-		}
-		if !p.r.End.IsZero() && (x.End.IsZero() || x.End.Compare(p.r.End) > 0) {
-			x.End = p.r.End
-		}
-		if !x.Empty() {
+		if x, ok := x.Intersect(p.r); ok {
 			out = append(out, x)
 		}
 	}

@@ -167,6 +167,22 @@ func accountSASClient(t *testing.T, srv *localtabletest.Server, rt aztables.Acco
 	return c
 }
 
+// secondarySASClient returns a client of the secondary endpoint for a SAS
+// URL of the primary, for the operation served there only, Get Table
+// Service Stats.
+func secondarySASClient(t *testing.T, srv *localtabletest.Server, sasURL string) *aztables.ServiceClient {
+	t.Helper()
+	rest, ok := strings.CutPrefix(sasURL, srv.URL)
+	if !ok {
+		t.Fatalf("SAS URL %q is not under %q", sasURL, srv.URL)
+	}
+	sc, err := aztables.NewServiceClientWithNoCredential(srv.SecondaryURL+rest, srv.ClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
 // Account SAS permissions through aztables, operation by operation, as the
 // service's table for an account SAS on the Table service lists them
 // (signed resource type, then signed permission). GetAccountSASURL signs
@@ -186,7 +202,11 @@ func TestSDKAccountSASPermissions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GetProperties with srt=s sp=r: %v", err)
 	}
-	if _, err := accountSASClient(t, srv, s, perms{Read: true}).GetStatistics(ctx, nil); err != nil {
+	statsURL, err := srv.Client.GetAccountSASURL(s, perms{Read: true}, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := secondarySASClient(t, srv, statsURL).GetStatistics(ctx, nil); err != nil {
 		t.Fatalf("GetStatistics with srt=s sp=r: %v", err)
 	}
 	_, err = accountSASClient(t, srv, s, perms{Read: true}).SetProperties(ctx, props.ServiceProperties, nil)
@@ -370,11 +390,14 @@ func TestSDKServiceSASScope(t *testing.T) {
 		t.Fatalf("batch with sp=raud: %v", err)
 	}
 	for what, f := range map[string]func() error{
-		"ListTables":      func() error { _, err := svc.NewListTablesPager(nil).NextPage(ctx); return err },
-		"CreateTable":     func() error { _, err := svc.CreateTable(ctx, "newone", nil); return err },
-		"DeleteTable":     func() error { _, err := svc.DeleteTable(ctx, "scoped", nil); return err },
-		"GetProperties":   func() error { _, err := svc.GetProperties(ctx, nil); return err },
-		"GetStatistics":   func() error { _, err := svc.GetStatistics(ctx, nil); return err },
+		"ListTables":    func() error { _, err := svc.NewListTablesPager(nil).NextPage(ctx); return err },
+		"CreateTable":   func() error { _, err := svc.CreateTable(ctx, "newone", nil); return err },
+		"DeleteTable":   func() error { _, err := svc.DeleteTable(ctx, "scoped", nil); return err },
+		"GetProperties": func() error { _, err := svc.GetProperties(ctx, nil); return err },
+		"GetStatistics": func() error {
+			_, err := secondarySASClient(t, srv, srv.URL+"/?"+qp).GetStatistics(ctx, nil)
+			return err
+		},
 		"GetAccessPolicy": func() error { _, err := tc.GetAccessPolicy(ctx, nil); return err },
 		"SetAccessPolicy": func() error { _, err := tc.SetAccessPolicy(ctx, &aztables.SetAccessPolicyOptions{}); return err },
 		"other table":     func() error { _, err := svc.NewClient("other").GetEntity(ctx, "p", "1", nil); return err },

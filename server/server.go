@@ -150,13 +150,11 @@ const HealthPath = "/-/health"
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now(), outer: true}
 	h := w.Header()
-	h.Set("x-ms-request-id", rc.id)
-	h.Set("x-ms-version", apiVersion)
+	h.Set("X-Ms-Request-Id", rc.id)
 	h.Set("Date", rc.start.UTC().Format(http.TimeFormat))
 	h.Set("X-Content-Type-Options", "nosniff")
-	if id := r.Header.Get("x-ms-client-request-id"); id != "" && len(id) <= 1024 {
-		h.Set("x-ms-client-request-id", id) // echoed, as the service does
-	}
+	h.Set("Cache-Control", "no-cache")
+	rc.setVersion(LatestVersion) // until route reads the request's version
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -177,9 +175,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.route(rc)
 }
 
-// apiVersion is the x-ms-version the server answers with.
-const apiVersion = "2019-02-02"
-
 // reqCtx is the state of one request.
 type reqCtx struct {
 	s     *Server
@@ -190,20 +185,28 @@ type reqCtx struct {
 	wrote bool
 	outer bool // the request itself, not one inside a batch: CORS applies
 
-	acct   *account
-	query  url.Values
-	method string // the verb, after X-HTTP-Method tunnelling
-	grant  *grant // what the credentials allow; nil: everything
+	version   string // the x-ms-version the request is served with
+	acct      *account
+	acctName  string // the account as addressed: name, or name-secondary
+	secondary bool   // addressed at the read-only secondary endpoint
+	xmlAPI    bool   // an XML operation (ACL, service properties, stats)
+	query     url.Values
+	method    string // the verb, after X-HTTP-Method tunnelling
+	grant     *grant // what the credentials allow; nil: everything
 }
 
 // baseURL returns the account's URL as the client addressed it, such as
-// http://127.0.0.1:10002/devstoreaccount1.
+// http://127.0.0.1:10002/devstoreaccount1 (or …/devstoreaccount1-secondary).
 func (rc *reqCtx) baseURL() string {
 	scheme := "http"
 	if rc.r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + rc.r.Host + "/" + rc.acct.name
+	name := rc.acctName
+	if name == "" {
+		name = rc.acct.name
+	}
+	return scheme + "://" + rc.r.Host + "/" + name
 }
 
 // writeHeader sends the status, once.

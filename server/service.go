@@ -9,6 +9,8 @@ import (
 // This file serves the service properties and statistics,
 // /{acct}/?restype=service&comp=properties|stats. Properties are kept in
 // memory, as sent; of them only the CORS rules have an effect (cors.go).
+// Statistics are answered at the secondary endpoint only, as the service
+// answers them.
 
 // defaultProperties is what GET answers before any PUT: logging and
 // metrics off, no CORS rules.
@@ -51,6 +53,10 @@ func (rc *reqCtx) serveService() {
 			rc.fail(err)
 			return
 		}
+		if err := checkPropertyValues(body); err != nil {
+			rc.fail(err)
+			return
+		}
 		if bytes.HasPrefix(body, []byte("<?xml")) {
 			if i := bytes.Index(body, []byte("?>")); i >= 0 {
 				body = bytes.TrimSpace(body[i+2:])
@@ -66,6 +72,10 @@ func (rc *reqCtx) serveService() {
 		rc.acct.mu.Unlock()
 		rc.writeHeader(http.StatusAccepted)
 	case comp == "stats" && rc.method == http.MethodGet:
+		if !rc.secondary || rc.version < versionStatsSince {
+			rc.fail(errStatsNotHere())
+			return
+		}
 		if err := rc.authorize(opServiceRead, "", "", ""); err != nil {
 			rc.fail(err)
 			return

@@ -88,7 +88,11 @@ func TestSDKTLSBearerToken(t *testing.T) {
 	if _, err := sc.SetProperties(ctx, props.ServiceProperties, nil); err != nil {
 		t.Fatalf("SetProperties with a token: %v", err)
 	}
-	if _, err := sc.GetStatistics(ctx, nil); err != nil {
+	sec, err := aztables.NewServiceClient(srv.SecondaryURL, srv.TokenCredential(), srv.ClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sec.GetStatistics(ctx, nil); err != nil { // the secondary endpoint's operation
 		t.Fatalf("GetStatistics with a token: %v", err)
 	}
 	if _, err := c.SubmitTransaction(ctx, []aztables.TransactionAction{{ActionType: aztables.TransactionTypeDelete, Entity: b}}, nil); err != nil {

@@ -244,7 +244,7 @@ func TestWireACLAndServiceProperties(t *testing.T) {
 	if resp, got = do(t, "GET", base+"/?restype=service&comp=properties", nil, ""); resp.StatusCode != 200 || !strings.Contains(got, "<AllowedOrigins>*</AllowedOrigins>") {
 		t.Fatalf("get properties: %d %s", resp.StatusCode, got)
 	}
-	if resp, got = do(t, "GET", base+"/?restype=service&comp=stats", nil, ""); resp.StatusCode != 200 || !strings.Contains(got, "<Status>live</Status>") {
+	if resp, got = do(t, "GET", base+"-secondary/?restype=service&comp=stats", nil, ""); resp.StatusCode != 200 || !strings.Contains(got, "<Status>live</Status>") {
 		t.Fatalf("stats: %d %s", resp.StatusCode, got)
 	}
 }

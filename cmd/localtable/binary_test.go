@@ -182,6 +182,7 @@ func TestBinaryPersistsAndDrainsOnSIGTERM(t *testing.T) {
 	req, _ := http.NewRequest("GET", p.endpoint+"/persist()?$filter="+strings.ReplaceAll("PartitionKey eq 'p'", " ", "%20"), nil)
 	req.Header.Set("Accept", "application/json;odata=nometadata")
 	req.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
+	req.Header.Set("x-ms-version", "2019-02-02") // the service refuses unversioned Shared Key requests
 	key := testKey(t)
 	req.Header.Set("Authorization", "SharedKeyLite "+server.DevAccountName+":"+sign(key, req.Header.Get("x-ms-date")+"\n/"+server.DevAccountName+req.URL.EscapedPath()))
 	resp, err := http.DefaultClient.Do(req)
@@ -281,6 +282,7 @@ func TestBinarySecondSignalExitsAtOnce(t *testing.T) {
 	}
 	req, _ := http.NewRequest("GET", p.endpoint+"/held()", nil)
 	req.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
+	req.Header.Set("x-ms-version", "2019-02-02") // the service refuses unversioned Shared Key requests
 	req.Header.Set("Authorization", "SharedKeyLite "+server.DevAccountName+":"+sign(testKey(t), req.Header.Get("x-ms-date")+"\n/"+server.DevAccountName+req.URL.EscapedPath()))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
