@@ -61,6 +61,27 @@ func ExampleCompoundKey() {
 	// true true true
 }
 
+func ExampleCompoundKeyRange() {
+	// Reviews keyed CompoundKey(employee, year): one employee's reviews are
+	// one RowKey range.
+	lo, hi := localtable.CompoundKeyRange("000123")
+	fmt.Println(lo, hi)
+	for _, k := range []string{
+		localtable.CompoundKey("000123", "2011"),
+		localtable.CompoundKey("000123", "2012"),
+		localtable.CompoundKey("000123"),
+		localtable.CompoundKey("0001234", "2012"),
+	} {
+		fmt.Println(k, lo <= k && k < hi)
+	}
+	// Output:
+	// 000123! 000123"
+	// 000123!2011 true
+	// 000123!2012 true
+	// 000123 false
+	// 0001234!2012 false
+}
+
 func ExampleKeyRange_Intersect() {
 	partition := localtable.KeyRange{Start: localtable.PartitionStart("Sales"), End: localtable.PartitionEnd("Sales")}
 	fromM := localtable.KeyRange{Start: localtable.KeyAt("Sales", "M")}

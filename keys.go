@@ -306,3 +306,14 @@ func unhex(c byte) (byte, bool) {
 	}
 	return 0, false
 }
+
+// CompoundKeyRange returns the bounds [lo, hi) of the keys CompoundKey
+// makes from parts followed by one or more further parts: every
+// CompoundKey(parts..., more...) with len(more) > 0 lies in it, and no
+// other key CompoundKey makes does. As RowKey bounds (RowKey ge lo and
+// RowKey lt hi) they select, for example, every review of one employee
+// keyed CompoundKey(employee, year).
+func CompoundKeyRange(parts ...string) (lo, hi string) {
+	p := CompoundKey(parts...)
+	return p + string(CompoundKeySeparator), p + string(CompoundKeySeparator+1)
+}
