@@ -130,12 +130,8 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	fmt.Fprintf(w, "new manager, denormalized: %d updates in %d transactions\n", writes, txs)
 
 	stale := 0
-	for ent, err := range denormalized.QueryAll(ctx, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
+	for e, err := range localtable.QueryAs[Employee](ctx, denormalized, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
 		if err != nil {
-			return err
-		}
-		var e Employee
-		if err := localtable.Unmarshal(ent, &e); err != nil {
 			return err
 		}
 		if e.ManagerName != d.ManagerName || e.ManagerPhone != d.ManagerPhone {

@@ -51,7 +51,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -249,7 +248,7 @@ func (q *Queue) Enqueue(ctx context.Context, body string) (Message, error) {
 	}
 	// The ID's time may run ahead of the clock by a few ticks, to keep
 	// order; the message is visible from the clock's now.
-	id := pad(ticks, 19) + "_" + hex.EncodeToString(rnd[:])
+	id := localtable.Int64Key(ticks) + "_" + hex.EncodeToString(rnd[:])
 	at := localtable.DateTimeValue(now).Time()
 	e := localtable.Entity{PartitionKey: q.name, RowKey: q.rowKey(id), Properties: localtable.Properties{
 		propBody:    localtable.StringValue(body),
@@ -265,14 +264,6 @@ func (q *Queue) Enqueue(ctx context.Context, body string) (Message, error) {
 
 // pad formats a non-negative n in decimal, zero-padded to width digits, so
 // that keys sort as numbers.
-func pad(n int64, width int) string {
-	s := strconv.FormatInt(n, 10)
-	for len(s) < width {
-		s = "0" + s
-	}
-	return s
-}
-
 // lost reports whether err says another writer changed or removed the
 // entity first.
 func lost(err error) bool {
