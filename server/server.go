@@ -189,10 +189,13 @@ type reqCtx struct {
 	acct      *account
 	acctName  string // the account as addressed: name, or name-secondary
 	secondary bool   // addressed at the read-only secondary endpoint
-	xmlAPI    bool   // an XML operation (ACL, service properties, stats)
-	query     url.Values
-	method    string // the verb, after X-HTTP-Method tunnelling
-	grant     *grant // what the credentials allow; nil: everything
+	// doubledSecondary: the path was /account-secondary/account/…, the
+	// Python SDK's form (stripDoubledSecondary).
+	doubledSecondary bool
+	xmlAPI           bool // an XML operation (ACL, service properties, stats)
+	query            url.Values
+	method           string // the verb, after X-HTTP-Method tunnelling
+	grant            *grant // what the credentials allow; nil: everything
 }
 
 // baseURL returns the account's URL as the client addressed it, such as
