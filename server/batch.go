@@ -1,30 +1,27 @@
 package server
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
-	"mime"
 	"net/http"
 	"net/http/httptest"
-	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/batch"
 )
 
 // This file serves entity group transactions, POST /{acct}/$batch
 // (PROTOCOL.md §6): a multipart/mixed body holding one changeset of
 // writes, or one query alone, applied through Table.Transact.
 //
-// The wire format lives in a few functions: splitMultipart and
-// readSubRequest read a request body; batchWriter and the *Headers
-// functions write the response, with the service's exact header spelling
-// and order (the JS SDK matches "ETag: " case-sensitively).
+// The wire format lives in package batch: batch.Parse reads a request
+// body; batch.Writer and the *Header functions write the response, with
+// the service's exact header spelling and order (the JS SDK matches
+// "ETag: " case-sensitively).
 
-// subRequest is one operation of a batch.
+// subRequest is one operation of a batch, its URL resolved.
 type subRequest struct {
 	method    string
 	res       resource
@@ -43,214 +40,37 @@ type batchRequest struct {
 	extra int
 }
 
-// maxBatchParts bounds the operations read, before the limit of 100.
-const maxBatchParts = 1000
+// parseBatch reads a $batch body sent with contentType.
+func parseBatch(body []byte, contentType string) (*batchRequest, error) {
+	req, err := batch.Parse(body, contentType)
+	if err != nil {
+		var be *batch.Error
+		if errors.As(err, &be) {
+			return nil, wireError(localtable.ErrorCode(be.Code), be.Status, be.Message)
+		}
+		return nil, err
+	}
+	b := &batchRequest{changeset: req.Changeset, extra: req.Extra}
+	for _, op := range req.Operations {
+		sr, err := resolveOperation(op)
+		if err != nil {
+			return nil, err
+		}
+		b.ops = append(b.ops, sr)
+	}
+	return b, nil
+}
 
 func errBatch(msg string) *localtable.Error {
 	return errInvalidInput("The batch request body is malformed: " + msg)
 }
 
-// parseBatch reads a $batch body sent with contentType.
-func parseBatch(body []byte, contentType string) (*batchRequest, error) {
-	if strings.TrimSpace(contentType) == "" {
-		return nil, wireError(codeMissingRequiredHeader, http.StatusBadRequest, "An HTTP header that's mandatory for this request is not specified.")
-	}
-	mt, params, err := mime.ParseMediaType(contentType)
-	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
-		return nil, wireError(codeInvalidHeaderValue, http.StatusBadRequest, "The value for one of the HTTP headers is not in the correct format.")
-	}
-	parts, err := splitMultipart(body, params["boundary"])
+// resolveOperation reads an operation's URL.
+func resolveOperation(op batch.Operation) (subRequest, error) {
+	sr := subRequest{method: op.Method, header: op.Header, body: op.Body, contentID: op.ContentID}
+	u, err := url.Parse(op.URL)
 	if err != nil {
-		return nil, err
-	}
-	b := &batchRequest{}
-	for _, p := range parts {
-		pmt, pparams, err := mime.ParseMediaType(p.header.Get("Content-Type"))
-		if err != nil {
-			return nil, errBatch("a part has no valid Content-Type")
-		}
-		switch pmt {
-		case "multipart/mixed":
-			if len(b.ops) > 0 && !b.changeset {
-				return nil, errBatch("a query can only be alone in a batch, outside a changeset")
-			}
-			if b.changeset {
-				b.extra++
-				continue
-			}
-			if pparams["boundary"] == "" {
-				return nil, errBatch("a changeset has no boundary")
-			}
-			b.changeset = true
-			ops, err := splitMultipart(p.body, pparams["boundary"])
-			if err != nil {
-				return nil, err
-			}
-			for _, op := range ops {
-				omt, _, err := mime.ParseMediaType(op.header.Get("Content-Type"))
-				switch {
-				case err != nil:
-					return nil, errBatch("an operation has no valid Content-Type")
-				case strings.HasPrefix(omt, "multipart/"):
-					return nil, errBatch("a changeset cannot hold another changeset")
-				case omt != "application/http":
-					return nil, errBatch("unexpected operation type " + quoteOData(omt))
-				case len(b.ops) >= maxBatchParts:
-					return nil, errBatch("too many operations")
-				}
-				sr, err := readSubRequest(op.body)
-				if err != nil {
-					return nil, err
-				}
-				b.ops = append(b.ops, sr)
-			}
-			if len(b.ops) == 0 {
-				return nil, errBatch("a changeset holds no operation")
-			}
-		case "application/http":
-			if len(b.ops) > 0 {
-				return nil, errBatch("a query can only be alone in a batch, outside a changeset")
-			}
-			sr, err := readSubRequest(p.body)
-			if err != nil {
-				return nil, err
-			}
-			b.ops = append(b.ops, sr)
-		default:
-			return nil, errBatch("unexpected part type " + quoteOData(pmt))
-		}
-	}
-	if len(b.ops) == 0 {
-		return nil, errBatch("it holds no operation")
-	}
-	return b, nil
-}
-
-// mimePart is one body part of a multipart body.
-type mimePart struct {
-	header textproto.MIMEHeader
-	body   []byte
-}
-
-// splitMultipart splits a multipart body at its boundary's delimiter
-// lines. Like the service's reader it takes CRLF or LF line endings and
-// ignores the preamble and epilogue; it also takes a body ending with an
-// opening delimiter and nothing after it, as @azure/data-tables 12 sent.
-// A body with no delimiter, or whose last part is cut off before the
-// closing delimiter, is malformed.
-func splitMultipart(body []byte, boundary string) ([]mimePart, error) {
-	open := "--" + boundary
-	closing := open + "--"
-	var parts []mimePart
-	start := -1 // where the current part's content starts; -1 before the first delimiter
-	for off := 0; off < len(body); {
-		next := len(body)
-		if i := bytes.IndexByte(body[off:], '\n'); i >= 0 {
-			next = off + i + 1
-		}
-		line := string(bytes.TrimRight(body[off:next], " \t\r\n"))
-		if line == open || line == closing {
-			if start >= 0 {
-				if len(parts) >= maxBatchParts {
-					return nil, errBatch("too many parts")
-				}
-				p, err := readPart(trimLineEnd(body[start:off]))
-				if err != nil {
-					return nil, err
-				}
-				parts = append(parts, p)
-			}
-			if line == closing {
-				if start < 0 {
-					return nil, errBatch("it closes before its first part")
-				}
-				return parts, nil
-			}
-			start = next
-		}
-		off = next
-	}
-	if start < 0 {
-		return nil, errBatch("no delimiter of boundary " + quoteOData(boundary))
-	}
-	if len(bytes.TrimSpace(body[start:])) > 0 {
-		return nil, errBatch("it ends without the closing delimiter of boundary " + quoteOData(boundary))
-	}
-	return parts, nil
-}
-
-// trimLineEnd drops one trailing CRLF or LF: the line end before a
-// delimiter belongs to the delimiter.
-func trimLineEnd(b []byte) []byte {
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	return bytes.TrimSuffix(b, []byte("\r"))
-}
-
-// readPart reads a body part: MIME headers, a blank line, the content.
-// Headers running to the end make a part with no content.
-func readPart(b []byte) (mimePart, error) {
-	head, content := b, []byte(nil)
-	for off := 0; off < len(b); {
-		next := len(b)
-		if i := bytes.IndexByte(b[off:], '\n'); i >= 0 {
-			next = off + i + 1
-		}
-		if len(bytes.TrimRight(b[off:next], "\r\n")) == 0 {
-			head, content = b[:off], b[next:]
-			break
-		}
-		off = next
-	}
-	hdr, err := readHeaders(head)
-	if err != nil {
-		return mimePart{}, err
-	}
-	return mimePart{header: hdr, body: content}, nil
-}
-
-// readHeaders parses header lines, with or without their last line end.
-func readHeaders(head []byte) (textproto.MIMEHeader, error) {
-	buf := make([]byte, 0, len(head)+4)
-	buf = append(buf, head...)
-	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
-		buf = append(buf, "\r\n"...)
-	}
-	buf = append(buf, "\r\n"...)
-	hdr, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(buf))).ReadMIMEHeader()
-	if err != nil {
-		return nil, errBatch("bad part headers: " + err.Error())
-	}
-	return hdr, nil
-}
-
-// readSubRequest reads an application/http part: a request line, headers
-// and a body (to the end of the part: the SDKs send no Content-Length).
-func readSubRequest(b []byte) (subRequest, error) {
-	var sr subRequest
-	b = bytes.TrimLeft(b, " \t\r\n")
-	next := len(b)
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		next = i + 1
-	}
-	line := strings.TrimSpace(string(b[:next]))
-	f := strings.Fields(line)
-	if len(f) < 2 || len(f) > 3 || !isToken(f[0]) || (len(f) == 3 && !strings.HasPrefix(f[2], "HTTP/")) {
-		return sr, errBatch("bad request line " + quoteOData(line))
-	}
-	p, err := readPart(b[next:])
-	if err != nil {
-		return sr, err
-	}
-	sr.header = http.Header(p.header)
-	sr.body = bytes.TrimSpace(p.body)
-	sr.contentID = strings.TrimSpace(sr.header.Get("Content-ID"))
-	sr.method = strings.ToUpper(f[0])
-	if m := sr.header.Get("X-HTTP-Method"); m != "" && sr.method == http.MethodPost {
-		sr.method = strings.ToUpper(strings.TrimSpace(m))
-	}
-	u, err := url.Parse(f[1])
-	if err != nil {
-		return sr, errBatch("bad operation URL " + quoteOData(f[1]))
+		return sr, errBatch("bad operation URL " + quoteOData(op.URL))
 	}
 	if sr.query, err = parseQuery(u.RawQuery); err != nil {
 		return sr, errBatch("bad operation query " + quoteOData(u.RawQuery))
@@ -258,22 +78,12 @@ func readSubRequest(b []byte) (subRequest, error) {
 	path := u.EscapedPath()
 	seg, err := url.PathUnescape(path[strings.LastIndexByte(path, '/')+1:])
 	if err != nil {
-		return sr, errBatch("bad operation URL " + quoteOData(f[1]))
+		return sr, errBatch("bad operation URL " + quoteOData(op.URL))
 	}
 	if sr.res, err = parseResource(seg, true); err != nil {
 		return sr, err
 	}
 	return sr, nil
-}
-
-// isToken reports whether s is a plain method name.
-func isToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // preference returns the Prefer value the service applies to the
@@ -354,7 +164,7 @@ func (rc *reqCtx) serveBatch() {
 		rc.fail(err)
 		return
 	}
-	bw := newBatchWriter()
+	bw := batch.NewWriter(newRequestID)
 	if !b.changeset {
 		if err := rc.batchQuery(bw, &b.ops[0]); err != nil {
 			rc.fail(err)
@@ -363,17 +173,17 @@ func (rc *reqCtx) serveBatch() {
 		rc.sendBatch(bw)
 		return
 	}
-	bw.openChangeset()
+	bw.OpenChangeset()
 	if err := rc.applyChangeset(bw, b.ops); err != nil {
 		rc.fail(err)
 		return
 	}
-	bw.closeChangeset()
+	bw.CloseChangeset()
 	for i := 0; i < b.extra; i++ {
-		bw.openChangeset()
-		bw.response(http.StatusBadRequest, batchErrorHeaders(),
+		bw.OpenChangeset()
+		bw.Response(http.StatusBadRequest, batch.ChangesetErrorHeader(metaMinimal.contentType()),
 			errorBody(errInvalidInput("One of the request inputs is not valid. A batch holds one changeset: this one was not processed."), "", rc.id, rc.start))
-		bw.closeChangeset()
+		bw.CloseChangeset()
 	}
 	rc.sendBatch(bw)
 }
@@ -382,7 +192,7 @@ func (rc *reqCtx) serveBatch() {
 // responses into bw, or the failing operation's response alone. It
 // returns the errors that fail the whole request instead: authorization
 // and internal failures.
-func (rc *reqCtx) applyChangeset(bw *batchWriter, ops []subRequest) error {
+func (rc *reqCtx) applyChangeset(bw *batch.Writer, ops []subRequest) error {
 	if len(ops) > localtable.MaxTransactionActions {
 		// The service answers at the index of the 100th operation.
 		rc.changesetFailed(bw, ops, localtable.MaxTransactionActions-1, true,
@@ -423,17 +233,17 @@ func (rc *reqCtx) applyChangeset(bw *batchWriter, ops []subRequest) error {
 		sr, act := &ops[i], &actions[i]
 		switch act.Type {
 		case localtable.ActionDelete:
-			bw.response(http.StatusNoContent, noContentHeaders(sr.contentID, "", "", ""), nil)
+			bw.Response(http.StatusNoContent, batch.NoContentHeader(sr.contentID, "", "", ""), nil)
 			continue
 		case localtable.ActionInsert:
 		default:
-			bw.response(http.StatusNoContent, noContentHeaders(sr.contentID, "", "", tags[i]), nil)
+			bw.Response(http.StatusNoContent, batch.NoContentHeader(sr.contentID, "", "", string(tags[i])), nil)
 			continue
 		}
 		loc := rc.baseURL() + "/" + entityPath(table, act.Entity.PartitionKey, act.Entity.RowKey)
 		pref := sr.preference()
 		if pref == "return-no-content" {
-			bw.response(http.StatusNoContent, noContentHeaders(sr.contentID, pref, loc, tags[i]), nil)
+			bw.Response(http.StatusNoContent, batch.NoContentHeader(sr.contentID, pref, loc, string(tags[i])), nil)
 			continue
 		}
 		level, err := parseFormat(firstNonEmpty(sr.query.Get("$format"), sr.header.Get("Accept")))
@@ -443,7 +253,7 @@ func (rc *reqCtx) applyChangeset(bw *batchWriter, ops []subRequest) error {
 		e := act.Entity
 		e.ETag = tags[i]
 		e.Timestamp, _ = tags[i].Time()
-		bw.response(http.StatusCreated, contentHeaders(level.contentType(), sr.contentID, pref, loc, tags[i], nil),
+		bw.Response(http.StatusCreated, batch.ContentHeader(level.contentType(), sr.contentID, pref, loc, string(tags[i]), nil),
 			appendEntity(nil, &e, rc.encodeOpts(level, table, nil), true))
 	}
 	return nil
@@ -461,23 +271,23 @@ func firstNonEmpty(a, b string) string {
 // service does ("2:The specified entity already exists."). whole marks
 // failures of the request as a whole (a missing table, too many
 // operations), which the service answers with fewer headers.
-func (rc *reqCtx) changesetFailed(bw *batchWriter, ops []subRequest, index int, whole bool, err error) {
+func (rc *reqCtx) changesetFailed(bw *batch.Writer, ops []subRequest, index int, whole bool, err error) {
 	e := asWireError(err)
 	prefix := ""
 	if index >= 0 {
 		prefix = strconv.Itoa(index) + ":"
 	}
-	h := batchErrorHeaders()
+	h := batch.ChangesetErrorHeader(metaMinimal.contentType())
 	if !whole && index >= 0 && index < len(ops) {
-		h = opErrorHeaders(ops[index].contentID, ops[index].preference())
+		h = batch.OperationErrorHeader(ops[index].contentID, ops[index].preference(), metaMinimal.contentType())
 	}
-	bw.response(e.StatusCode, h, errorBody(e, prefix, rc.id, rc.start))
+	bw.Response(e.StatusCode, h, errorBody(e, prefix, rc.id, rc.start))
 }
 
 // batchQuery writes into bw the answer to a batch holding one operation
 // outside a changeset, a GET (retrieve an entity, or query). It returns
 // an error for a write, which must be inside a changeset.
-func (rc *reqCtx) batchQuery(bw *batchWriter, sr *subRequest) error {
+func (rc *reqCtx) batchQuery(bw *batch.Writer, sr *subRequest) error {
 	if sr.method != http.MethodGet {
 		return errBatch("a write must be inside a changeset")
 	}
@@ -489,156 +299,25 @@ func (rc *reqCtx) batchQuery(bw *batchWriter, sr *subRequest) error {
 	inner.serveResource(sr.res)
 	got := rec.Header()
 	if rec.Code >= 400 {
-		bw.response(rec.Code, opErrorHeaders(sr.contentID, ""), rec.Body.Bytes())
+		bw.Response(rec.Code, batch.OperationErrorHeader(sr.contentID, "", metaMinimal.contentType()), rec.Body.Bytes())
 		return nil
 	}
-	var cont []subHeader
+	var cont []batch.HeaderField
 	for _, n := range []string{"x-ms-continuation-NextPartitionKey", "x-ms-continuation-NextRowKey", "x-ms-continuation-NextTableName"} {
 		if v := got.Get(n); v != "" {
-			cont = append(cont, subHeader{n, v})
+			cont = append(cont, batch.HeaderField{Name: n, Value: v})
 		}
 	}
-	bw.response(rec.Code, contentHeaders(got.Get("Content-Type"), sr.contentID, "", "", localtable.ETag(got.Get("ETag")), cont), rec.Body.Bytes())
+	bw.Response(rec.Code, batch.ContentHeader(got.Get("Content-Type"), sr.contentID, "", "", got.Get("ETag"), cont), rec.Body.Bytes())
 	return nil
 }
 
-func (rc *reqCtx) sendBatch(bw *batchWriter) {
-	b := bw.end()
+func (rc *reqCtx) sendBatch(bw *batch.Writer) {
+	b := bw.End()
 	h := rc.w.Header()
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Content-Type", "multipart/mixed; boundary="+bw.batch)
+	h.Set("Content-Type", "multipart/mixed; boundary="+bw.Batch)
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	rc.writeHeader(http.StatusAccepted)
 	rc.w.Write(b)
-}
-
-// subHeader is one header line of a sub-response, written as spelled.
-type subHeader struct{ name, value string }
-
-// subHeaders are a sub-response's headers, in order.
-type subHeaders []subHeader
-
-// add appends a header unless value is empty.
-func (h *subHeaders) add(name, value string) {
-	if value != "" {
-		*h = append(*h, subHeader{name, value})
-	}
-}
-
-// The service writes a sub-response's headers in one of four orders,
-// which these functions reproduce.
-
-// noContentHeaders are those of a changeset operation answered 204: an
-// update, upsert or delete (loc empty; etag empty for a delete), or an
-// insert with Prefer: return-no-content (loc its entity's URL).
-func noContentHeaders(contentID, applied, loc string, etag localtable.ETag) subHeaders {
-	var h subHeaders
-	h.add("Content-ID", contentID)
-	h.add("X-Content-Type-Options", "nosniff")
-	h.add("Cache-Control", "no-cache")
-	h.add("Preference-Applied", applied)
-	if loc != "" {
-		h.add("DataServiceVersion", "3.0;")
-	} else {
-		h.add("DataServiceVersion", "1.0;")
-	}
-	h.add("Location", loc)
-	h.add("DataServiceId", loc)
-	h.add("ETag", string(etag))
-	return h
-}
-
-// contentHeaders are those of a response with a body: an insert answered
-// 201 with its entity, or a retrieve or query outside a changeset (extra
-// holds a query's continuation headers).
-func contentHeaders(contentType, contentID, applied, loc string, etag localtable.ETag, extra []subHeader) subHeaders {
-	var h subHeaders
-	h.add("DataServiceVersion", "3.0;")
-	h.add("Content-Type", contentType)
-	h.add("Content-ID", contentID)
-	h.add("X-Content-Type-Options", "nosniff")
-	h.add("Cache-Control", "no-cache")
-	h.add("Preference-Applied", applied)
-	h.add("Location", loc)
-	for _, x := range extra {
-		h.add(x.name, x.value)
-	}
-	h.add("ETag", string(etag))
-	return h
-}
-
-// opErrorHeaders are those of an operation's error.
-func opErrorHeaders(contentID, applied string) subHeaders {
-	var h subHeaders
-	h.add("Content-ID", contentID)
-	h.add("X-Content-Type-Options", "nosniff")
-	h.add("Cache-Control", "no-cache")
-	h.add("Preference-Applied", applied)
-	h.add("DataServiceVersion", "3.0;")
-	h.add("Content-Type", metaMinimal.contentType())
-	return h
-}
-
-// batchErrorHeaders are those of an error of the changeset as a whole.
-func batchErrorHeaders() subHeaders {
-	var h subHeaders
-	h.add("X-Content-Type-Options", "nosniff")
-	h.add("DataServiceVersion", "3.0;")
-	h.add("Content-Type", metaMinimal.contentType())
-	return h
-}
-
-// batchWriter writes a batch response as the service does and aztables
-// requires: the body starts with "--batchresponse_…", and each inner
-// response ends with a line end before the next delimiter (a blank line
-// after a response with no body).
-type batchWriter struct {
-	buf       bytes.Buffer
-	batch     string // the batch boundary
-	changeset string // the open changeset's boundary, if any
-}
-
-func newBatchWriter() *batchWriter {
-	return &batchWriter{batch: "batchresponse_" + newRequestID()}
-}
-
-// openChangeset starts a changeset part; responses go into it until
-// closeChangeset.
-func (bw *batchWriter) openChangeset() {
-	bw.changeset = "changesetresponse_" + newRequestID()
-	bw.buf.WriteString("--" + bw.batch + "\r\nContent-Type: multipart/mixed; boundary=" + bw.changeset + "\r\n\r\n")
-}
-
-func (bw *batchWriter) closeChangeset() {
-	bw.buf.WriteString("--" + bw.changeset + "--\r\n")
-	bw.changeset = ""
-}
-
-// response writes one application/http part. Header values holding a
-// line break are dropped.
-func (bw *batchWriter) response(status int, h subHeaders, body []byte) {
-	boundary := bw.batch
-	if bw.changeset != "" {
-		boundary = bw.changeset
-	}
-	bw.buf.WriteString("--" + boundary + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
-	bw.buf.WriteString("HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n")
-	for _, x := range h {
-		if strings.ContainsAny(x.value, "\r\n") {
-			continue
-		}
-		bw.buf.WriteString(x.name + ": " + x.value + "\r\n")
-	}
-	bw.buf.WriteString("\r\n")
-	bw.buf.Write(body)
-	bw.buf.WriteString("\r\n")
-}
-
-// end closes the body and returns it.
-func (bw *batchWriter) end() []byte {
-	if bw.changeset != "" {
-		bw.closeChangeset()
-	}
-	bw.buf.WriteString("--" + bw.batch + "--\r\n")
-	return bw.buf.Bytes()
 }
