@@ -2,109 +2,172 @@ package batch
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"strings"
 )
 
-// Operation is one operation of a batch.
+// Operation is one operation of a batch: an HTTP request inside the
+// body. Its fields are as sent; nothing is interpreted but the method.
 type Operation struct {
-	Method    string
-	URL       string // as sent
-	Header    http.Header
-	Body      []byte
-	ContentID string // a Content-ID among the operation's own headers, echoed back
+	// Method is the request line's method, upper-cased; for a POST with
+	// an X-HTTP-Method header, that header's value, upper-cased.
+	Method string
+	// URL is the request line's URL, as sent: the SDKs send an absolute
+	// URL whose keys are not quote-doubled.
+	URL string
+	// Header holds the operation's own headers (not its MIME part's),
+	// in order, as spelled.
+	Header Header
+	// Body is the request body, exactly: from the blank line after the
+	// headers to the line end before the next delimiter. It is nil when
+	// empty. From ParseRequest it refers to the parsed bytes.
+	Body []byte
 }
 
-// Request is a parsed $batch body.
+// ContentID returns the operation's Content-ID header, which the service
+// echoes in the operation's response.
+func (op *Operation) ContentID() string {
+	return op.Header.Get("Content-ID")
+}
+
+// Request is a $batch request body: one changeset of writes, or one GET
+// alone.
 type Request struct {
-	Operations []Operation // the changeset's operations, or the one query
-	Changeset  bool
-	// Extra counts the changesets after the first: the service processes
-	// the first one and rejects the others with 400.
-	Extra int
+	// Changeset reports whether Operations came in a changeset; if not,
+	// Operations holds one GET, sent alone outside a changeset.
+	Changeset bool
+	// Operations are the changeset's operations in order, or the GET.
+	Operations []Operation
+	// ExtraChangesets counts the changesets after the first: the service
+	// processes the first and rejects each other one (ErrExtraChangeset)
+	// without reading it. EncodeRequest writes them empty.
+	ExtraChangesets int
 }
 
-// Parse reads a $batch body sent with contentType.
-func Parse(body []byte, contentType string) (*Request, error) {
+// ReadRequest reads a request body of at most MaxBodySize bytes from r
+// and parses it as ParseRequest does. A longer body is an *Error, 413
+// RequestBodyTooLarge; r's own errors are returned wrapped.
+func ReadRequest(r io.Reader, contentType string) (*Request, error) {
+	body, err := io.ReadAll(io.LimitReader(r, MaxBodySize+1))
+	if err != nil {
+		return nil, fmt.Errorf("batch: reading the request body: %w", err)
+	}
+	return ParseRequest(body, contentType)
+}
+
+// ParseRequest parses a $batch request body sent with contentType. It
+// takes what the SDKs send: CRLF or LF line endings, blank lines around
+// parts, the part headers in any order and case.
+//
+// It enforces the batch rules that need no entity (MaxBodySize,
+// MaxOperations, one GET alone, writes in a changeset, one changeset
+// processed) and reports their violations, and any malformed body, as
+// an *Error with the service's code: a server answers with it as it
+// stands. The rules on the entities (one partition, each entity once)
+// are left to localtable.Table.Transact.
+//
+// The operations' bodies refer to body, which must not change while
+// they are in use.
+func ParseRequest(body []byte, contentType string) (*Request, error) {
+	if err := checkBodySize(len(body)); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(contentType) == "" {
-		return nil, &Error{Code: CodeMissingRequiredHeader, Status: http.StatusBadRequest, Message: "An HTTP header that's mandatory for this request is not specified."}
+		return nil, &Error{Code: CodeMissingRequiredHeader, Status: http.StatusBadRequest, Index: -1,
+			Message: "An HTTP header that's mandatory for this request is not specified."}
 	}
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
-		return nil, &Error{Code: CodeInvalidHeaderValue, Status: http.StatusBadRequest, Message: "The value for one of the HTTP headers is not in the correct format."}
+		return nil, &Error{Code: CodeInvalidHeaderValue, Status: http.StatusBadRequest, Index: -1,
+			Message: "The value for one of the HTTP headers is not in the correct format."}
 	}
-	parts, err := splitMultipart(body, params["boundary"])
+	req, err := parseRequest(body, params["boundary"])
+	if err != nil {
+		var fe frameError
+		if errors.As(err, &fe) {
+			return nil, errMalformed(string(fe))
+		}
+		return nil, err
+	}
+	if err := req.checkShape(); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// parseRequest reads the parts of a body: the first changeset's
+// operations, or one operation alone.
+func parseRequest(body []byte, boundary string) (*Request, error) {
+	parts, err := splitMultipart(body, boundary, maxParts+1)
 	if err != nil {
 		return nil, err
 	}
-	b := &Request{}
+	if len(parts) > maxParts {
+		return nil, frameError("too many parts")
+	}
+	req := &Request{}
+	lone := false
 	for _, p := range parts {
-		pmt, pparams, err := mime.ParseMediaType(p.header.Get("Content-Type"))
+		mt, params, err := mime.ParseMediaType(p.header.Get("Content-Type"))
 		if err != nil {
-			return nil, errBatch("a part has no valid Content-Type")
+			return nil, frameError("a part has no valid Content-Type")
 		}
-		switch pmt {
-		case "multipart/mixed":
-			if len(b.Operations) > 0 && !b.Changeset {
-				return nil, errBatch("a query can only be alone in a batch, outside a changeset")
+		switch {
+		case lone:
+			return nil, frameError("a query can only be alone in a batch, outside a changeset")
+		case mt == "multipart/mixed" && req.Changeset:
+			req.ExtraChangesets++
+		case mt == "multipart/mixed":
+			if params["boundary"] == "" {
+				return nil, frameError("a changeset has no boundary")
 			}
-			if b.Changeset {
-				b.Extra++
-				continue
-			}
-			if pparams["boundary"] == "" {
-				return nil, errBatch("a changeset has no boundary")
-			}
-			b.Changeset = true
-			ops, err := splitMultipart(p.body, pparams["boundary"])
+			req.Changeset = true
+			// One more than the limit, for checkShape to see.
+			ops, err := splitMultipart(p.body, params["boundary"], MaxOperations+1)
 			if err != nil {
 				return nil, err
 			}
+			req.Operations = make([]Operation, 0, len(ops))
 			for _, op := range ops {
 				omt, _, err := mime.ParseMediaType(op.header.Get("Content-Type"))
 				switch {
 				case err != nil:
-					return nil, errBatch("an operation has no valid Content-Type")
+					return nil, frameError("an operation has no valid Content-Type")
 				case strings.HasPrefix(omt, "multipart/"):
-					return nil, errBatch("a changeset cannot hold another changeset")
+					return nil, frameError("a changeset cannot hold another changeset")
 				case omt != "application/http":
-					return nil, errBatch("unexpected operation type " + quote(omt))
-				case len(b.Operations) >= maxParts:
-					return nil, errBatch("too many operations")
+					return nil, frameError("unexpected operation type " + quote(omt))
 				}
-				sr, err := readOperation(op.body)
+				o, err := readOperation(op.body)
 				if err != nil {
 					return nil, err
 				}
-				b.Operations = append(b.Operations, sr)
+				req.Operations = append(req.Operations, o)
 			}
-			if len(b.Operations) == 0 {
-				return nil, errBatch("a changeset holds no operation")
+		case mt == "application/http":
+			if req.Changeset {
+				return nil, frameError("a query can only be alone in a batch, outside a changeset")
 			}
-		case "application/http":
-			if len(b.Operations) > 0 {
-				return nil, errBatch("a query can only be alone in a batch, outside a changeset")
-			}
-			sr, err := readOperation(p.body)
+			o, err := readOperation(p.body)
 			if err != nil {
 				return nil, err
 			}
-			b.Operations = append(b.Operations, sr)
+			req.Operations, lone = []Operation{o}, true
 		default:
-			return nil, errBatch("unexpected part type " + quote(pmt))
+			return nil, frameError("unexpected part type " + quote(mt))
 		}
 	}
-	if len(b.Operations) == 0 {
-		return nil, errBatch("it holds no operation")
-	}
-	return b, nil
+	return req, nil
 }
 
 // readOperation reads an application/http part: a request line, headers
 // and a body (to the end of the part: the SDKs send no Content-Length).
 func readOperation(b []byte) (Operation, error) {
-	var sr Operation
+	var op Operation
 	b = bytes.TrimLeft(b, " \t\r\n")
 	next := len(b)
 	if i := bytes.IndexByte(b, '\n'); i >= 0 {
@@ -112,26 +175,33 @@ func readOperation(b []byte) (Operation, error) {
 	}
 	line := strings.TrimSpace(string(b[:next]))
 	f := strings.Fields(line)
-	if len(f) < 2 || len(f) > 3 || !isToken(f[0]) || (len(f) == 3 && !strings.HasPrefix(f[2], "HTTP/")) {
-		return sr, errBatch("bad request line " + quote(line))
+	if len(f) < 2 || len(f) > 3 || !isMethod(f[0]) || (len(f) == 3 && !strings.HasPrefix(f[2], "HTTP/")) {
+		return op, frameError("bad request line " + quote(line))
 	}
-	p, err := readPart(b[next:])
+	head, body := cutHead(b[next:])
+	hdr, err := readHeader(head)
 	if err != nil {
-		return sr, err
+		return op, err
 	}
-	sr.Header = http.Header(p.header)
-	sr.Body = bytes.TrimSpace(p.body)
-	sr.ContentID = strings.TrimSpace(sr.Header.Get("Content-ID"))
-	sr.Method = strings.ToUpper(f[0])
-	if m := sr.Header.Get("X-HTTP-Method"); m != "" && sr.Method == http.MethodPost {
-		sr.Method = strings.ToUpper(strings.TrimSpace(m))
+	op.Header = hdr
+	if len(body) > 0 {
+		op.Body = body
 	}
-	sr.URL = f[1]
-	return sr, nil
+	op.Method = strings.ToUpper(f[0])
+	if x := op.Header.Get("X-HTTP-Method"); x != "" && op.Method == http.MethodPost {
+		op.Method = tunnelled(x)
+	}
+	op.URL = f[1]
+	return op, nil
 }
 
-// isToken reports whether s is a plain method name.
-func isToken(s string) bool {
+// tunnelled is the method an X-HTTP-Method header names.
+func tunnelled(x string) string {
+	return strings.ToUpper(strings.TrimSpace(x))
+}
+
+// isMethod reports whether s is a plain method name: ASCII letters.
+func isMethod(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
 			return false

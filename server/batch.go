@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -14,60 +15,38 @@ import (
 
 // This file serves entity group transactions, POST /{acct}/$batch
 // (PROTOCOL.md §6): a multipart/mixed body holding one changeset of
-// writes, or one query alone, applied through Table.Transact.
+// writes, or one GET alone.
 //
-// The wire format lives in package batch: batch.Parse reads a request
-// body; batch.Writer and the *Header functions write the response, with
-// the service's exact header spelling and order (the JS SDK matches
-// "ETag: " case-sensitively).
+// Package batch owns the wire format: it reads the body into operations,
+// enforcing the rules it can see (the body size, 100 operations, one
+// changeset, a GET alone and writes in a changeset), and writes the
+// reply with the service's framing, header spelling and order. This file
+// adapts its operations to Table.Transact: it resolves each operation's
+// URL, decodes its entity with the server's codec, authorizes it, applies
+// the changeset (Transact enforces one partition and each entity once),
+// and builds each operation's response.
 
 // subRequest is one operation of a batch, its URL resolved.
 type subRequest struct {
-	method    string
-	res       resource
-	query     url.Values
-	header    http.Header
-	body      []byte
-	contentID string // a Content-ID among the operation's own headers, echoed back
-}
-
-// batchRequest is a parsed $batch body.
-type batchRequest struct {
-	ops       []subRequest // the changeset's operations, or the one query
-	changeset bool
-	// extra counts the changesets after the first: the service processes
-	// the first one and rejects the others with 400.
-	extra int
-}
-
-// parseBatch reads a $batch body sent with contentType.
-func parseBatch(body []byte, contentType string) (*batchRequest, error) {
-	req, err := batch.Parse(body, contentType)
-	if err != nil {
-		var be *batch.Error
-		if errors.As(err, &be) {
-			return nil, wireError(localtable.ErrorCode(be.Code), be.Status, be.Message)
-		}
-		return nil, err
-	}
-	b := &batchRequest{changeset: req.Changeset, extra: req.Extra}
-	for _, op := range req.Operations {
-		sr, err := resolveOperation(op)
-		if err != nil {
-			return nil, err
-		}
-		b.ops = append(b.ops, sr)
-	}
-	return b, nil
+	op    *batch.Operation
+	res   resource
+	query url.Values
 }
 
 func errBatch(msg string) *localtable.Error {
 	return errInvalidInput("The batch request body is malformed: " + msg)
 }
 
-// resolveOperation reads an operation's URL.
-func resolveOperation(op batch.Operation) (subRequest, error) {
-	sr := subRequest{method: op.Method, header: op.Header, body: op.Body, contentID: op.ContentID}
+// fromBatchError is the wire error of a batch.Error.
+func fromBatchError(be *batch.Error) *localtable.Error {
+	return wireError(localtable.ErrorCode(be.Code), be.Status, be.Message)
+}
+
+// resolve reads an operation's URL: the resource its last path segment
+// addresses, leniently as the SDKs do not quote-double keys there, and
+// its query.
+func resolve(op *batch.Operation) (subRequest, error) {
+	sr := subRequest{op: op}
 	u, err := url.Parse(op.URL)
 	if err != nil {
 		return sr, errBatch("bad operation URL " + quoteOData(op.URL))
@@ -86,21 +65,22 @@ func resolveOperation(op batch.Operation) (subRequest, error) {
 	return sr, nil
 }
 
-// preference returns the Prefer value the service applies to the
+// preference returns the Prefer value the service applies to an
 // operation: only inserts honour it.
-func (sr *subRequest) preference() string {
-	if sr.method != http.MethodPost {
+func preference(op *batch.Operation) string {
+	if op.Method != http.MethodPost {
 		return ""
 	}
-	return (&reqCtx{r: &http.Request{Header: sr.header}}).preference()
+	return preferenceOf(op.Header.Values("Prefer"))
 }
 
 // action turns a changeset operation into a transaction action; keys in
 // the body win over keys in the URL, which the SDKs do not quote-double.
 func (sr *subRequest) action() (localtable.Action, op, error) {
 	var act localtable.Action
-	ifMatch := localtable.ETag(sr.header.Get("If-Match"))
-	if sr.method == http.MethodDelete {
+	method := sr.op.Method
+	ifMatch := localtable.ETag(sr.op.Header.Get("If-Match"))
+	if method == http.MethodDelete {
 		if sr.res.kind != resEntity {
 			return act, 0, errInvalidURI("A delete must address an entity.")
 		}
@@ -112,7 +92,7 @@ func (sr *subRequest) action() (localtable.Action, op, error) {
 		return act, opDelete, nil
 	}
 	var o op
-	switch sr.method {
+	switch method {
 	case http.MethodPost:
 		if sr.res.kind != resTable {
 			return act, 0, errInvalidURI("An insert must address a table.")
@@ -122,7 +102,7 @@ func (sr *subRequest) action() (localtable.Action, op, error) {
 		if sr.res.kind != resEntity {
 			return act, 0, errInvalidURI("An update must address an entity.")
 		}
-		merge := sr.method != http.MethodPut
+		merge := method != http.MethodPut
 		switch {
 		case ifMatch != "" && merge:
 			act.Type, o = localtable.ActionUpdateMerge, opUpdate
@@ -133,12 +113,10 @@ func (sr *subRequest) action() (localtable.Action, op, error) {
 		default:
 			act.Type, o = localtable.ActionUpsertReplace, opUpsert
 		}
-	case http.MethodGet:
-		return act, 0, errInvalidInput("A query can only be alone in a batch, outside a changeset.")
 	default:
-		return act, 0, wireError(localtable.CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The method "+sr.method+" is not allowed in a batch.")
+		return act, 0, wireError(localtable.CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The method "+method+" is not allowed in a batch.")
 	}
-	e, hasKeys, err := decodeEntityKeys(sr.body, sr.res.kind != resEntity)
+	e, hasKeys, err := decodeEntityKeys(bytes.TrimSpace(sr.op.Body), sr.res.kind != resEntity)
 	if err != nil {
 		return act, 0, err
 	}
@@ -154,65 +132,64 @@ func (rc *reqCtx) serveBatch() {
 		rc.fail(errMethod(rc.r))
 		return
 	}
-	body, err := rc.readBody(MaxBatchBody)
-	if err != nil {
-		rc.fail(err)
+	req, err := batch.ReadRequest(rc.r.Body, rc.r.Header.Get("Content-Type"))
+	var be *batch.Error
+	switch {
+	case errors.As(err, &be) && be.Index >= 0:
+		// A rule broken at an operation fails the changeset, within a 202.
+		rc.sendBatch(&batch.Reply{Changeset: true, Responses: []batch.Response{
+			rc.changesetFailure(be.Index, be.Operation, fromBatchError(be))}})
+		return
+	case be != nil:
+		rc.fail(fromBatchError(be))
+		return
+	case err != nil:
+		rc.fail(errInvalidInput("The request body could not be read: " + err.Error()))
 		return
 	}
-	b, err := parseBatch(body, rc.r.Header.Get("Content-Type"))
-	if err != nil {
-		rc.fail(err)
-		return
-	}
-	bw := batch.NewWriter(newRequestID)
-	if !b.changeset {
-		if err := rc.batchQuery(bw, &b.ops[0]); err != nil {
+	ops := make([]subRequest, len(req.Operations))
+	for i := range req.Operations {
+		if ops[i], err = resolve(&req.Operations[i]); err != nil {
 			rc.fail(err)
 			return
 		}
-		rc.sendBatch(bw)
+	}
+	rep := &batch.Reply{Changeset: req.Changeset}
+	if !req.Changeset {
+		rep.Responses = []batch.Response{rc.batchQuery(&ops[0])}
+		rc.sendBatch(rep)
 		return
 	}
-	bw.OpenChangeset()
-	if err := rc.applyChangeset(bw, b.ops); err != nil {
+	if rep.Responses, err = rc.applyChangeset(ops); err != nil {
 		rc.fail(err)
 		return
 	}
-	bw.CloseChangeset()
-	for i := 0; i < b.extra; i++ {
-		bw.OpenChangeset()
-		bw.Response(http.StatusBadRequest, batch.ChangesetErrorHeader(metaMinimal.contentType()),
-			errorBody(errInvalidInput("One of the request inputs is not valid. A batch holds one changeset: this one was not processed."), "", rc.id, rc.start))
-		bw.CloseChangeset()
+	for range req.ExtraChangesets {
+		rep.Rejected = append(rep.Rejected, rc.changesetFailure(-1, nil, fromBatchError(batch.ErrExtraChangeset)))
 	}
-	rc.sendBatch(bw)
+	rc.sendBatch(rep)
 }
 
-// applyChangeset applies ops as one transaction and writes their
-// responses into bw, or the failing operation's response alone. It
-// returns the errors that fail the whole request instead: authorization
-// and internal failures.
-func (rc *reqCtx) applyChangeset(bw *batch.Writer, ops []subRequest) error {
-	if len(ops) > localtable.MaxTransactionActions {
-		// The service answers at the index of the 100th operation.
-		rc.changesetFailed(bw, ops, localtable.MaxTransactionActions-1, true,
-			errInvalidInput("The batch request operation exceeds the maximum 100 changes per change set."))
-		return nil
+// applyChangeset applies ops as one transaction and returns their
+// responses, or the failing operation's response alone. It returns the
+// errors that fail the whole request instead: authorization and
+// internal failures.
+func (rc *reqCtx) applyChangeset(ops []subRequest) ([]batch.Response, error) {
+	fail := func(i int, op *batch.Operation, err error) ([]batch.Response, error) {
+		return []batch.Response{rc.changesetFailure(i, op, err)}, nil
 	}
 	table := ops[0].res.table
 	actions := make([]localtable.Action, len(ops))
 	for i := range ops {
 		if !strings.EqualFold(ops[i].res.table, table) {
-			rc.changesetFailed(bw, ops, i, false, errInvalidInput("All operations of a batch must act on one table."))
-			return nil
+			return fail(i, ops[i].op, errInvalidInput("All operations of a batch must act on one table."))
 		}
 		act, o, err := ops[i].action()
 		if err != nil {
-			rc.changesetFailed(bw, ops, i, false, err)
-			return nil
+			return fail(i, ops[i].op, err)
 		}
 		if err := rc.authorize(o, table, act.Entity.PartitionKey, act.Entity.RowKey); err != nil {
-			return err
+			return nil, err
 		}
 		actions[i] = act
 	}
@@ -220,43 +197,49 @@ func (rc *reqCtx) applyChangeset(bw *batch.Writer, ops []subRequest) error {
 	if err != nil {
 		var te *localtable.TransactionError
 		switch {
+		case errors.As(err, &te) && te.Err.Code == localtable.CodeTableNotFound:
+			return fail(te.Index, nil, te.Err)
 		case errors.As(err, &te):
-			rc.changesetFailed(bw, ops, te.Index, te.Err.Code == localtable.CodeTableNotFound, te.Err)
+			var op *batch.Operation
+			if te.Index >= 0 && te.Index < len(ops) {
+				op = ops[te.Index].op
+			}
+			return fail(te.Index, op, te.Err)
 		case asWireError(err).StatusCode < 500:
-			rc.changesetFailed(bw, ops, -1, true, err)
-		default:
-			return err
+			return fail(-1, nil, err)
 		}
-		return nil
+		return nil, err
 	}
+	resps := make([]batch.Response, len(ops))
 	for i := range ops {
-		sr, act := &ops[i], &actions[i]
+		op, act, tag := ops[i].op, &actions[i], string(tags[i])
 		switch act.Type {
 		case localtable.ActionDelete:
-			bw.Response(http.StatusNoContent, batch.NoContentHeader(sr.contentID, "", "", ""), nil)
+			resps[i] = batch.Response{Status: http.StatusNoContent, Header: batch.NoContentHeader(op.ContentID(), "", "", "")}
 			continue
 		case localtable.ActionInsert:
 		default:
-			bw.Response(http.StatusNoContent, batch.NoContentHeader(sr.contentID, "", "", string(tags[i])), nil)
+			resps[i] = batch.Response{Status: http.StatusNoContent, Header: batch.NoContentHeader(op.ContentID(), "", "", tag)}
 			continue
 		}
 		loc := rc.baseURL() + "/" + entityPath(table, act.Entity.PartitionKey, act.Entity.RowKey)
-		pref := sr.preference()
+		pref := preference(op)
 		if pref == "return-no-content" {
-			bw.Response(http.StatusNoContent, batch.NoContentHeader(sr.contentID, pref, loc, string(tags[i])), nil)
+			resps[i] = batch.Response{Status: http.StatusNoContent, Header: batch.NoContentHeader(op.ContentID(), pref, loc, tag)}
 			continue
 		}
-		level, err := parseFormat(firstNonEmpty(sr.query.Get("$format"), sr.header.Get("Accept")))
+		level, err := parseFormat(firstNonEmpty(ops[i].query.Get("$format"), op.Header.Get("Accept")))
 		if err != nil {
 			level = metaMinimal
 		}
 		e := act.Entity
 		e.ETag = tags[i]
 		e.Timestamp, _ = tags[i].Time()
-		bw.Response(http.StatusCreated, batch.ContentHeader(level.contentType(), sr.contentID, pref, loc, string(tags[i]), nil),
-			appendEntity(nil, &e, rc.encodeOpts(level, table, nil), true))
+		resps[i] = batch.Response{Status: http.StatusCreated,
+			Header: batch.ContentHeader(level.contentType(), op.ContentID(), pref, loc, tag),
+			Body:   appendEntity(nil, &e, rc.encodeOpts(level, table, nil), true)}
 	}
-	return nil
+	return resps, nil
 }
 
 func firstNonEmpty(a, b string) string {
@@ -266,41 +249,38 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// changesetFailed writes a failed changeset's one response: the error of
+// changesetFailure is a failed changeset's one response: the error of
 // the operation at index, its message prefixed with "index:" as the
-// service does ("2:The specified entity already exists."). whole marks
-// failures of the request as a whole (a missing table, too many
-// operations), which the service answers with fewer headers.
-func (rc *reqCtx) changesetFailed(bw *batch.Writer, ops []subRequest, index int, whole bool, err error) {
+// service does ("2:The specified entity already exists."); no prefix
+// for index -1. op is the failing operation, whose Content-ID and
+// applied preference the response carries; nil for failures of the
+// changeset as a whole (a missing table, too many operations), which the
+// service answers with fewer headers.
+func (rc *reqCtx) changesetFailure(index int, op *batch.Operation, err error) batch.Response {
 	e := asWireError(err)
 	prefix := ""
 	if index >= 0 {
 		prefix = strconv.Itoa(index) + ":"
 	}
 	h := batch.ChangesetErrorHeader(metaMinimal.contentType())
-	if !whole && index >= 0 && index < len(ops) {
-		h = batch.OperationErrorHeader(ops[index].contentID, ops[index].preference(), metaMinimal.contentType())
+	if op != nil {
+		h = batch.OperationErrorHeader(op.ContentID(), preference(op), metaMinimal.contentType())
 	}
-	bw.Response(e.StatusCode, h, errorBody(e, prefix, rc.id, rc.start))
+	return batch.Response{Status: e.StatusCode, Header: h, Body: errorBody(e, prefix, rc.id, rc.start)}
 }
 
-// batchQuery writes into bw the answer to a batch holding one operation
-// outside a changeset, a GET (retrieve an entity, or query). It returns
-// an error for a write, which must be inside a changeset.
-func (rc *reqCtx) batchQuery(bw *batch.Writer, sr *subRequest) error {
-	if sr.method != http.MethodGet {
-		return errBatch("a write must be inside a changeset")
-	}
+// batchQuery answers a GET sent alone in a batch (retrieve an entity, or
+// query) as the same GET outside a batch would be answered.
+func (rc *reqCtx) batchQuery(sr *subRequest) batch.Response {
 	rec := httptest.NewRecorder()
 	inner := &reqCtx{s: rc.s, w: rec, id: rc.id, start: rc.start, acct: rc.acct, grant: rc.grant,
 		query: sr.query, method: http.MethodGet}
-	inner.r = (&http.Request{Method: http.MethodGet, Header: sr.header, Host: rc.r.Host, TLS: rc.r.TLS,
+	inner.r = (&http.Request{Method: http.MethodGet, Header: sr.op.Header.HTTPHeader(), Host: rc.r.Host, TLS: rc.r.TLS,
 		URL: &url.URL{Path: "/", RawQuery: sr.query.Encode()}, Body: http.NoBody}).WithContext(rc.r.Context())
 	inner.serveResource(sr.res)
 	got := rec.Header()
 	if rec.Code >= 400 {
-		bw.Response(rec.Code, batch.OperationErrorHeader(sr.contentID, "", metaMinimal.contentType()), rec.Body.Bytes())
-		return nil
+		return batch.Response{Status: rec.Code, Header: batch.OperationErrorHeader(sr.op.ContentID(), "", metaMinimal.contentType()), Body: rec.Body.Bytes()}
 	}
 	var cont []batch.HeaderField
 	for _, n := range []string{"x-ms-continuation-NextPartitionKey", "x-ms-continuation-NextRowKey", "x-ms-continuation-NextTableName"} {
@@ -308,15 +288,20 @@ func (rc *reqCtx) batchQuery(bw *batch.Writer, sr *subRequest) error {
 			cont = append(cont, batch.HeaderField{Name: n, Value: v})
 		}
 	}
-	bw.Response(rec.Code, batch.ContentHeader(got.Get("Content-Type"), sr.contentID, "", "", got.Get("ETag"), cont), rec.Body.Bytes())
-	return nil
+	return batch.Response{Status: rec.Code, Body: rec.Body.Bytes(),
+		Header: batch.ContentHeader(got.Get("Content-Type"), sr.op.ContentID(), "", "", got.Get("ETag"), cont...)}
 }
 
-func (rc *reqCtx) sendBatch(bw *batch.Writer) {
-	b := bw.End()
+// sendBatch answers 202 Accepted with rep.
+func (rc *reqCtx) sendBatch(rep *batch.Reply) {
+	ct, b, err := batch.EncodeResponse(rep, "")
+	if err != nil {
+		rc.fail(errInternal("The batch response could not be written: " + err.Error()))
+		return
+	}
 	h := rc.w.Header()
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Content-Type", "multipart/mixed; boundary="+bw.Batch)
+	h.Set("Content-Type", ct)
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	rc.writeHeader(http.StatusAccepted)
 	rc.w.Write(b)
