@@ -13,7 +13,8 @@
 //	http.ListenAndServe("127.0.0.1:10002", srv)
 //
 // The Server is a thin adapter: validation, limits, filters and
-// transactions are the core's, and every core *localtable.Error travels as
+// transactions are the core's, the $batch wire format is package batch's,
+// and every core *localtable.Error travels as
 // the service's status, x-ms-error-code header and odata.error body.
 // Requests are authenticated with SharedKey, SharedKeyLite, a service SAS
 // (with stored access policies and PartitionKey/RowKey ranges) or an
