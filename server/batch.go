@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -272,15 +271,15 @@ func (rc *reqCtx) changesetFailure(index int, op *batch.Operation, err error) ba
 // batchQuery answers a GET sent alone in a batch (retrieve an entity, or
 // query) as the same GET outside a batch would be answered.
 func (rc *reqCtx) batchQuery(sr *subRequest) batch.Response {
-	rec := httptest.NewRecorder()
+	rec := &recorder{header: http.Header{}, code: http.StatusOK}
 	inner := &reqCtx{s: rc.s, w: rec, id: rc.id, start: rc.start, version: rc.version, acct: rc.acct, acctName: rc.acctName, grant: rc.grant,
 		query: sr.query, method: http.MethodGet}
 	inner.r = (&http.Request{Method: http.MethodGet, Header: sr.op.Header.HTTPHeader(), Host: rc.r.Host, TLS: rc.r.TLS,
 		URL: &url.URL{Path: "/", RawQuery: sr.query.Encode()}, Body: http.NoBody}).WithContext(rc.r.Context())
 	inner.serveResource(sr.res)
 	got := rec.Header()
-	if rec.Code >= 400 {
-		return batch.Response{Status: rec.Code, Header: batch.OperationErrorHeader(sr.op.ContentID(), "", metaMinimal.contentType()), Body: rec.Body.Bytes()}
+	if rec.code >= 400 {
+		return batch.Response{Status: rec.code, Header: batch.OperationErrorHeader(sr.op.ContentID(), "", metaMinimal.contentType()), Body: rec.body.Bytes()}
 	}
 	var cont []batch.HeaderField
 	for _, n := range []string{"x-ms-continuation-NextPartitionKey", "x-ms-continuation-NextRowKey", "x-ms-continuation-NextTableName"} {
@@ -288,8 +287,30 @@ func (rc *reqCtx) batchQuery(sr *subRequest) batch.Response {
 			cont = append(cont, batch.HeaderField{Name: n, Value: v})
 		}
 	}
-	return batch.Response{Status: rec.Code, Body: rec.Body.Bytes(),
+	return batch.Response{Status: rec.code, Body: rec.body.Bytes(),
 		Header: batch.ContentHeader(got.Get("Content-Type"), sr.op.ContentID(), "", "", got.Get("ETag"), cont...)}
+}
+
+// recorder is the http.ResponseWriter of an operation answered inside a
+// batch: it keeps the status, headers and body for the batch response.
+type recorder struct {
+	header http.Header
+	code   int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.code, r.wrote = code, true
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(b)
 }
 
 // sendBatch answers 202 Accepted with rep.
