@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
@@ -391,5 +392,57 @@ func TestPlanBudget(t *testing.T) {
 	got = plan("(" + cross("a", 200) + ") or (" + cross("b", 200) + ")")
 	if len(got) != 40000+200 || !sameRanges(got[:40000], want) {
 		t.Errorf("two 200×200: %d ranges", len(got))
+	}
+}
+
+// TestPlanLarge: filters of up to MaxLength bytes parse and plan quickly,
+// whatever their shape; the pairwise planner took minutes for 1,000
+// or-ed point lookups, and hours for these.
+func TestPlanLarge(t *testing.T) {
+	fill := func(unit, sep string) string {
+		n := (filter.MaxLength + len(sep)) / (len(unit) + len(sep))
+		return strings.Repeat(unit+sep, n-1) + unit
+	}
+	// Deepest and/or alternation: each level ors the one below with point
+	// lookups and ands it with key bounds, so every level replans it all.
+	deep := "PartitionKey eq 'x'"
+	for k := range filter.MaxDepth - 1 {
+		var b strings.Builder
+		b.WriteString("(" + deep + ")")
+		for i := range 200 {
+			fmt.Fprintf(&b, " or PartitionKey eq 'p%03d%04d' and RowKey eq 'r%d'", k, i, i)
+		}
+		deep = b.String() + " and PartitionKey ge 'a' and RowKey ge 'a'"
+	}
+	tests := []struct {
+		name   string
+		s      string
+		ranges int // -1 for a full scan
+	}{
+		{"points", orOfPoints(18000), 18000},
+		{"and of ors", orOf("PartitionKey", "p", 0, 13000) + " and " + orOf("PartitionKey", "p", 6500, 13000), 6500},
+		{"cross", orOf("PartitionKey", "p", 0, 13000) + " and " + orOf("RowKey", "r", 0, 13000), 13000},
+		{"bare properties", fill("A", " or "), -1},
+		{"constants", fill("true", " and "), -1},
+		{"deep", deep, 99*200 + 1},
+	}
+	start := time.Now()
+	for _, test := range tests {
+		if len(test.s) > filter.MaxLength || len(test.s) < filter.MaxLength*6/10 {
+			t.Fatalf("%s: %d bytes", test.name, len(test.s))
+		}
+		f, err := filter.ParseWithOptions(test.s, filter.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", test.name, err)
+		}
+		rs, ok := f.KeyRanges()
+		if ok && len(rs) != test.ranges || !ok && test.ranges != -1 {
+			t.Errorf("%s: %d ranges (ok %v), want %d", test.name, len(rs), ok, test.ranges)
+		}
+	}
+	// Generous for the race detector and a busy machine: it takes well
+	// under a second.
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v", d)
 	}
 }
