@@ -320,6 +320,9 @@ func (a *Account) ListTables(ctx context.Context, opts ListTablesOptions) (Table
 	if err != nil {
 		return page, err
 	}
+	if err := predicateErr(opts.Filter); err != nil {
+		return page, err
+	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	it, err := a.eng.NewIter(&storage.IterOptions{

@@ -156,6 +156,9 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 	if err := a.check(ctx); err != nil {
 		return page, err
 	}
+	if err := predicateErr(opts.Filter); err != nil {
+		return page, err
+	}
 	var after Key
 	if !opts.Continuation.IsZero() {
 		pk, rk, err := opts.Continuation.position()

@@ -367,6 +367,7 @@ func (pl *planner) narrow(p plan) spans {
 // intersects, or unites; not, ne and other properties do not bound. The
 // constant false plans no ranges, so a false conjunct empties the plan,
 // and true plans a full scan; not of a constant is the other constant.
+// A Filter that carries an error (see Err) plans no ranges.
 //
 // Planning takes O(n log n) time in the number of comparisons. Narrowing
 // by RowKey can multiply ranges: "(PartitionKey eq 'a' or … 300 more) and
@@ -395,8 +396,11 @@ func (f *Filter) KeyRanges() ([]localtable.KeyRange, bool) {
 }
 
 func (f *Filter) plan() (spans, bool) {
-	if f == nil {
+	switch {
+	case f == nil:
 		return nil, false
+	case f.err != nil:
+		return nil, true // it matches nothing
 	}
 	pl := newPlanner()
 	s := pl.narrow(pl.analyze(f.root))
@@ -453,8 +457,12 @@ func describePoint(p point, start bool) string {
 // Explain returns a human-readable query plan: the key ranges to scan, with
 // their bounds named by the localtable.Key constructor that makes them, or
 // "full scan", followed by the residual filter that Match applies to each
-// entity scanned.
+// entity scanned. For a Filter that carries an error (see Err) it returns
+// "invalid filter: " and the error.
 func (f *Filter) Explain() string {
+	if err := f.Err(); err != nil {
+		return "invalid filter: " + err.Error()
+	}
 	var b strings.Builder
 	s, ok := f.plan()
 	switch {

@@ -274,7 +274,7 @@ func TestBuilderRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 	}
-	if s := fmt.Sprint(filter.Or(filter.RowKey().Lt("a"), filter.Not(filter.Timestamp().Ge(int64(1))))); !strings.Contains(s, "not (Timestamp ge 1L)") {
+	if s := fmt.Sprint(filter.Or(filter.RowKey().Lt("a"), filter.Not(filter.Timestamp().Ge(filter.Int64(1))))); !strings.Contains(s, "not (Timestamp ge 1L)") {
 		t.Errorf("got %s", s)
 	}
 }
