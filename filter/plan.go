@@ -371,9 +371,10 @@ func (pl *planner) narrow(p plan) spans {
 //
 // Planning takes O(n log n) time in the number of comparisons. Narrowing
 // by RowKey can multiply ranges: "(PartitionKey eq 'a' or … 300 more) and
-// (RowKey eq '1' or … 300 more)" is 90,000 points. Once narrowing has
-// added 65,536 ranges to a plan, the ranges it would cut further are left
-// whole: the plan still contains every match, and Match checks the rest.
+// (RowKey eq '1' or … 300 more)" is 90,000 points. Narrowing adds at
+// most 65,536 ranges to one plan: where it would add more, it leaves the
+// ranges whole, and the plan still contains every match, which Match then
+// picks out.
 func (f *Filter) KeyRanges() ([]localtable.KeyRange, bool) {
 	if f == nil {
 		return nil, false
