@@ -328,6 +328,9 @@ func TestQueryPredicateErr(t *testing.T) {
 				t.Errorf("QueryAll: %v", err)
 			}
 		}
+		if _, err := tbl.Count(ctx, bad); err != bad.Err() {
+			t.Errorf("Count: %v", err)
+		}
 		if _, err := a.ListTables(ctx, localtable.ListTablesOptions{Filter: filter.Prop("Table-Name").Eq("x")}); !errors.Is(err, localtable.ErrInvalidInput) {
 			t.Errorf("ListTables: %v", err)
 		}

@@ -255,8 +255,9 @@ func New(e Expr) *Filter {
 //
 // A Filter with an error matches no entity and plans no ranges, its
 // String does not parse (so the service refuses it too), and a query
-// given it as its filter fails with the error: localtable's Table.Query
-// and Account.ListTables check Err before they scan. Builders combine
+// given it as its filter fails with the error: localtable's queries
+// (Table.Query, QueryAll, Count, QueryAs) and Account.ListTables check Err
+// before they scan. Builders combine
 // errors: And, Or and Not of a Filter with an error carry it.
 func (f *Filter) Err() error {
 	if f == nil {
