@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"iter"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,8 +21,14 @@ import (
 // in-memory account on the system clock.
 type Options struct {
 	// Engine stores the account's data. nil means a new in-memory engine
-	// (storage.NewMemory). The Account owns the engine: Close closes it.
-	// For data on disk, pass a pebble engine (package storage/pebble).
+	// (storage.NewMemory). For data on disk, pass a pebble engine (package
+	// storage/pebble).
+	//
+	// The Account owns the engine: nothing else may write to it, and Close
+	// closes it. An engine belongs to one Account at a time: Open over an
+	// engine that an open Account owns fails with ErrEngineInUse and
+	// leaves that engine alone. (A pebble directory is likewise opened by
+	// one pebble.Open at a time, in any process.)
 	Engine storage.Engine
 
 	// Clock is the account's time source for entity Timestamps. nil means
@@ -59,6 +66,8 @@ var (
 
 // Open opens an account over opts.Engine (nil opts: a new in-memory
 // account). It loads the table catalog and the clock's high-water mark.
+// If opts.Engine belongs to an open Account, Open fails with
+// ErrEngineInUse; if it fails otherwise, it closes the engine.
 func Open(opts *Options) (*Account, error) {
 	var o Options
 	if opts != nil {
@@ -77,11 +86,49 @@ func Open(opts *Options) (*Account, error) {
 		nextID: 1,
 	}
 	a.clock = clock{now: o.Clock, persist: a.persistClock}
+	if !claimEngine(o.Engine) {
+		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)
+	}
 	if err := a.load(); err != nil {
 		o.Engine.Close()
+		releaseEngine(o.Engine)
 		return nil, err
 	}
 	return a, nil
+}
+
+// owners holds the engines of open Accounts.
+var owners struct {
+	sync.Mutex
+	m map[storage.Engine]bool
+}
+
+// claimEngine makes e owned, and reports false if it already was. Engines
+// of a type that cannot be a map key (none of this module's) go unchecked.
+func claimEngine(e storage.Engine) bool {
+	if !reflect.TypeOf(e).Comparable() {
+		return true
+	}
+	owners.Lock()
+	defer owners.Unlock()
+	if owners.m[e] {
+		return false
+	}
+	if owners.m == nil {
+		owners.m = make(map[storage.Engine]bool)
+	}
+	owners.m[e] = true
+	return true
+}
+
+// releaseEngine undoes claimEngine.
+func releaseEngine(e storage.Engine) {
+	if !reflect.TypeOf(e).Comparable() {
+		return
+	}
+	owners.Lock()
+	delete(owners.m, e)
+	owners.Unlock()
 }
 
 // load reads the catalog, the next table ID and the clock's mark.
@@ -151,7 +198,9 @@ func (a *Account) Close() error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.eng.Close()
+	err := a.eng.Close()
+	releaseEngine(a.eng)
+	return err
 }
 
 func (a *Account) check(ctx context.Context) error {

@@ -103,6 +103,12 @@ var (
 // ErrClosed is returned by operations on a closed Account.
 var ErrClosed = errors.New("localtable: account closed")
 
+// ErrEngineInUse is returned by Open when Options.Engine belongs to an
+// Account that is open. An engine holds one account: two Accounts over it
+// would both number their tables from 1, mixing their entities and
+// defeating each other's ETags.
+var ErrEngineInUse = errors.New("localtable: the engine belongs to another open Account")
+
 // newError returns an Error of the sentinel's kind with a detailed message.
 func newError(s *Error, format string, args ...any) *Error {
 	return &Error{Code: s.Code, StatusCode: s.StatusCode, Message: fmt.Sprintf(format, args...), sentinel: s}
