@@ -33,7 +33,9 @@ type Options struct {
 
 	// Clock is the account's time source for entity Timestamps. nil means
 	// time.Now. Tests pass a controllable clock; Timestamps stay strictly
-	// increasing even when it stalls or steps back.
+	// increasing even when it stalls or steps back. A time outside
+	// 1601-01-01 … 9999-12-31T23:59:59.9999999Z is refused: Open and
+	// writes fail with ErrClockOutOfRange rather than stamp it.
 	Clock func() time.Time
 }
 
@@ -89,7 +91,11 @@ func Open(opts *Options) (*Account, error) {
 	if !claimEngine(o.Engine) {
 		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)
 	}
-	if err := a.load(); err != nil {
+	_, err := clockTicks(o.Clock())
+	if err == nil {
+		err = a.load()
+	}
+	if err != nil {
 		o.Engine.Close()
 		releaseEngine(o.Engine)
 		return nil, err
