@@ -58,6 +58,10 @@ type Account struct {
 	parts [256]sync.Mutex
 
 	closed atomic.Bool
+
+	// beforeCommit, if set (by tests), is called by every entity write
+	// just before it commits.
+	beforeCommit func(table string, actions []Action)
 }
 
 // Metadata keys.

@@ -15,3 +15,10 @@ func SetPartitionBatch(n int) (restore func()) {
 	partitionBatch = n
 	return func() { partitionBatch = old }
 }
+
+// SetBeforeCommitHook makes every entity write of a (single or
+// transaction) call h just before it commits, after its reads and checks,
+// with the locks it holds held. Set it before the writes it should see.
+func SetBeforeCommitHook(a *Account, h func(table string, actions []Action)) {
+	a.beforeCommit = h
+}

@@ -182,6 +182,9 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 		}
 		tags[i] = tag
 	}
+	if h := a.beforeCommit; h != nil {
+		h(t.name, actions)
+	}
 	if err := b.Commit(true); err != nil {
 		return nil, err
 	}
