@@ -22,3 +22,10 @@ func SetPartitionBatch(n int) (restore func()) {
 func SetBeforeCommitHook(a *Account, h func(table string, actions []Action)) {
 	a.beforeCommit = h
 }
+
+// DecodeCatalogRecord decodes a table's catalog record into its ID and
+// name.
+func DecodeCatalogRecord(v []byte) (id uint64, name string, err error) {
+	r, err := decodeTableRecord(v)
+	return r.ID, r.Name, err
+}
