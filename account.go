@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -57,7 +56,10 @@ type Account struct {
 	// of its (table, PartitionKey), reads its entities, and commits.
 	parts [256]sync.Mutex
 
-	closed atomic.Bool
+	// gate counts the calls in flight, for Close to wait for them;
+	// released is closed once Close has closed the engine.
+	gate     *gate
+	released chan struct{}
 
 	// beforeCommit, if set (by tests), is called by every entity write
 	// just before it commits.
@@ -90,6 +92,9 @@ func Open(opts *Options) (*Account, error) {
 		seed:   maphash.MakeSeed(),
 		tables: make(map[string]*tableRecord),
 		nextID: 1,
+
+		gate:     newGate(),
+		released: make(chan struct{}),
 	}
 	a.clock = clock{now: o.Clock, persist: a.persistClock}
 	if !claimEngine(o.Engine) {
@@ -200,25 +205,34 @@ func (a *Account) persistClock(mark int64) error {
 	return b.Commit(true)
 }
 
-// Close closes the account and its engine. It waits for writes in flight;
-// later calls fail with ErrClosed.
+// Close closes the account and its engine. Calls that begin after Close
+// has begun fail with ErrClosed. Calls in flight finish, or fail with
+// ErrClosed if they are long (a query's scan, a listing): Close waits for
+// them, then closes the engine, and returns once the engine is released,
+// so that a pebble directory can be opened again at once. A QueryAll,
+// Tables or Partitions loop holds nothing between its pages: its next page
+// fails with ErrClosed, which it yields.
+//
+// Close is safe to call more than once, from any goroutine: the first call
+// returns the engine's Close error, and later calls wait until the engine
+// is released and return ErrClosed.
 func (a *Account) Close() error {
-	if a.closed.Swap(true) {
+	first := a.gate.shut()
+	<-a.gate.drained
+	if !first {
+		<-a.released
 		return ErrClosed
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	err := a.eng.Close()
 	releaseEngine(a.eng)
+	close(a.released)
 	return err
 }
 
-func (a *Account) check(ctx context.Context) error {
-	if a.closed.Load() {
-		return ErrClosed
-	}
-	return ctx.Err()
-}
+// check is a quick test, before a call does any work: ErrClosed once
+// Close has begun, or ctx's error. Calls that touch the engine enter the
+// gate (a.enter) instead.
+func (a *Account) check(ctx context.Context) error { return a.interrupted(ctx) }
 
 // Engine returns the account's storage engine, for tools and benchmarks.
 // Writing to it directly bypasses every rule of the data model.
@@ -232,9 +246,10 @@ func (a *Account) Table(name string) *Table { return &Table{a: a, name: name} }
 // GetTable returns a handle to an existing table, named as it was created,
 // or ErrTableNotFound.
 func (a *Account) GetTable(ctx context.Context, name string) (*Table, error) {
-	if err := a.check(ctx); err != nil {
+	if err := a.enter(ctx); err != nil {
 		return nil, err
 	}
+	defer a.exit()
 	a.mu.RLock()
 	rec := a.tables[strings.ToLower(name)]
 	a.mu.RUnlock()
@@ -265,18 +280,16 @@ func (a *Account) CreateTableIfNotExists(ctx context.Context, name string) (*Tab
 }
 
 func (a *Account) createTable(ctx context.Context, name string) (*Table, bool, error) {
-	if err := a.check(ctx); err != nil {
-		return nil, false, err
-	}
 	if err := ValidateTableName(name); err != nil {
 		return nil, false, err
 	}
+	if err := a.enter(ctx); err != nil {
+		return nil, false, err
+	}
+	defer a.exit()
 	lower := strings.ToLower(name)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.closed.Load() {
-		return nil, false, ErrClosed
-	}
 	if rec := a.tables[lower]; rec != nil {
 		return &Table{a: a, name: rec.Name}, false, nil
 	}
@@ -302,15 +315,13 @@ func (a *Account) createTable(ctx context.Context, name string) (*Table, bool, e
 // table is cheap. A missing table is ErrTableNotFound (service code
 // ResourceNotFound).
 func (a *Account) DeleteTable(ctx context.Context, name string) error {
-	if err := a.check(ctx); err != nil {
+	if err := a.enter(ctx); err != nil {
 		return err
 	}
+	defer a.exit()
 	lower := strings.ToLower(name)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.closed.Load() {
-		return ErrClosed
-	}
 	rec := a.tables[lower]
 	if rec == nil {
 		return withCode(ErrTableNotFound, CodeResourceNotFound, http.StatusNotFound, "table %q does not exist", name)
@@ -372,13 +383,14 @@ func pageSize(top int) (int, error) {
 // as the names are unique), each named as created.
 func (a *Account) ListTables(ctx context.Context, opts ListTablesOptions) (TablesPage, error) {
 	var page TablesPage
-	if err := a.check(ctx); err != nil {
-		return page, err
-	}
 	top, err := pageSize(opts.Top)
 	if err != nil {
 		return page, err
 	}
+	if err := a.enter(ctx); err != nil {
+		return page, err
+	}
+	defer a.exit()
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	it, err := a.eng.NewIter(&storage.IterOptions{
@@ -456,9 +468,10 @@ func (a *Account) partition(id uint64, pk string) *sync.Mutex {
 
 // GetAccessPolicy returns the table's stored access policies.
 func (t *Table) GetAccessPolicy(ctx context.Context) ([]AccessPolicy, error) {
-	if err := t.a.check(ctx); err != nil {
+	if err := t.a.enter(ctx); err != nil {
 		return nil, err
 	}
+	defer t.a.exit()
 	t.a.mu.RLock()
 	defer t.a.mu.RUnlock()
 	rec, err := t.a.lookup(t.name)
@@ -470,13 +483,14 @@ func (t *Table) GetAccessPolicy(ctx context.Context) ([]AccessPolicy, error) {
 
 // SetAccessPolicy replaces the table's stored access policies (at most 5).
 func (t *Table) SetAccessPolicy(ctx context.Context, policies []AccessPolicy) error {
-	if err := t.a.check(ctx); err != nil {
-		return err
-	}
 	if err := validatePolicies(policies); err != nil {
 		return err
 	}
 	a := t.a
+	if err := a.enter(ctx); err != nil {
+		return err
+	}
+	defer a.exit()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	rec, err := a.lookup(t.name)

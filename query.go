@@ -153,9 +153,10 @@ type scanSpec struct {
 func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (QueryPage, error) {
 	var page QueryPage
 	a := t.a
-	if err := a.check(ctx); err != nil {
+	if err := a.enter(ctx); err != nil {
 		return page, err
 	}
+	defer a.exit()
 	var after Key
 	if !opts.Continuation.IsZero() {
 		pk, rk, err := opts.Continuation.position()
@@ -248,7 +249,7 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		if page.Stats.Scanned%1024 == 1023 {
-			if err := ctx.Err(); err != nil {
+			if err := t.a.interrupted(ctx); err != nil {
 				return false, false, err
 			}
 		}
@@ -437,9 +438,10 @@ func (t *Table) Partitions(ctx context.Context) iter.Seq2[string, error] {
 // PartitionKey after when started, from the start otherwise.
 func (t *Table) partitions(ctx context.Context, after string, started bool, max int) ([]string, error) {
 	a := t.a
-	if err := a.check(ctx); err != nil {
+	if err := a.enter(ctx); err != nil {
 		return nil, err
 	}
+	defer a.exit()
 	a.mu.RLock()
 	rec, err := a.lookup(t.name)
 	var snap storage.Snapshot

@@ -87,9 +87,10 @@ type GetOptions struct {
 // Get reads one entity by its keys, or fails with ErrEntityNotFound.
 func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entity, error) {
 	a := t.a
-	if err := a.check(ctx); err != nil {
+	if err := a.enter(ctx); err != nil {
 		return Entity{}, err
 	}
+	defer a.exit()
 	a.mu.RLock()
 	rec, err := a.lookup(t.name)
 	a.mu.RUnlock()

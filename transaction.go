@@ -120,11 +120,12 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 		}
 	}
 
+	if err := a.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer a.exit()
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	if a.closed.Load() {
-		return nil, ErrClosed
-	}
 	rec, err := a.lookup(t.name)
 	if err != nil {
 		return nil, fail(0, err)
