@@ -244,3 +244,90 @@ func closeRound(t *testing.T, eng engine, round int) {
 	}
 	t.Logf("round %d: %d writes acknowledged before Close", round, len(acked))
 }
+
+// blockingFilter matches nothing; on its first Match it signals entered
+// and waits for proceed.
+type blockingFilter struct {
+	once             sync.Once
+	entered, proceed chan struct{}
+}
+
+func (f *blockingFilter) Match(*localtable.Entity) bool {
+	f.once.Do(func() {
+		close(f.entered)
+		<-f.proceed
+	})
+	return false
+}
+func (f *blockingFilter) KeyRanges() ([]localtable.KeyRange, bool) { return nil, false }
+func (f *blockingFilter) String() string                           { return "Blocking eq true" }
+
+// TestCloseStopsLongScan closes an account while a query scans a table of
+// 5,000 entities that its filter rejects: the scan stops with ErrClosed
+// instead of reading on, and Close returns after it.
+func TestCloseStopsLongScan(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, eng engine) {
+		a, tbl := newTable(t, eng)
+		bound, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		for i := 0; i < 5000; i += localtable.MaxTransactionActions {
+			var acts []localtable.Action
+			for j := range localtable.MaxTransactionActions {
+				acts = append(acts, localtable.Action{Type: localtable.ActionInsert,
+					Entity: localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%05d", i+j)}})
+			}
+			if _, err := tbl.Transact(bound, acts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f := &blockingFilter{entered: make(chan struct{}), proceed: make(chan struct{})}
+		type result struct {
+			page localtable.QueryPage
+			err  error
+		}
+		queried := make(chan result, 1)
+		go func() {
+			page, err := tbl.Query(bound, localtable.QueryOptions{Filter: f})
+			queried <- result{page, err}
+		}()
+		select {
+		case <-f.entered:
+		case <-bound.Done():
+			t.Fatal("the query never matched")
+		}
+		closed := make(chan error, 1)
+		go func() { closed <- a.Close() }()
+		// Close has begun once new calls fail.
+		for {
+			if _, err := a.GetTable(bound, "tbl1"); errors.Is(err, localtable.ErrClosed) {
+				break
+			}
+			if bound.Err() != nil {
+				t.Fatal("Close never began")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		select {
+		case err := <-closed:
+			t.Fatalf("Close returned (%v) while a query was scanning", err)
+		default:
+		}
+		close(f.proceed)
+		select {
+		case r := <-queried:
+			if !errors.Is(r.err, localtable.ErrClosed) {
+				t.Fatalf("the query scanning during Close: %v after %d entities, want ErrClosed", r.err, r.page.Stats.Scanned)
+			}
+		case <-bound.Done():
+			t.Fatal("the query did not return")
+		}
+		select {
+		case err := <-closed:
+			if err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+		case <-bound.Done():
+			t.Fatal("Close did not return")
+		}
+	})
+}
