@@ -8,8 +8,10 @@ import (
 	"iter"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -45,11 +47,11 @@ type Account struct {
 	clock clock
 	seed  maphash.Seed
 
-	// mu guards the catalog. Entity writes hold it shared, so that a table
-	// cannot be deleted under them; creating and deleting tables hold it
-	// exclusively.
-	mu     sync.RWMutex
-	tables map[string]*tableRecord // by lower-cased name
+	// cat is the table catalog, copy-on-write (see catalog.go): calls load
+	// it without a lock. ddl serializes the changes to it (creating and
+	// deleting tables, setting access policies) and guards nextID.
+	cat    atomic.Pointer[catalog]
+	ddl    sync.Mutex
 	nextID uint64
 
 	// parts serializes writes to one partition: a write locks the stripe
@@ -90,7 +92,6 @@ func Open(opts *Options) (*Account, error) {
 	a := &Account{
 		eng:    o.Engine,
 		seed:   maphash.MakeSeed(),
-		tables: make(map[string]*tableRecord),
 		nextID: 1,
 
 		gate:     newGate(),
@@ -155,18 +156,22 @@ func (a *Account) load() error {
 	if err != nil {
 		return err
 	}
+	cat := &catalog{byName: make(map[string]*liveTable)}
 	for it.First(); it.Valid(); it.Next() {
 		rec, err := decodeTableRecord(it.Value())
 		if err != nil {
 			it.Close()
 			return fmt.Errorf("%w (key %q)", err, it.Key())
 		}
-		a.tables[string(it.Key()[1:])] = &rec
+		lower := string(it.Key()[1:])
+		cat.byName[lower] = newLiveTable(&rec)
+		cat.sorted = append(cat.sorted, lower) // in key order
 		a.nextID = max(a.nextID, rec.ID+1)
 	}
 	if err := it.Close(); err != nil {
 		return err
 	}
+	a.cat.Store(cat)
 	if v, ok, err := a.getMeta(metaNextID); err != nil {
 		return err
 	} else if ok {
@@ -250,13 +255,11 @@ func (a *Account) GetTable(ctx context.Context, name string) (*Table, error) {
 		return nil, err
 	}
 	defer a.exit()
-	a.mu.RLock()
-	rec := a.tables[strings.ToLower(name)]
-	a.mu.RUnlock()
-	if rec == nil {
-		return nil, newError(ErrTableNotFound, "table %q does not exist", name)
+	lt, err := a.lookup(name)
+	if err != nil {
+		return nil, err
 	}
-	return &Table{a: a, name: rec.Name}, nil
+	return &Table{a: a, name: lt.name}, nil
 }
 
 // CreateTable creates a table. The name must match
@@ -288,10 +291,11 @@ func (a *Account) createTable(ctx context.Context, name string) (*Table, bool, e
 	}
 	defer a.exit()
 	lower := strings.ToLower(name)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if rec := a.tables[lower]; rec != nil {
-		return &Table{a: a, name: rec.Name}, false, nil
+	a.ddl.Lock()
+	defer a.ddl.Unlock()
+	cat := a.cat.Load()
+	if lt := cat.byName[lower]; lt != nil {
+		return &Table{a: a, name: lt.name}, false, nil
 	}
 	rec := &tableRecord{ID: a.nextID, Name: name}
 	b := a.eng.NewBatch()
@@ -306,27 +310,31 @@ func (a *Account) createTable(ctx context.Context, name string) (*Table, bool, e
 		return nil, false, err
 	}
 	a.nextID++
-	a.tables[lower] = rec
+	// Published after the commit: until then, writes into the table fail
+	// with ErrTableNotFound, as the table does not exist yet.
+	a.cat.Store(cat.with(lower, newLiveTable(rec)))
 	return &Table{a: a, name: name}, true, nil
 }
 
 // DeleteTable deletes a table and all its entities. The entities are
 // removed with one range deletion, not read one by one, so deleting a large
 // table is cheap. A missing table is ErrTableNotFound (service code
-// ResourceNotFound).
+// ResourceNotFound). It waits for the writes in flight into the table;
+// the calls on other tables go on meanwhile.
 func (a *Account) DeleteTable(ctx context.Context, name string) error {
 	if err := a.enter(ctx); err != nil {
 		return err
 	}
 	defer a.exit()
 	lower := strings.ToLower(name)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	rec := a.tables[lower]
-	if rec == nil {
+	a.ddl.Lock()
+	defer a.ddl.Unlock()
+	cat := a.cat.Load()
+	lt := cat.byName[lower]
+	if lt == nil {
 		return withCode(ErrTableNotFound, CodeResourceNotFound, http.StatusNotFound, "table %q does not exist", name)
 	}
-	prefix := keyenc.AppendTableID(nil, rec.ID)
+	prefix := keyenc.AppendTableID(nil, lt.id)
 	b := a.eng.NewBatch()
 	defer b.Close()
 	if err := b.Delete(keyenc.CatalogKey(lower)); err != nil {
@@ -335,10 +343,15 @@ func (a *Account) DeleteTable(ctx context.Context, name string) error {
 	if err := b.DeleteRange(prefix, keyenc.PrefixEnd(prefix)); err != nil {
 		return err
 	}
+	// Wait for the writes into the table, and refuse the next ones.
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	lt.dropped.Store(true)
 	if err := b.Commit(true); err != nil {
+		lt.dropped.Store(false)
 		return err
 	}
-	delete(a.tables, lower)
+	a.cat.Store(cat.without(lower))
 	return nil
 }
 
@@ -391,41 +404,27 @@ func (a *Account) ListTables(ctx context.Context, opts ListTablesOptions) (Table
 		return page, err
 	}
 	defer a.exit()
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	it, err := a.eng.NewIter(&storage.IterOptions{
-		LowerBound: []byte{keyenc.PrefixCatalog},
-		UpperBound: []byte{keyenc.PrefixCatalog + 1},
-	})
-	if err != nil {
-		return page, err
-	}
-	defer it.Close()
-	var ok bool
+	cat := a.cat.Load()
+	i := 0
 	if opts.NextTableName != "" {
-		ok = it.SeekGE(keyenc.CatalogKey(strings.ToLower(opts.NextTableName)))
-	} else {
-		ok = it.First()
+		i, _ = slices.BinarySearch(cat.sorted, strings.ToLower(opts.NextTableName))
 	}
 	probe := Entity{Properties: Properties{}}
-	for ; ok; ok = it.Next() {
-		rec, err := decodeTableRecord(it.Value())
-		if err != nil {
-			return page, err
-		}
+	for ; i < len(cat.sorted); i++ {
+		lt := cat.byName[cat.sorted[i]]
 		if len(page.Tables) == top {
-			page.NextTableName = rec.Name
+			page.NextTableName = lt.name
 			break
 		}
 		if opts.Filter != nil {
-			probe.Properties["TableName"] = StringValue(rec.Name)
+			probe.Properties["TableName"] = StringValue(lt.name)
 			if !opts.Filter.Match(&probe) {
 				continue
 			}
 		}
-		page.Tables = append(page.Tables, TableInfo{Name: rec.Name})
+		page.Tables = append(page.Tables, TableInfo{Name: lt.name})
 	}
-	return page, it.Error()
+	return page, nil
 }
 
 // Tables returns an iterator over every table that opts select, walking all
@@ -451,15 +450,6 @@ func (a *Account) Tables(ctx context.Context, opts ListTablesOptions) iter.Seq2[
 	}
 }
 
-// lookup returns the catalog record of a table; the caller holds a.mu.
-func (a *Account) lookup(name string) (*tableRecord, error) {
-	rec := a.tables[strings.ToLower(name)]
-	if rec == nil {
-		return nil, newError(ErrTableNotFound, "table %q does not exist", name)
-	}
-	return rec, nil
-}
-
 // partition returns the lock of a table's partition.
 func (a *Account) partition(id uint64, pk string) *sync.Mutex {
 	h := maphash.String(a.seed, pk) ^ (id * 0x9E3779B97F4A7C15)
@@ -472,13 +462,11 @@ func (t *Table) GetAccessPolicy(ctx context.Context) ([]AccessPolicy, error) {
 		return nil, err
 	}
 	defer t.a.exit()
-	t.a.mu.RLock()
-	defer t.a.mu.RUnlock()
-	rec, err := t.a.lookup(t.name)
+	lt, err := t.a.lookup(t.name)
 	if err != nil {
 		return nil, err
 	}
-	return append([]AccessPolicy(nil), rec.Policies...), nil
+	return slices.Clone(*lt.policies.Load()), nil
 }
 
 // SetAccessPolicy replaces the table's stored access policies (at most 5).
@@ -491,13 +479,13 @@ func (t *Table) SetAccessPolicy(ctx context.Context, policies []AccessPolicy) er
 		return err
 	}
 	defer a.exit()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	rec, err := a.lookup(t.name)
+	a.ddl.Lock()
+	defer a.ddl.Unlock()
+	lt, err := a.lookup(t.name)
 	if err != nil {
 		return err
 	}
-	next := *rec
+	next := lt.record()
 	next.Policies = append([]AccessPolicy(nil), policies...)
 	for i := range next.Policies {
 		p := &next.Policies[i]
@@ -505,14 +493,13 @@ func (t *Table) SetAccessPolicy(ctx context.Context, policies []AccessPolicy) er
 	}
 	b := a.eng.NewBatch()
 	defer b.Close()
-	lower := strings.ToLower(rec.Name)
-	if err := b.Set(keyenc.CatalogKey(lower), next.append(nil)); err != nil {
+	if err := b.Set(keyenc.CatalogKey(strings.ToLower(lt.name)), next.append(nil)); err != nil {
 		return err
 	}
 	if err := b.Commit(true); err != nil {
 		return err
 	}
-	a.tables[lower] = &next
+	lt.policies.Store(&next.Policies)
 	return nil
 }
 

@@ -142,12 +142,15 @@ func TestTableLifecycleIntegrity(t *testing.T) {
 					mu.Lock()
 					writes = append(writes, op)
 					mu.Unlock()
+					if op.err != nil {
+						time.Sleep(100 * time.Microsecond) // the table is being re-created
+					}
 				}
 			}()
 		}
 		const cycles = 30
 		for range cycles {
-			time.Sleep(time.Millisecond) // let writes land in each incarnation
+			time.Sleep(2 * time.Millisecond) // let writes land in each incarnation
 			op := lifeOp{start: clock.Add(1)}
 			if err := a.DeleteTable(bound, "Life"); err != nil {
 				t.Fatal(err)

@@ -176,20 +176,14 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 		page.Stats.FullScan = true
 	}
 
-	a.mu.RLock()
-	rec, err := a.lookup(t.name)
-	var snap storage.Snapshot
-	if err == nil {
-		snap, err = a.eng.NewSnapshot()
-	}
-	a.mu.RUnlock()
+	rec, snap, err := a.tableSnapshot(t.name)
 	if err != nil {
 		return page, err
 	}
 	defer snap.Close()
 
 	sel := makeSelection(opts.Select)
-	prefix := keyenc.AppendTableID(nil, rec.ID)
+	prefix := keyenc.AppendTableID(nil, rec.id)
 	tableEnd := keyenc.PrefixEnd(prefix)
 	for ri, r := range ranges {
 		if !after.IsZero() && (r.Start.IsZero() || r.Start.Compare(after) < 0) {
@@ -442,19 +436,13 @@ func (t *Table) partitions(ctx context.Context, after string, started bool, max 
 		return nil, err
 	}
 	defer a.exit()
-	a.mu.RLock()
-	rec, err := a.lookup(t.name)
-	var snap storage.Snapshot
-	if err == nil {
-		snap, err = a.eng.NewSnapshot()
-	}
-	a.mu.RUnlock()
+	rec, snap, err := a.tableSnapshot(t.name)
 	if err != nil {
 		return nil, err
 	}
 	defer snap.Close()
 
-	prefix := keyenc.AppendTableID(nil, rec.ID)
+	prefix := keyenc.AppendTableID(nil, rec.id)
 	it, err := snap.NewIter(&storage.IterOptions{LowerBound: prefix, UpperBound: keyenc.PrefixEnd(prefix)})
 	if err != nil {
 		return nil, err

@@ -91,9 +91,7 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 		return Entity{}, err
 	}
 	defer a.exit()
-	a.mu.RLock()
-	rec, err := a.lookup(t.name)
-	a.mu.RUnlock()
+	lt, err := a.lookup(t.name)
 	if err != nil {
 		return Entity{}, err
 	}
@@ -103,8 +101,14 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 	if err := validateKey(RowKeyName, rk); err != nil {
 		return Entity{}, err
 	}
-	key := keyenc.AppendEntityKey(make([]byte, 0, keyenc.TablePrefixLen+len(pk)+len(rk)+8), rec.ID, pk, rk)
+	key := keyenc.AppendEntityKey(make([]byte, 0, keyenc.TablePrefixLen+len(pk)+len(rk)+8), lt.id, pk, rk)
 	val, c, err := a.eng.Get(key)
+	if lt.dropped.Load() { // deleted under the read, which may have seen it
+		if err == nil {
+			c.Close()
+		}
+		return Entity{}, errDropped(t.name)
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return Entity{}, newError(ErrEntityNotFound, "entity (%q, %q) does not exist in table %q", abbrev(pk), abbrev(rk), t.name)
 	}
