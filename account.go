@@ -64,8 +64,10 @@ type Account struct {
 	released chan struct{}
 
 	// beforeCommit, if set (by tests), is called by every entity write
-	// just before it commits.
-	beforeCommit func(table string, actions []Action)
+	// just before it commits; beforeCatalogCommit by CreateTable and
+	// DeleteTable just before theirs.
+	beforeCommit        func(table string, actions []Action)
+	beforeCatalogCommit func(op, table string)
 }
 
 // Metadata keys.
@@ -306,6 +308,9 @@ func (a *Account) createTable(ctx context.Context, name string) (*Table, bool, e
 	if err := b.Set(metaNextID, encodeTicks(int64(rec.ID+1))); err != nil {
 		return nil, false, err
 	}
+	if h := a.beforeCatalogCommit; h != nil {
+		h("create", name)
+	}
 	if err := b.Commit(true); err != nil {
 		return nil, false, err
 	}
@@ -347,6 +352,9 @@ func (a *Account) DeleteTable(ctx context.Context, name string) error {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	lt.dropped.Store(true)
+	if h := a.beforeCatalogCommit; h != nil {
+		h("delete", name)
+	}
 	if err := b.Commit(true); err != nil {
 		lt.dropped.Store(false)
 		return err

@@ -29,3 +29,9 @@ func DecodeCatalogRecord(v []byte) (id uint64, name string, err error) {
 	r, err := decodeTableRecord(v)
 	return r.ID, r.Name, err
 }
+
+// SetBeforeCatalogCommitHook makes CreateTable and DeleteTable call h
+// just before they commit, with the locks they hold held.
+func SetBeforeCatalogCommitHook(a *Account, h func(op, table string)) {
+	a.beforeCatalogCommit = h
+}

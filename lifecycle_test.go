@@ -280,3 +280,97 @@ func TestDeleteWaitsForWriteInFlight(t *testing.T) {
 		checkKeySpace(t, a.Engine())
 	})
 }
+
+// TestCatalogChangeBlocksNoOtherTable pauses CreateTable and DeleteTable
+// just before they commit (where they fsync), and meanwhile reads, writes,
+// queries and lists another table: none of it may wait for the catalog
+// change. The table being created is not visible until its create
+// returns.
+func TestCatalogChangeBlocksNoOtherTable(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, eng engine) {
+		a, tbl := newTable(t, eng)
+		if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r"}); err != nil {
+			t.Fatal(err)
+		}
+		bound, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		for _, op := range []string{"create", "delete"} {
+			paused, release := make(chan struct{}), make(chan struct{})
+			localtable.SetBeforeCatalogCommitHook(a, func(string, string) {
+				close(paused)
+				select {
+				case <-release:
+				case <-bound.Done():
+				}
+			})
+			changed := make(chan error, 1)
+			go func() {
+				if op == "create" {
+					_, err := a.CreateTable(bound, "Other")
+					changed <- err
+				} else {
+					changed <- a.DeleteTable(bound, "Other")
+				}
+			}()
+			select {
+			case <-paused:
+			case <-bound.Done():
+				t.Fatalf("%s never reached its commit", op)
+			}
+			done := make(chan error, 1)
+			go func() {
+				done <- func() error {
+					if _, err := tbl.Get(bound, "p", "r", nil); err != nil {
+						return err
+					}
+					if _, err := tbl.Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: op}, localtable.Replace); err != nil {
+						return err
+					}
+					if _, err := tbl.Query(bound, localtable.QueryOptions{}); err != nil {
+						return err
+					}
+					page, err := a.ListTables(bound, localtable.ListTablesOptions{})
+					if err != nil {
+						return err
+					}
+					if _, err := a.GetTable(bound, "tbl1"); err != nil {
+						return err
+					}
+					if n := len(page.Tables); op == "create" && n != 1 {
+						return fmt.Errorf("ListTables during the create lists %v", page.Tables)
+					}
+					if _, err := a.GetTable(bound, "Other"); op == "create" && !errors.Is(err, localtable.ErrTableNotFound) {
+						return fmt.Errorf("GetTable of the table being created: %v, want ErrTableNotFound", err)
+					}
+					return nil
+				}()
+			}()
+			blocked := false
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("during a %s: %v", op, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Errorf("calls on another table waited for a %s of the catalog", op)
+				blocked = true
+			}
+			close(release)
+			select {
+			case err := <-changed:
+				if err != nil {
+					t.Fatalf("%s: %v", op, err)
+				}
+			case <-bound.Done():
+				t.Fatalf("%s did not return", op)
+			}
+			if blocked {
+				select {
+				case <-done:
+				case <-bound.Done():
+					t.Fatal("calls on another table did not return")
+				}
+			}
+		}
+	})
+}
