@@ -65,7 +65,9 @@ type Account struct {
 
 	// beforeCommit, if set (by tests), is called by every entity write
 	// just before it commits; beforeCatalogCommit by CreateTable and
-	// DeleteTable just before theirs.
+	// DeleteTable just before theirs (op "create", "delete"), and by
+	// DeleteTable after its commit, before it publishes the catalog
+	// ("delete-committed").
 	beforeCommit        func(table string, actions []Action)
 	beforeCatalogCommit func(op, table string)
 }
@@ -358,6 +360,9 @@ func (a *Account) DeleteTable(ctx context.Context, name string) error {
 	if err := b.Commit(true); err != nil {
 		lt.dropped.Store(false)
 		return err
+	}
+	if h := a.beforeCatalogCommit; h != nil {
+		h("delete-committed", name)
 	}
 	a.cat.Store(cat.without(lower))
 	return nil

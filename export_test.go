@@ -31,7 +31,9 @@ func DecodeCatalogRecord(v []byte) (id uint64, name string, err error) {
 }
 
 // SetBeforeCatalogCommitHook makes CreateTable and DeleteTable call h
-// just before they commit, with the locks they hold held.
+// just before they commit, with the locks they hold held (op "create" or
+// "delete"), and DeleteTable call it after its commit, before the catalog
+// without the table is published (op "delete-committed").
 func SetBeforeCatalogCommitHook(a *Account, h func(op, table string)) {
 	a.beforeCatalogCommit = h
 }

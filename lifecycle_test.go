@@ -296,7 +296,10 @@ func TestCatalogChangeBlocksNoOtherTable(t *testing.T) {
 		defer cancel()
 		for _, op := range []string{"create", "delete"} {
 			paused, release := make(chan struct{}), make(chan struct{})
-			localtable.SetBeforeCatalogCommitHook(a, func(string, string) {
+			localtable.SetBeforeCatalogCommitHook(a, func(o, _ string) {
+				if o != op {
+					return
+				}
 				close(paused)
 				select {
 				case <-release:
@@ -371,6 +374,57 @@ func TestCatalogChangeBlocksNoOtherTable(t *testing.T) {
 					t.Fatal("calls on another table did not return")
 				}
 			}
+		}
+	})
+}
+
+// TestReadsDuringDelete pauses DeleteTable after its commit has removed
+// the table's entities and before the catalog without the table is
+// published. Reads then must say the table is missing: not that an entity
+// it held is missing, nor that it is empty.
+func TestReadsDuringDelete(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, eng engine) {
+		a, tbl := newTable(t, eng)
+		if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r"}); err != nil {
+			t.Fatal(err)
+		}
+		bound, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		paused, release := make(chan struct{}), make(chan struct{})
+		localtable.SetBeforeCatalogCommitHook(a, func(op, _ string) {
+			if op != "delete-committed" {
+				return
+			}
+			close(paused)
+			select {
+			case <-release:
+			case <-bound.Done():
+			}
+		})
+		deleted := make(chan error, 1)
+		go func() { deleted <- a.DeleteTable(bound, "tbl1") }()
+		select {
+		case <-paused:
+		case <-bound.Done():
+			t.Fatal("the delete never committed")
+		}
+		if _, err := tbl.Get(bound, "p", "r", nil); !errors.Is(err, localtable.ErrTableNotFound) {
+			t.Errorf("Get during the delete: %v, want ErrTableNotFound", err)
+		}
+		if page, err := tbl.Query(bound, localtable.QueryOptions{}); !errors.Is(err, localtable.ErrTableNotFound) {
+			t.Errorf("Query during the delete: %d entities, %v; want ErrTableNotFound", len(page.Entities), err)
+		}
+		if n, err := tbl.Count(bound, nil); !errors.Is(err, localtable.ErrTableNotFound) {
+			t.Errorf("Count during the delete: %d, %v; want ErrTableNotFound", n, err)
+		}
+		close(release)
+		select {
+		case err := <-deleted:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-bound.Done():
+			t.Fatal("the delete did not return")
 		}
 	})
 }
