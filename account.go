@@ -216,7 +216,7 @@ func (a *Account) persistClock(mark int64) error {
 
 // Close closes the account and its engine. Calls that begin after Close
 // has begun fail with ErrClosed. Calls in flight finish, or fail with
-// ErrClosed if they are long (a query's scan, a listing): Close waits for
+// ErrClosed if they are long (a query's scan stops with it): Close waits for
 // them, then closes the engine, and returns once the engine is released,
 // so that a pebble directory can be opened again at once. A QueryAll,
 // Tables or Partitions loop holds nothing between its pages: its next page
