@@ -266,3 +266,21 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("Open took %v with a 500ms timeout", d)
 	}
 }
+
+// TestCommitIfForeignBatch pins that CommitIf refuses a batch of another
+// engine (whose keys would land under the wrong prefix) and applies
+// nothing.
+func TestCommitIfForeignBatch(t *testing.T) {
+	a := openEngine(t, nil)
+	b := openEngine(t, nil)
+	batch := b.NewBatch()
+	must(t, batch.Set([]byte("k"), []byte("v")))
+	if err := a.CommitIf(bg(), batch, nil); err == nil {
+		t.Fatal("CommitIf of another engine's batch succeeded")
+	}
+	for _, e := range []*etcd.Engine{a, b} {
+		if n := count(t, e); n != 0 {
+			t.Errorf("%d keys written under %s", n, e.Prefix())
+		}
+	}
+}
