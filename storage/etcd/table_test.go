@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,23 +114,33 @@ func wantProps(t *testing.T, got, want localtable.Properties) {
 }
 
 // TestTableTransactions pins that entity group transactions are all or
-// nothing on etcd: one of 100 actions commits whole, and one whose last
-// action fails leaves no trace.
+// nothing on etcd: one of 100 actions and nearly 4 MiB commits whole (at
+// the recommended --max-request-bytes), and one whose last action fails
+// leaves no trace.
 func TestTableTransactions(t *testing.T) {
 	a, _ := openAccount(t, "")
 	tbl, err := a.CreateTable(bg(), "Txns")
 	must(t, err)
+	pad := strings.Repeat("x", 20_500) // 100 entities: just under 4 MiB
 	acts := func(first, n int, typ localtable.ActionType) []localtable.Action {
 		var out []localtable.Action
 		for i := first; i < first+n; i++ {
 			out = append(out, localtable.Action{Type: typ, Entity: localtable.Entity{
 				PartitionKey: "p", RowKey: fmt.Sprintf("r%03d", i),
-				Properties: localtable.Properties{"N": localtable.Int32Value(int32(i)), "Pad": localtable.BinaryValue(make([]byte, 30<<10))},
+				Properties: localtable.Properties{"N": localtable.Int32Value(int32(i)), "Pad1": localtable.StringValue(pad), "Pad2": localtable.StringValue(pad)},
 			}})
 		}
 		return out
 	}
-	tags, err := tbl.Transact(bg(), acts(0, localtable.MaxTransactionActions, localtable.ActionInsert))
+	big := acts(0, localtable.MaxTransactionActions, localtable.ActionInsert)
+	size := 0
+	for i := range big {
+		size += localtable.PayloadSize(&big[i].Entity)
+	}
+	if size < localtable.MaxTransactionSize-100<<10 || size > localtable.MaxTransactionSize {
+		t.Fatalf("the transaction's payload is %d bytes, want just under %d", size, localtable.MaxTransactionSize)
+	}
+	tags, err := tbl.Transact(bg(), big)
 	must(t, err)
 	if n := countEntities(t, tbl, nil); n != localtable.MaxTransactionActions {
 		t.Fatalf("%d entities after a transaction of %d inserts", n, localtable.MaxTransactionActions)
@@ -156,6 +167,21 @@ func TestTableTransactions(t *testing.T) {
 	must(t, err)
 	if n := countEntities(t, tbl, nil); n != 50 {
 		t.Errorf("%d entities after deleting 50 of 100, want 50", n)
+	}
+
+	// With etcd's default --max-request-bytes (1.5 MiB), the same
+	// transaction fails whole with ErrTooLarge.
+	small := openEngine(t, &etcd.Options{MaxRequestBytes: etcd.DefaultMaxRequestBytes})
+	sa, err := localtable.Open(&localtable.Options{Engine: small})
+	must(t, err)
+	defer sa.Close()
+	stbl, err := sa.CreateTable(bg(), "Txns")
+	must(t, err)
+	if _, err := stbl.Transact(bg(), big); !errors.Is(err, etcd.ErrTooLarge) {
+		t.Errorf("a 4 MiB transaction under a 1.5 MiB request limit = %v, want ErrTooLarge", err)
+	}
+	if n := countEntities(t, stbl, nil); n != 0 {
+		t.Errorf("%d entities after a transaction too large for the cluster", n)
 	}
 }
 
