@@ -42,6 +42,7 @@ type member struct {
 	mu         sync.Mutex
 	e          *embed.Etcd // nil while stopped
 	initialCfg string      // the initial-cluster flag
+	tweak      func(*embed.Config)
 }
 
 // cluster is the test cluster.
@@ -63,7 +64,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		c, err := startCluster(dir, 3)
+		c, err := startCluster(dir, 3, nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "starting the etcd test cluster:", err)
 			return 1
@@ -85,7 +86,9 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func startCluster(dir string, n int) (*cluster, error) {
+// startCluster starts an n-member cluster with data under dir; tweak, if
+// not nil, changes each member's configuration.
+func startCluster(dir string, n int, tweak func(*embed.Config)) (*cluster, error) {
 	c := &cluster{dir: dir}
 	var initial []string
 	for i := range n {
@@ -98,10 +101,11 @@ func startCluster(dir string, n int) (*cluster, error) {
 			return nil, err
 		}
 		m := &member{
-			name: fmt.Sprintf("m%d", i),
-			dir:  filepath.Join(dir, fmt.Sprintf("m%d", i)),
-			peer: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", pp)},
-			cli:  url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", cp)},
+			name:  fmt.Sprintf("m%d", i),
+			dir:   filepath.Join(dir, fmt.Sprintf("m%d", i)),
+			peer:  url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", pp)},
+			cli:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", cp)},
+			tweak: tweak,
 		}
 		c.members = append(c.members, m)
 		initial = append(initial, m.name+"="+m.peer.String())
@@ -143,6 +147,9 @@ func (m *member) config() *embed.Config {
 	cfg.UnsafeNoFsync = true
 	cfg.LogLevel = "error"
 	cfg.LogOutputs = []string{filepath.Join(filepath.Dir(m.dir), m.name+".log")}
+	if m.tweak != nil {
+		m.tweak(cfg)
+	}
 	return cfg
 }
 

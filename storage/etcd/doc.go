@@ -69,8 +69,9 @@
 // with storage.ErrCommitUnknown, since replaying a blind batch could
 // overwrite another client's later write. A conditional commit (CommitIf)
 // that writes a key its conditions name is replayed, as its compares make
-// a second application impossible. Errors that leave nothing applied wrap
-// storage.ErrUnavailable.
+// a second application impossible. Transient errors that leave nothing
+// applied (every failed read; a commit refused before it could apply)
+// wrap storage.ErrUnavailable.
 //
 // # Sharing a cluster between processes
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
 	"github.com/localtable/localtable/storage"
@@ -288,5 +289,31 @@ func TestCommitIfForeignBatch(t *testing.T) {
 		if n := count(t, e); n != 0 {
 			t.Errorf("%d keys written under %s", n, e.Prefix())
 		}
+	}
+}
+
+// TestNoSpace pins that a cluster whose database reached its quota
+// (--quota-backend-bytes) refuses writes with ErrNoSpace, and keeps
+// serving reads. It runs on a one-member cluster of its own with a tiny
+// quota.
+func TestNoSpace(t *testing.T) {
+	c, err := startCluster(t.TempDir(), 1, func(cfg *embed.Config) { cfg.QuotaBackendBytes = 2 << 20 })
+	must(t, err)
+	defer c.stop()
+	cfg := clientv3.Config{Endpoints: c.endpoints(), Logger: zap.NewNop()}
+	e, err := etcd.Open(cfg, &etcd.Options{MaxRequestBytes: testMaxRequestBytes})
+	must(t, err)
+	defer e.Close()
+	var werr error
+	for i := 0; i < 100 && werr == nil; i++ {
+		b := e.NewBatch()
+		must(t, b.Set(fmt.Appendf(nil, "k%03d", i), make([]byte, 512<<10)))
+		werr = b.Commit(true)
+	}
+	if !errors.Is(werr, etcd.ErrNoSpace) {
+		t.Fatalf("writing 50 MiB under a 2 MiB quota: %v, want ErrNoSpace", werr)
+	}
+	if _, _, err := e.Get([]byte("k000")); err != nil {
+		t.Errorf("Get once the quota is exhausted: %v", err)
 	}
 }
