@@ -1,0 +1,182 @@
+package localtable
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/storage"
+)
+
+// Checkpoint is a saved state of an account's data: its tables, their
+// entities and their access policies. Account.Checkpoint makes one and
+// Account.Restore returns the account to it, any number of times, which
+// is how a test runs each case from the same fixture.
+//
+// On an engine that implements storage.Checkpointer (the in-memory engine
+// does) both are O(1); on others, Checkpoint holds an engine snapshot and
+// Restore copies it back, O(size of the data). Close a checkpoint before
+// closing its account. A Checkpoint is safe for concurrent use.
+type Checkpoint struct {
+	a      *Account
+	cp     storage.Checkpoint // the engine's, when it is a Checkpointer
+	snap   storage.Snapshot   // otherwise a snapshot to copy back
+	closed atomic.Bool
+}
+
+// Checkpoint saves the account's data as it is after every write that
+// has returned and before any that has not.
+func (a *Account) Checkpoint(ctx context.Context) (*Checkpoint, error) {
+	if err := a.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer a.exit()
+	// The engine's state is whole commits, and every table change is one
+	// commit of the catalog record with the entities: the state is
+	// consistent without holding a lock.
+	c := &Checkpoint{a: a}
+	var err error
+	if cpr, ok := a.eng.(storage.Checkpointer); ok {
+		c.cp, err = cpr.Checkpoint()
+	} else {
+		c.snap, err = a.eng.NewSnapshot()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Restore returns the account's data to a checkpoint of this account:
+// tables created since are gone, tables deleted since are back, and every
+// entity has the properties, Timestamp and ETag it had. Restore waits for
+// the writes in flight, as DeleteTable does for its table; calls that run
+// alongside it may fail with ErrTableNotFound, so restore between the
+// steps of a test, not during them. The clock is not set back: Timestamps
+// (and so ETags) written after Restore are later than every one handed
+// out before it, so an ETag read from the abandoned state never matches a
+// new write by chance. Restoring another account's checkpoint fails with
+// ErrInvalidInput, a closed one with ErrClosed.
+func (a *Account) Restore(ctx context.Context, c *Checkpoint) error {
+	if c == nil || c.a != a {
+		return newError(ErrInvalidInput, "Restore: the checkpoint is of another account")
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if err := a.enter(ctx); err != nil {
+		return err
+	}
+	defer a.exit()
+	a.ddl.Lock()
+	defer a.ddl.Unlock()
+	// Wait for the writes into every table and refuse the next ones: each
+	// table gives way to the restored catalog's.
+	old := a.cat.Load()
+	for _, lt := range old.byName {
+		lt.mu.Lock()
+		lt.dropped.Store(true)
+	}
+	defer func() {
+		for _, lt := range old.byName {
+			lt.mu.Unlock()
+		}
+	}()
+	var err error
+	if c.cp != nil {
+		err = a.eng.(storage.Checkpointer).Restore(c.cp)
+	} else {
+		err = copyBack(a.eng, c.snap)
+	}
+	var cat *catalog
+	var nextID uint64
+	if err == nil {
+		cat, nextID, err = a.readCatalog()
+	}
+	if err != nil {
+		for _, lt := range old.byName {
+			lt.dropped.Store(false)
+		}
+		return err
+	}
+	a.nextID = max(a.nextID, nextID)
+	a.cat.Store(cat)
+	// The restored clock mark may be below the ticks handed out since:
+	// persist the current one again, so that a reopen never reuses them.
+	a.clock.mu.Lock()
+	defer a.clock.mu.Unlock()
+	if a.clock.reserved == 0 {
+		return nil // no Timestamp handed out yet
+	}
+	return a.persistClock(a.clock.reserved)
+}
+
+// Close releases the checkpoint. It is idempotent.
+func (c *Checkpoint) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	if c.cp != nil {
+		c.cp.Release()
+		return nil
+	}
+	return c.snap.Close()
+}
+
+// copyBack replaces every key of eng with the snapshot's, in one batch.
+func copyBack(eng storage.Engine, snap storage.Snapshot) error {
+	b := eng.NewBatch()
+	defer b.Close()
+	// Every key starts with a prefix byte below 0xff (internal/keyenc).
+	if err := b.DeleteRange([]byte{}, []byte{0xff}); err != nil {
+		return err
+	}
+	it, err := snap.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := b.Set(it.Key(), it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	return b.Commit(true)
+}
+
+// readCatalog reads the table catalog and the next table ID from the
+// engine.
+func (a *Account) readCatalog() (*catalog, uint64, error) {
+	cat := &catalog{byName: make(map[string]*liveTable)}
+	nextID := uint64(1)
+	it, err := a.eng.NewIter(&storage.IterOptions{
+		LowerBound: []byte{keyenc.PrefixCatalog},
+		UpperBound: []byte{keyenc.PrefixCatalog + 1},
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		rec, err := decodeTableRecord(it.Value())
+		if err != nil {
+			it.Close()
+			return nil, 0, err
+		}
+		lower := string(it.Key()[1:])
+		cat.byName[lower] = newLiveTable(&rec)
+		cat.sorted = append(cat.sorted, lower) // in key order
+		nextID = max(nextID, rec.ID+1)
+	}
+	if err := it.Close(); err != nil {
+		return nil, 0, err
+	}
+	if v, ok, err := a.getMeta(metaNextID); err != nil {
+		return nil, 0, err
+	} else if ok {
+		nextID = max(nextID, v)
+	}
+	return cat, nextID, nil
+}
