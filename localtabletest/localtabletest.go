@@ -1,14 +1,29 @@
-// Package localtabletest starts a localtable server for a Go test in one
+// Package localtabletest runs a localtable server for a Go test in one
 // line and hands back an aztables client connected to it:
 //
-//	srv := localtabletest.NewServer(t)
+//	srv := localtabletest.New(t)                // in-process: no listener, no port
 //	table := srv.Client.NewClient("orders")
 //
-// The server runs on an httptest server over a fresh in-memory account,
-// and is closed with t.Cleanup. WithTLS serves HTTPS instead, with a
-// certificate that ClientOptions trusts, and accepts bearer tokens, so
-// that clients made with an azcore.TokenCredential work too:
-// Server.TokenCredential hands out tokens the server accepts.
+//	srv := localtabletest.NewServer(t)          // on 127.0.0.1, for code that needs a URL
+//
+// Both serve a fresh in-memory account, closed with t.Cleanup, with the
+// service's wire behaviour, and hand back the same Server. On it a test
+// can:
+//
+//   - inject faults shaped like the service's (Inject with a Rule: a
+//     503 ServerBusy, a dropped connection, a timeout, a truncated body,
+//     once, n times or with a seeded probability, before or after the
+//     write is applied), and read every request in the log (Log);
+//   - add latency per operation (WithLatency, SetLatency);
+//   - shape query pages as the service may (WithPaging);
+//   - move time (Clock.Advance) for Timestamps, SAS expiry, request dates
+//     and the time-based quirks (WithDeleteTableDelay, WithThrottle);
+//   - seed tables from Go values or JSONL (Seed, SeedJSONL), snapshot and
+//     restore the account (Snapshot, Restore, Reset), and compare a table
+//     with what it should hold (AssertTable, Dump).
+//
+// Nothing sleeps in real time unless the test asks for latency: the
+// clients' retries do not wait (WithClientOptions changes that).
 package localtabletest
 
 import (
@@ -31,21 +46,30 @@ import (
 
 // Server is a running test server.
 type Server struct {
-	// URL is the table endpoint, http://127.0.0.1:PORT/devstoreaccount1.
+	// URL is the table endpoint without a trailing slash, for joining
+	// paths (URL + "/Tables"): https://localtable.test/devstoreaccount1
+	// for New, http://127.0.0.1:PORT/devstoreaccount1 for NewServer.
 	URL string
+	// ServiceURL is URL with the trailing slash that aztables' URL
+	// helpers need (Client.GetTableSASURL appends the table name to the
+	// endpoint as it is): give it to aztables constructors. Client,
+	// SecondaryClient and ConnectionString use it.
+	ServiceURL string
 	// SecondaryURL is the read-only secondary endpoint over the same data,
-	// http://127.0.0.1:PORT/devstoreaccount1-secondary: reads work there,
-	// writes fail with 403 InsufficientAccountPermissions, and it alone
-	// answers ServiceClient.GetStatistics.
+	// URL + "-secondary": reads work there, writes fail with 403
+	// InsufficientAccountPermissions, and it alone answers
+	// ServiceClient.GetStatistics.
 	SecondaryURL string
 	// ConnectionString connects the SDKs (aztables.NewServiceClientFromConnectionString,
-	// @azure/data-tables, .NET, Python) to the server's primary endpoint;
-	// the SDKs that reach the secondary on their own derive it from there.
+	// @azure/data-tables, .NET, Python) to the server's primary endpoint
+	// (ServiceURL); the SDKs that reach the secondary on their own derive
+	// it from there. For New, only clients given ClientOptions reach it.
 	ConnectionString string
 	// SecondaryConnectionString connects the SDKs to the secondary
 	// endpoint (see server.SecondaryConnectionString).
 	SecondaryConnectionString string
-	// Client is an aztables client authorized with the account's shared key.
+	// Client is an aztables client authorized with the account's shared
+	// key, made with ClientOptions.
 	Client *aztables.ServiceClient
 	// SecondaryClient is an aztables client of the secondary endpoint,
 	// authorized with the account's shared key.
@@ -55,30 +79,155 @@ type Server struct {
 	Credential *aztables.SharedKeyCredential
 	// Account is the served account, for direct inspection.
 	Account *localtable.Account
-	// HTTP is the underlying httptest server.
+	// Clock is the server's time (see Clock).
+	Clock *Clock
+	// HTTP is the underlying httptest server of NewServer; nil for New.
 	HTTP *httptest.Server
+	// Transport is the in-process transport of New; nil for NewServer.
+	Transport *Transport
 
-	clock func() time.Time // WithClock's, or nil
+	kit        *kit
+	clientOpts []func(*aztables.ClientOptions)
+	initial    *localtable.Checkpoint // the empty account, for Reset
 }
 
-// ClientOptions returns aztables client options for the server: with
-// WithTLS, a transport that trusts the server's certificate; with
-// WithClock, a policy that dates each request (x-ms-date) by the server's
-// clock, so that the server, which refuses a Shared Key request dated more
-// than 15 minutes from its clock, accepts it. Use them to make more
-// clients, for example with a token credential:
+// New starts a server in-process over a new account for the test and
+// returns it ready to use: requests go from the clients to the server's
+// handler through Transport, with no listener and no network. Its URL is
+// https://localtable.test/devstoreaccount1, reachable only through
+// Transport (Server.ClientOptions carry it); the server sees the
+// requests as HTTPS, so bearer tokens (Server.TokenCredential) and SAS
+// restricted to HTTPS work. t.Cleanup closes the server and the account.
+func New(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	return start(t, opts, true)
+}
+
+// NewServer starts a server over a new account for the test on an
+// httptest server at 127.0.0.1 (HTTPS with WithTLS), for code that needs
+// a URL or another process, and returns it ready to use; t.Cleanup closes
+// the server and the account.
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	return start(t, opts, false)
+}
+
+func start(t testing.TB, opts []Option, inProcess bool) *Server {
+	t.Helper()
+	c := config{seed: 1}
+	for _, o := range opts {
+		o(&c)
+	}
+	var clock *Clock
+	switch {
+	case c.manual:
+		clock = newManualClock(c.start)
+	case c.clock != nil:
+		clock = newClock(c.clock)
+	default:
+		clock = newClock(time.Now)
+	}
+	c.accountOpts.Clock = clock.Now
+	c.serverOpts.Clock = clock.Now
+	if inProcess {
+		c.serverOpts.AcceptBearerTokens = true
+	}
+	for _, edit := range c.serverEdits {
+		edit(&c.serverOpts)
+	}
+	c.serverOpts.Clock = clock.Now
+	acct, err := localtable.Open(&c.accountOpts)
+	if err != nil {
+		t.Fatalf("localtabletest: opening account: %v", err)
+	}
+	s := &Server{Account: acct, Clock: clock, clientOpts: c.clientOpts}
+	if s.initial, err = acct.Checkpoint(context.Background()); err != nil {
+		acct.Close()
+		t.Fatalf("localtabletest: %v", err)
+	}
+	k := newKit(server.New(acct, &c.serverOpts), clock, c.seed)
+	k.quirks.deleteDelay = c.deleteDelay
+	k.quirks.throttle = c.throttle
+	s.kit = k
+	for _, l := range c.latency {
+		s.SetLatency(l.l, l.ops...)
+	}
+	var h http.Handler = k
+	for i := len(c.middleware) - 1; i >= 0; i-- {
+		h = c.middleware[i](h)
+	}
+	if inProcess {
+		s.Transport = &Transport{h: h, host: FakeHost}
+		s.URL = "https://" + FakeHost + "/" + server.DevAccountName
+	} else {
+		s.HTTP = httptest.NewUnstartedServer(h)
+		if c.tls {
+			s.HTTP.StartTLS()
+		} else {
+			s.HTTP.Start()
+		}
+		s.URL = s.HTTP.URL + "/" + server.DevAccountName
+	}
+	s.ServiceURL = s.URL + "/"
+	s.SecondaryURL = server.SecondaryEndpoint(s.URL, server.DevAccountName)
+	s.ConnectionString = server.ConnectionString(s.ServiceURL, server.DevAccountName, server.DevAccountKey)
+	s.SecondaryConnectionString = server.ConnectionString(s.SecondaryURL+"/", server.DevAccountName, server.DevAccountKey)
+	stop := func() {
+		close(k.closed)
+		if s.HTTP != nil {
+			s.HTTP.Close()
+		}
+		s.initial.Close()
+		acct.Close()
+	}
+	s.Credential, err = aztables.NewSharedKeyCredential(server.DevAccountName, server.DevAccountKey)
+	if err == nil {
+		s.Client, err = aztables.NewServiceClientWithSharedKey(s.ServiceURL, s.Credential, s.ClientOptions())
+	}
+	if err == nil {
+		s.SecondaryClient, err = aztables.NewServiceClientWithSharedKey(s.SecondaryURL+"/", s.Credential, s.ClientOptions())
+	}
+	if err != nil {
+		stop()
+		t.Fatalf("localtabletest: making client: %v", err)
+	}
+	t.Cleanup(stop)
+	return s
+}
+
+// ClientOptions returns aztables client options for the server: the
+// in-process Transport (New) or a transport that trusts the server's
+// certificate (WithTLS); retries that do not wait between attempts
+// (Retry.RetryDelay 1 ns, MaxRetryDelay 1 ms; the SDK's default of three
+// retries); and a policy
+// that dates each request (x-ms-date) by the server's Clock, so that the
+// server, which refuses a Shared Key request dated more than 15 minutes
+// from its clock, accepts it whatever the test did to the Clock. Then
+// WithClientOptions' edits apply. Use them to make more clients:
 //
-//	c, err := aztables.NewServiceClient(srv.URL, srv.TokenCredential(), srv.ClientOptions())
+//	c, err := aztables.NewServiceClient(srv.ServiceURL, srv.TokenCredential(), srv.ClientOptions())
 func (s *Server) ClientOptions() *aztables.ClientOptions {
 	o := &aztables.ClientOptions{}
-	if s.HTTP.TLS != nil {
+	// Retries at once. Not RetryDelay -1: azcore 1.20's overflow check
+	// turns a zero delay into MaxRetryDelay (60 s).
+	o.Retry.RetryDelay = time.Nanosecond
+	o.Retry.MaxRetryDelay = time.Millisecond
+	switch {
+	case s.Transport != nil:
+		o.Transport = s.Transport
+	case s.HTTP.TLS != nil:
 		o.Transport = s.HTTP.Client()
 	}
-	if s.clock != nil {
-		o.PerCallPolicies = []policy.Policy{clockDate{s.clock}}
+	o.PerCallPolicies = []policy.Policy{clockDate{s.Clock.Now}}
+	for _, edit := range s.clientOpts {
+		edit(o)
 	}
 	return o
 }
+
+// TableURL returns the URL of a table, ServiceURL + name, for the
+// aztables.NewClient constructors.
+func (s *Server) TableURL(name string) string { return s.ServiceURL + name }
 
 // clockDate dates requests by a clock; aztables' Shared Key policy signs
 // the x-ms-date it finds.
@@ -101,17 +250,16 @@ const TokenLifetime = time.Hour
 // server accepts, as azidentity's credentials would hand them out: JWTs
 // for the requested scope's resource (https://storage.azure.com for the
 // Table service), issued by https://sts.windows.net/{TenantID}/ and valid
-// for TokenLifetime from the server's clock (WithClock's, or the time
-// now). They are not signed: the server checks a token's claims, not its
-// signature. Clients send tokens only over HTTPS, so start the server
-// WithTLS:
+// for TokenLifetime from the server's Clock. They are not signed: the
+// server checks a token's claims, not its signature. Clients send tokens
+// only over HTTPS: use New, or NewServer WithTLS:
 //
-//	srv := localtabletest.NewServer(t, localtabletest.WithTLS())
-//	c, err := aztables.NewServiceClient(srv.URL, srv.TokenCredential(), srv.ClientOptions())
+//	srv := localtabletest.New(t)
+//	c, err := aztables.NewServiceClient(srv.ServiceURL, srv.TokenCredential(), srv.ClientOptions())
 //
 // The credential is safe for concurrent use.
 func (s *Server) TokenCredential() azcore.TokenCredential {
-	return NewTokenCredential(s.clock)
+	return NewTokenCredential(s.Clock.Now)
 }
 
 // NewTokenCredential returns a credential like Server.TokenCredential's
@@ -158,107 +306,6 @@ func (c tokenCredential) GetToken(_ context.Context, opts policy.TokenRequestOpt
 		enc.EncodeToString(claims) + "." + enc.EncodeToString([]byte("localtabletest: not signed"))
 	// azcore refreshes a token by its ExpiresOn, in real time.
 	return azcore.AccessToken{Token: token, ExpiresOn: time.Now().Add(TokenLifetime)}, nil
-}
-
-type config struct {
-	clock       func() time.Time
-	middleware  []func(http.Handler) http.Handler
-	serverOpts  server.Options
-	accountOpts localtable.Options
-	tls         bool
-}
-
-// Option configures NewServer.
-type Option func(*config)
-
-// WithClock makes now the clock of the account (entity Timestamps) and of
-// the server (request dates, SAS and token validity). The clients of
-// Server.Client and Server.ClientOptions date their requests by it too.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) { c.clock = now }
-}
-
-// WithMiddleware wraps the server's handler, for example to inject faults
-// or latency. Middleware given first is outermost.
-func WithMiddleware(mw func(http.Handler) http.Handler) Option {
-	return func(c *config) { c.middleware = append(c.middleware, mw) }
-}
-
-// WithoutAuth turns authentication off.
-func WithoutAuth() Option {
-	return func(c *config) { c.serverOpts.DisableAuth = true }
-}
-
-// WithTLS serves HTTPS with a certificate for 127.0.0.1 that
-// Server.ClientOptions (and Server.HTTP.Client) trust, and accepts bearer
-// tokens, as the command does with --cert: well-formed JWTs for Azure
-// Storage from a Microsoft Entra ID issuer within their lifetime, such as
-// those of Server.TokenCredential (their signatures are not verified).
-func WithTLS() Option {
-	return func(c *config) {
-		c.tls = true
-		c.serverOpts.AcceptBearerTokens = true
-	}
-}
-
-// WithAccountOptions sets the options the account is opened with (for
-// example a storage engine).
-func WithAccountOptions(opts localtable.Options) Option {
-	return func(c *config) { c.accountOpts = opts }
-}
-
-// NewServer starts a server over a new account for the test and returns it
-// ready to use; t.Cleanup closes the server and the account.
-func NewServer(t testing.TB, opts ...Option) *Server {
-	t.Helper()
-	var c config
-	for _, o := range opts {
-		o(&c)
-	}
-	if c.clock != nil {
-		c.accountOpts.Clock = c.clock
-		c.serverOpts.Clock = c.clock
-	}
-	acct, err := localtable.Open(&c.accountOpts)
-	if err != nil {
-		t.Fatalf("localtabletest: opening account: %v", err)
-	}
-	var h http.Handler = server.New(acct, &c.serverOpts)
-	for i := len(c.middleware) - 1; i >= 0; i-- {
-		h = c.middleware[i](h)
-	}
-	hs := httptest.NewUnstartedServer(h)
-	if c.tls {
-		hs.StartTLS()
-	} else {
-		hs.Start()
-	}
-	s := &Server{
-		URL:     hs.URL + "/" + server.DevAccountName,
-		Account: acct,
-		HTTP:    hs,
-		clock:   c.clock,
-	}
-	s.SecondaryURL = server.SecondaryEndpoint(s.URL, server.DevAccountName)
-	s.ConnectionString = server.ConnectionString(s.URL, server.DevAccountName, server.DevAccountKey)
-	s.SecondaryConnectionString = server.SecondaryConnectionString(s.URL, server.DevAccountName, server.DevAccountKey)
-	s.Credential, err = aztables.NewSharedKeyCredential(server.DevAccountName, server.DevAccountKey)
-	if err == nil {
-		s.Client, err = aztables.NewServiceClientWithSharedKey(s.URL, s.Credential, s.ClientOptions())
-	}
-	if err == nil {
-		s.SecondaryClient, err = aztables.NewServiceClientWithSharedKey(s.SecondaryURL, s.Credential, s.ClientOptions())
-	}
-	if err != nil {
-		hs.Close()
-		acct.Close()
-		t.Fatalf("localtabletest: making client: %v", err)
-	}
-	t.Cleanup(func() {
-		hs.Close()
-		acct.Close()
-	})
-	return s
 }
 
 // Key returns the account key, decoded.

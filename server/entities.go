@@ -251,17 +251,15 @@ func (rc *reqCtx) queryEntities(table string) {
 	opts := localtable.QueryOptions{
 		ScanLimit: rc.s.scanLimit(),
 		MaxBytes:  MaxQueryPageBytes,
-		Continuation: localtable.Continuation{
-			NextPartitionKey: rc.query.Get("NextPartitionKey"),
-			NextRowKey:       rc.query.Get("NextRowKey"),
-		},
 	}
+	start, fromPartition := rc.resumeAt(&opts) // paging.go
+	first := !fromPartition && opts.Continuation.IsZero()
 	top, err := rc.parseTop()
 	if err != nil {
 		rc.fail(err)
 		return
 	}
-	opts.Top = pageTop(top)
+	opts.Top = rc.s.pageSize(top)
 	if f := strings.TrimSpace(rc.query.Get("$filter")); f != "" {
 		if opts.Filter, err = parseFilter(f); err != nil {
 			rc.fail(err)
@@ -270,6 +268,9 @@ func (rc *reqCtx) queryEntities(table string) {
 	}
 	if r, ok := rc.grant.keyRange(); ok {
 		opts.Filter = restrict(opts.Filter, r)
+	}
+	if fromPartition {
+		opts.Filter = restrict(opts.Filter, localtable.KeyRange{Start: start})
 	}
 	sel, custom := rc.parseSelect()
 	opts.Select = custom
@@ -285,6 +286,7 @@ func (rc *reqCtx) queryEntities(table string) {
 		rc.fail(err)
 		return
 	}
+	next := rc.s.shapePage(&page, first)
 	eo := rc.encodeOpts(level, table, sel)
 	var b []byte
 	b = append(b, '{')
@@ -301,9 +303,11 @@ func (rc *reqCtx) queryEntities(table string) {
 		b = appendEntity(b, &page.Entities[i], eo, false)
 	}
 	b = append(b, "]}"...)
-	if c := page.Continuation; !c.IsZero() {
-		rc.w.Header().Set("x-ms-continuation-NextPartitionKey", c.NextPartitionKey)
-		rc.w.Header().Set("x-ms-continuation-NextRowKey", c.NextRowKey)
+	if next.pk != "" {
+		rc.w.Header().Set("x-ms-continuation-NextPartitionKey", next.pk)
+	}
+	if next.rk != "" {
+		rc.w.Header().Set("x-ms-continuation-NextRowKey", next.rk)
 	}
 	rc.writeJSON(http.StatusOK, level, b)
 }

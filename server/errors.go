@@ -78,6 +78,11 @@ func (rc *reqCtx) fail(err error) {
 	if e.StatusCode >= 500 {
 		rc.s.log.Error("localtable server: request failed", "method", rc.r.Method, "url", rc.r.URL.String(), "err", err)
 	}
+	rc.writeError(e, err)
+}
+
+// writeError writes e (the wire form of err) without logging it.
+func (rc *reqCtx) writeError(e *localtable.Error, err error) {
 	h := rc.w.Header()
 	if rc.version >= versionErrorCodeSince {
 		h.Set("X-Ms-Error-Code", string(e.Code))

@@ -130,10 +130,10 @@ func TestSDKConnectionStringSecondary(t *testing.T) {
 	ctx := context.Background()
 	srv := localtabletest.NewServer(t)
 	if strings.Contains(srv.ConnectionString, "TableSecondaryEndpoint") ||
-		!strings.Contains(srv.ConnectionString, ";TableEndpoint="+srv.URL+";") {
+		!strings.Contains(srv.ConnectionString, ";TableEndpoint="+srv.ServiceURL+";") {
 		t.Fatalf("connection string %q", srv.ConnectionString)
 	}
-	if !strings.Contains(srv.SecondaryConnectionString, ";TableEndpoint="+srv.SecondaryURL+";") {
+	if !strings.Contains(srv.SecondaryConnectionString, ";TableEndpoint="+srv.SecondaryURL+"/;") {
 		t.Fatalf("secondary connection string %q", srv.SecondaryConnectionString)
 	}
 	sc, err := aztables.NewServiceClientFromConnectionString(srv.ConnectionString, srv.ClientOptions())

@@ -82,6 +82,24 @@ type Options struct {
 	// pagers follow. 0 means DefaultQueryScanLimit; negative, no bound.
 	QueryScanLimit int
 
+	// MaxPageSize caps the entities (or tables) one page of a query
+	// holds, below the client's $top: a test sets it low to prove that a
+	// caller follows continuations. 0 means no cap (1000, or $top).
+	MaxPageSize int
+
+	// EmptyFirstPage answers the first page of every query (one sent
+	// without a continuation) with no results and a continuation, as the
+	// service may: "It is possible for a query to return no results but
+	// to still return a continuation header." Entity queries continue at
+	// the partition of the first result, with NextPartitionKey alone.
+	EmptyFirstPage bool
+
+	// PageAtPartitionBoundary ends each page of an entity query where its
+	// partition ends, with a continuation naming the next partition in
+	// NextPartitionKey and no NextRowKey, as the service may when a query
+	// crosses the boundary between partition ranges.
+	PageAtPartitionBoundary bool
+
 	// Clock is the time source for Shared Key request dates, SAS and
 	// bearer token validity, and response dates. nil means time.Now.
 	Clock func() time.Time

@@ -138,7 +138,7 @@ func (rc *reqCtx) listTables() {
 		rc.fail(err)
 		return
 	}
-	opts.Top = pageTop(top)
+	opts.Top = rc.s.pageSize(top)
 	if f := strings.TrimSpace(rc.query.Get("$filter")); f != "" {
 		if opts.Filter, err = parseFilter(f); err != nil {
 			rc.fail(err)
@@ -150,6 +150,10 @@ func (rc *reqCtx) listTables() {
 		if page, err = rc.acct.data.ListTables(rc.r.Context(), opts); err != nil {
 			rc.fail(err)
 			return
+		}
+		if opts.NextTableName == "" && rc.s.opts.EmptyFirstPage && len(page.Tables) > 0 {
+			// Nothing yet, and a continuation at the first table.
+			page = localtable.TablesPage{NextTableName: page.Tables[0].Name}
 		}
 	}
 	var b []byte

@@ -1,0 +1,252 @@
+package localtabletest
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"time"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/server"
+)
+
+// kit is the test harness in front of the server: it logs every request,
+// adds latency, plays the service's quirks and injects faults.
+type kit struct {
+	srv   *server.Server
+	next  http.Handler
+	clock *Clock
+	log   requestLog
+
+	mu      sync.Mutex
+	rng     *rand.Rand
+	faults  []*Fault
+	latency map[Operation]Latency // "" key: every operation
+	quirks  quirks
+
+	closed chan struct{} // closed when the server closes: ends Timeouts
+}
+
+func newKit(srv *server.Server, clock *Clock, seed uint64) *kit {
+	return &kit{
+		srv:     srv,
+		next:    srv,
+		clock:   clock,
+		rng:     rand.New(rand.NewPCG(seed, seed^0x6c6f63616c746162)),
+		latency: make(map[Operation]Latency),
+		closed:  make(chan struct{}),
+	}
+}
+
+func (k *kit) addFault(r Rule) *Fault {
+	f := &Fault{rule: r, k: k}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.faults = append(k.faults, f)
+	return f
+}
+
+func (k *kit) removeFault(f *Fault) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for i, g := range k.faults {
+		if g == f {
+			k.faults = append(k.faults[:i:i], k.faults[i+1:]...)
+			break
+		}
+	}
+}
+
+// pick returns the fault that acts on req, if any, counting it.
+func (k *kit) pick(req *Request) *Fault {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, f := range k.faults {
+		r := &f.rule
+		if !r.matches(req) {
+			continue
+		}
+		f.mu.Lock()
+		fire := true
+		switch {
+		case f.seen < r.Skip:
+			f.seen++
+			fire = false
+		case r.Times > 0 && f.hits >= r.Times:
+			fire = false
+		case r.Probability > 0 && r.Probability < 1 && k.rng.Float64() >= r.Probability:
+			fire = false
+		}
+		if fire {
+			f.hits++
+		}
+		f.mu.Unlock()
+		if fire {
+			return f
+		}
+	}
+	return nil
+}
+
+// delayFor draws the latency of an operation, 0 if none is set.
+func (k *kit) delayFor(op Operation) time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	l := k.latency[op]
+	if l == nil {
+		l = k.latency[""]
+	}
+	if l == nil {
+		return 0
+	}
+	return l(k.rng)
+}
+
+func (k *kit) sample(l Latency) time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return l(k.rng)
+}
+
+// ServeHTTP serves one request through the harness.
+func (k *kit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := describe(r)
+	req.Time = k.clock.Now()
+	k.log.add(req)
+	note := func(s string) {
+		k.log.update(func() {
+			if req.Fault != "" {
+				req.Fault += "; "
+			}
+			req.Fault += s
+		})
+	}
+	cw := &captureWriter{ResponseWriter: w, req: req, log: &k.log}
+
+	if d := k.delayFor(req.Op); d > 0 {
+		k.log.update(func() { req.Delay += d })
+		note("latency " + d.String())
+		if k.clock.Sleep(r.Context(), d) != nil {
+			return // the client gave up
+		}
+	}
+	if e := k.quirk(req); e != nil {
+		note("quirk: " + string(e.Code))
+		k.srv.WriteError(cw, r, e)
+		return
+	}
+	f := k.pick(req)
+	if f == nil {
+		k.serve(cw, r, req)
+		return
+	}
+	note(f.name())
+	a := f.rule.Action
+	if a.kind == actDelay {
+		d := k.sample(a.delay)
+		k.log.update(func() { req.Delay += d })
+		if !f.rule.AfterApply {
+			if k.clock.Sleep(r.Context(), d) != nil {
+				return
+			}
+			k.serve(cw, r, req)
+			return
+		}
+		rec := k.record(r, req)
+		if k.clock.Sleep(r.Context(), d) != nil {
+			return
+		}
+		copyResponse(cw, rec)
+		return
+	}
+	var rec *httptest.ResponseRecorder
+	if f.rule.AfterApply || a.kind == actTruncate {
+		rec = k.record(r, req)
+	}
+	switch a.kind {
+	case actFail:
+		k.srv.WriteError(cw, r, a.err)
+	case actDrop:
+		panic(http.ErrAbortHandler)
+	case actTimeout:
+		select {
+		case <-r.Context().Done():
+		case <-k.closed:
+		}
+		panic(http.ErrAbortHandler)
+	case actTruncate:
+		body := rec.Body.Bytes()
+		n := min(a.n, len(body)-1)
+		rec.Body = bytes.NewBuffer(body[:max(n, 0)])
+		copyResponse(cw, rec)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// serve passes the request to the server, noting that it was applied
+// and, for a table deletion, when.
+func (k *kit) serve(w *captureWriter, r *http.Request, req *Request) {
+	k.log.update(func() { req.Applied = true })
+	k.next.ServeHTTP(w, r)
+	k.afterServe(req, w.status)
+}
+
+// record serves the request into a recorder.
+func (k *kit) record(r *http.Request, req *Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	k.log.update(func() { req.Applied = true })
+	k.next.ServeHTTP(rec, r)
+	k.afterServe(req, rec.Code)
+	return rec
+}
+
+// copyResponse sends a recorded response, keeping its Content-Length.
+func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+	h := w.Header()
+	for name, v := range rec.Header() {
+		h[name] = v
+	}
+	w.WriteHeader(rec.Code)
+	w.Write(rec.Body.Bytes())
+}
+
+// captureWriter notes the status and error code the client receives.
+type captureWriter struct {
+	http.ResponseWriter
+	req    *Request
+	log    *requestLog
+	status int
+}
+
+func (w *captureWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+		code := w.Header().Get("X-Ms-Error-Code")
+		w.log.update(func() { w.req.Status, w.req.ErrorCode = status, code })
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *captureWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher.
+func (w *captureWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// serviceError is a *localtable.Error for a quirk.
+func serviceError(status int, code localtable.ErrorCode, msg string) *localtable.Error {
+	return &localtable.Error{Code: code, StatusCode: status, Message: msg}
+}

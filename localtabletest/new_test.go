@@ -1,0 +1,114 @@
+package localtabletest_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/localtable/localtable/localtabletest"
+)
+
+// wantCode fails unless err is an *azcore.ResponseError with the status
+// and error code.
+func wantCode(t *testing.T, err error, status int, code string) {
+	t.Helper()
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != status || re.ErrorCode != code {
+		t.Fatalf("got %v, want %d %s", err, status, code)
+	}
+}
+
+func addEntity(t *testing.T, c *aztables.Client, pk, rk string) {
+	t.Helper()
+	if _, err := c.AddEntity(context.Background(), []byte(`{"PartitionKey":"`+pk+`","RowKey":"`+rk+`"}`), nil); err != nil {
+		t.Fatalf("AddEntity(%s, %s): %v", pk, rk, err)
+	}
+}
+
+// New serves the SDK in-process: every operation works through the
+// Transport, the server sees HTTPS (bearer tokens work), and nothing
+// listens.
+func TestNewInProcess(t *testing.T) {
+	ctx := context.Background()
+	srv := localtabletest.New(t)
+	if srv.HTTP != nil || srv.Transport == nil || srv.URL != "https://localtable.test/devstoreaccount1" {
+		t.Fatalf("New: HTTP %v, Transport %v, URL %q", srv.HTTP, srv.Transport, srv.URL)
+	}
+	orders := srv.Client.NewClient("orders")
+	if _, err := orders.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	addEntity(t, orders, "p", "r")
+	if _, err := orders.GetEntity(ctx, "p", "r", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := orders.AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)
+	wantCode(t, err, 409, "EntityAlreadyExists")
+	if _, err := orders.SubmitTransaction(ctx, []aztables.TransactionAction{
+		{ActionType: aztables.TransactionTypeAdd, Entity: []byte(`{"PartitionKey":"p","RowKey":"b1"}`)},
+		{ActionType: aztables.TransactionTypeAdd, Entity: []byte(`{"PartitionKey":"p","RowKey":"b2"}`)},
+	}, nil); err != nil {
+		t.Fatalf("SubmitTransaction: %v", err)
+	}
+	pager := orders.NewListEntitiesPager(nil)
+	n := 0
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(page.Entities)
+	}
+	if n != 3 {
+		t.Fatalf("listed %d entities, want 3", n)
+	}
+
+	// A token credential works: the in-process server sees HTTPS.
+	tc, err := aztables.NewServiceClient(srv.ServiceURL, srv.TokenCredential(), srv.ClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.NewClient("orders").GetEntity(ctx, "p", "r", nil); err != nil {
+		t.Fatalf("token credential: %v", err)
+	}
+	// The secondary endpoint and the connection string work too.
+	if _, err := srv.SecondaryClient.NewClient("orders").GetEntity(ctx, "p", "r", nil); err != nil {
+		t.Fatalf("secondary: %v", err)
+	}
+	cs, err := aztables.NewServiceClientFromConnectionString(srv.ConnectionString, srv.ClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.NewClient("orders").GetEntity(ctx, "p", "r", nil); err != nil {
+		t.Fatalf("connection string: %v", err)
+	}
+}
+
+// The Transport serves only the fake host, as an http.RoundTripper too,
+// and gives up when the request's context does.
+func TestTransport(t *testing.T) {
+	srv := localtabletest.New(t)
+	hc := &http.Client{Transport: srv.Transport}
+	resp, err := hc.Get("https://localtable.test/-/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	for _, u := range []string{"https://example.com/devstoreaccount1/Tables", "http://localtable.test/devstoreaccount1/Tables"} {
+		if _, err := hc.Get(u); err == nil || !strings.Contains(err.Error(), "serves https://localtable.test") {
+			t.Errorf("GET %s: %v", u, err)
+		}
+	}
+	srv.Inject(localtabletest.Rule{Action: localtabletest.Timeout()})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "https://localtable.test/-/health", nil)
+	if _, err := hc.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a hung request: %v, want DeadlineExceeded", err)
+	}
+}

@@ -1,0 +1,53 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/localtable/localtable"
+)
+
+// WriteError answers r with e as the server answers its own failures:
+// e's status; the x-ms-request-id, Date and x-ms-version headers; the
+// x-ms-error-code header (from version 2017-07-29); CORS headers for the
+// account's rules; and a body in the operation's error format: odata.error
+// JSON for table and entity operations, OData XML for the ACL and service
+// operations and for versions before 2013-08-15. Its message gets the
+// request id and time appended, as the service's do.
+//
+// It is for harnesses that put service failures on the wire in front of
+// the server, as package localtabletest's fault rules do. A nil e (or one
+// without a status) answers 500 InternalError.
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, e *localtable.Error) {
+	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now(), outer: true}
+	h := w.Header()
+	h.Set("X-Ms-Request-Id", rc.id)
+	h.Set("Date", rc.start.UTC().Format(http.TimeFormat))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-cache")
+	v, err := s.requestVersion(r)
+	if err != nil {
+		v = LatestVersion
+	}
+	rc.setVersion(v)
+	if acctSeg, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/"); ok || acctSeg != "" {
+		if name, err := url.PathUnescape(acctSeg); err == nil {
+			rc.acct, rc.secondary = s.lookupAccount(name)
+			rc.acctName = name
+		}
+		seg, _ := url.PathUnescape(strings.TrimSuffix(rest, "/"))
+		if q, err := parseQuery(r.URL.RawQuery); err == nil {
+			rc.query = q
+			rc.xmlAPI = isXMLOperation(seg, q)
+		}
+	}
+	if rc.xmlAPI {
+		h.Del("X-Content-Type-Options")
+		h.Del("Cache-Control")
+	}
+	if e == nil || e.StatusCode == 0 {
+		e = errInternal("The server encountered an internal error. Please retry the request.")
+	}
+	rc.writeError(e, e) // an injected failure: not logged as the server's
+}
