@@ -112,3 +112,43 @@ func TestTransport(t *testing.T) {
 		t.Fatalf("a hung request: %v, want DeadlineExceeded", err)
 	}
 }
+
+// The clients retry as the SDK does, without waiting: three 503s and a
+// success take no real time. WithClientOptions changes the retries and
+// can wrap the transport.
+func TestClientOptions(t *testing.T) {
+	ctx := context.Background()
+	srv := localtabletest.New(t)
+	srv.Inject(localtabletest.Rule{Times: 3, Action: localtabletest.ServerBusy()})
+	t0 := time.Now()
+	if _, err := srv.Client.CreateTable(ctx, "orders", nil); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(t0); el > time.Second || len(srv.Log()) != 4 {
+		t.Fatalf("3 retries took %v (the SDK's default waits 3.3 s); log:\n%s", el, srv.Log())
+	}
+
+	var seen int
+	srv = localtabletest.New(t, localtabletest.WithClientOptions(func(o *aztables.ClientOptions) {
+		o.Retry.MaxRetries = -1
+		o.Transport = countingTransport{o.Transport, &seen}
+	}))
+	srv.Inject(localtabletest.Rule{Times: 1, Action: localtabletest.ServerBusy()})
+	_, err := srv.Client.CreateTable(ctx, "orders", nil)
+	wantCode(t, err, 503, "ServerBusy")
+	if seen != 1 || len(srv.Log()) != 1 {
+		t.Fatalf("wrapped transport saw %d requests, log %d", seen, len(srv.Log()))
+	}
+}
+
+type countingTransport struct {
+	next interface {
+		Do(*http.Request) (*http.Response, error)
+	}
+	n *int
+}
+
+func (c countingTransport) Do(r *http.Request) (*http.Response, error) {
+	*c.n++
+	return c.next.Do(r)
+}

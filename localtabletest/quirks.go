@@ -23,7 +23,10 @@ type quirks struct {
 // service does above its scalability targets: a request over the limit is
 // answered 503 ServerBusy ("Operations per second is over the account
 // limit.") and not served. The limit is a token bucket: Burst requests at
-// once (default: Rate, at least 1), refilled at Rate per second.
+// once (default: Rate, at least 1), refilled at Rate per second. Over a
+// partition's limit (PerPartition) the message is the service's general
+// one, "The server is currently unable to receive requests. Please retry
+// your request."
 type Throttle struct {
 	Rate  float64 // requests per second
 	Burst int
@@ -80,6 +83,9 @@ func (k *kit) quirk(req *Request) *localtable.Error {
 		}
 		b.at = now
 		if b.tokens < 1 {
+			if t.PerPartition {
+				return serviceError(http.StatusServiceUnavailable, "ServerBusy", "The server is currently unable to receive requests. Please retry your request.")
+			}
 			return serviceError(http.StatusServiceUnavailable, "ServerBusy", "Operations per second is over the account limit.")
 		}
 		b.tokens--

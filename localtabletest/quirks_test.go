@@ -2,6 +2,7 @@ package localtabletest_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +89,26 @@ func TestQuirkThrottle(t *testing.T) {
 	}
 	_, err = pc.SubmitTransaction(ctx, []aztables.TransactionAction{{ActionType: aztables.TransactionTypeAdd, Entity: []byte(`{"PartitionKey":"b","RowKey":"2"}`)}}, nil)
 	wantCode(t, err, 503, "ServerBusy")
+}
+
+// The account and partition throttles answer with the service's two
+// ServerBusy messages.
+func TestQuirkThrottleMessages(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		th   lt.Throttle
+		want string
+	}{
+		{lt.Throttle{Rate: 1}, "Operations per second is over the account limit."},
+		{lt.Throttle{Rate: 1, PerPartition: true}, "The server is currently unable to receive requests. Please retry your request."},
+	} {
+		srv := lt.New(t, lt.WithTime(time.Unix(1e9, 0)), lt.WithThrottle(c.th), noRetries)
+		srv.Seed(t, "orders")
+		tc := srv.Client.NewClient("orders")
+		addEntity(t, tc, "p", "1")
+		_, err := tc.AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"2"}`), nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v", c.th, err)
+		}
+	}
 }
