@@ -27,7 +27,9 @@ type Rule struct {
 	PartitionKey string
 	Method       string
 	// When matches on anything else the request carries: its RowKey,
-	// the operations of a batch, a header. It must not change r.
+	// the operations of a batch, a header. It runs on the request's
+	// goroutine, for each request the other matchers accept, and must not
+	// change r.
 	When func(r *Request) bool
 
 	// Action is what happens to a matched request.
@@ -54,9 +56,10 @@ type Fault struct {
 	rule Rule
 	k    *kit
 
-	mu   sync.Mutex
-	seen int // matching requests, for Skip
-	hits int // requests acted on
+	mu      sync.Mutex
+	seen    int // matching requests, for Skip
+	hits    int // requests acted on
+	removed bool
 }
 
 // Remove takes the rule out of force. Requests already acted on are not
@@ -219,6 +222,12 @@ func (s *Server) Inject(r Rule) *Fault { return s.kit.addFault(r) }
 // ClearFaults removes every fault rule.
 func (s *Server) ClearFaults() {
 	s.kit.mu.Lock()
-	defer s.kit.mu.Unlock()
+	faults := s.kit.faults
 	s.kit.faults = nil
+	s.kit.mu.Unlock()
+	for _, f := range faults {
+		f.mu.Lock()
+		f.removed = true
+		f.mu.Unlock()
+	}
 }

@@ -256,3 +256,24 @@ func TestFaultsOverHTTP(t *testing.T) {
 		t.Fatalf("timeout over HTTP: %v", err)
 	}
 }
+
+// A predicate may use the Server (the harness does not hold its lock
+// while matching), and a removed rule acts no more.
+func TestFaultWhenUsesServer(t *testing.T) {
+	srv, c := newOrders(t, noRetries)
+	f := srv.Inject(lt.Rule{
+		When: func(r *lt.Request) bool {
+			srv.SetLatency(nil)
+			return len(srv.Log().Op(lt.OpInsert)) == 2 // the second insert
+		},
+		Action: lt.ServerBusy(),
+	})
+	addEntity(t, c, "p", "1")
+	_, err := c.AddEntity(context.Background(), []byte(`{"PartitionKey":"p","RowKey":"2"}`), nil)
+	wantCode(t, err, 503, "ServerBusy")
+	srv.ClearFaults()
+	addEntity(t, c, "p", "3")
+	if f.Hits() != 1 {
+		t.Fatalf("hits %d", f.Hits())
+	}
+}

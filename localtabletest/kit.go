@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"time"
 
@@ -57,37 +58,46 @@ func (k *kit) removeFault(f *Fault) {
 			break
 		}
 	}
+	f.mu.Lock()
+	f.removed = true
+	f.mu.Unlock()
 }
 
-// pick returns the fault that acts on req, if any, counting it.
+// pick returns the fault that acts on req, if any, counting it. Matchers
+// run without the harness's lock, so that a When may call the Server.
 func (k *kit) pick(req *Request) *Fault {
 	k.mu.Lock()
-	defer k.mu.Unlock()
-	for _, f := range k.faults {
-		r := &f.rule
-		if !r.matches(req) {
-			continue
-		}
-		f.mu.Lock()
-		fire := true
-		switch {
-		case f.seen < r.Skip:
-			f.seen++
-			fire = false
-		case r.Times > 0 && f.hits >= r.Times:
-			fire = false
-		case r.Probability > 0 && r.Probability < 1 && k.rng.Float64() >= r.Probability:
-			fire = false
-		}
-		if fire {
-			f.hits++
-		}
-		f.mu.Unlock()
-		if fire {
+	faults := slices.Clone(k.faults)
+	k.mu.Unlock()
+	for _, f := range faults {
+		if f.rule.matches(req) && k.fire(f) {
 			return f
 		}
 	}
 	return nil
+}
+
+// fire decides whether a matching rule acts, by its Skip, Times and
+// Probability, and counts it.
+func (k *kit) fire(f *Fault) bool {
+	k.mu.Lock() // for k.rng
+	defer k.mu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := &f.rule
+	switch {
+	case f.removed:
+		return false
+	case f.seen < r.Skip:
+		f.seen++
+		return false
+	case r.Times > 0 && f.hits >= r.Times:
+		return false
+	case r.Probability > 0 && r.Probability < 1 && k.rng.Float64() >= r.Probability:
+		return false
+	}
+	f.hits++
+	return true
 }
 
 // delayFor draws the latency of an operation, 0 if none is set.

@@ -75,6 +75,15 @@
 // responses to an origin that a rule allows carry the Access-Control
 // headers, so that a page in a browser can call the server.
 //
+// Query pages end as the service's may: after 1,000 items, after a scan
+// budget (Options.QueryScanLimit, the service's five seconds of work),
+// and, when a test asks, after Options.MaxPageSize items, at partition
+// boundaries (Options.PageAtPartitionBoundary) or at once for the first
+// page (Options.EmptyFirstPage), so that callers' paging loops are
+// proven. A continuation with NextPartitionKey and no NextRowKey resumes
+// at the start of that partition. Server.WriteError lets a harness in
+// front of the server answer with the server's own errors.
+//
 // The readiness endpoint is /-/health: "-" can never be an account name.
 //
 // A Server is safe for concurrent use.
