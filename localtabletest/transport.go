@@ -53,7 +53,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	r.RequestURI = req.URL.RequestURI()
 	r.Host = req.URL.Host
-	r.RemoteAddr = "192.0.2.1:49152" // TEST-NET-1
+	r.RemoteAddr = "127.0.0.1:49152" // as a loopback client (SAS sip ranges)
 	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, 1
 	r.TLS = &tls.ConnectionState{Version: tls.VersionTLS13, HandshakeComplete: true, ServerName: t.host}
 	if r.Body == nil {
