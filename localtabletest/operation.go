@@ -1,15 +1,14 @@
 package localtabletest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/localtable/localtable/batch"
 )
 
 // Operation is a Table service operation, named as the REST API
@@ -227,38 +226,24 @@ func readQuoted(s string) (string, string, bool) {
 	return "", s, false
 }
 
-// batchOps reads the operations of a $batch body: a multipart/mixed batch
-// holding one multipart/mixed changeset (or a lone GET) of application/http
-// requests. It returns what it can read of a malformed body.
+// batchOps reads the operations of a $batch body with package batch, the
+// server's own reader. It returns nothing for a malformed body, which the
+// server refuses.
 func batchOps(contentType string, body []byte) []Request {
-	var ops []Request
-	var walk func(contentType string, r io.Reader, depth int)
-	walk = func(contentType string, r io.Reader, depth int) {
-		mt, params, err := mime.ParseMediaType(contentType)
-		if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" || depth > 1 {
-			return
-		}
-		mr := multipart.NewReader(r, params["boundary"])
-		for {
-			part, err := mr.NextPart()
-			if err != nil {
-				return
-			}
-			ct := part.Header.Get("Content-Type")
-			if strings.HasPrefix(ct, "multipart/") {
-				walk(ct, part, depth+1)
-				continue
-			}
-			req, err := http.ReadRequest(bufio.NewReader(part))
-			if err != nil {
-				continue
-			}
-			sub, _ := io.ReadAll(io.LimitReader(req.Body, maxPeek))
-			d := Request{Method: req.Method, Path: req.URL.RequestURI()}
-			classify(&d, req.Method, req.Header, req.URL, func() []byte { return sub })
-			ops = append(ops, d)
-		}
+	req, err := batch.ParseRequest(body, contentType)
+	if err != nil {
+		return nil
 	}
-	walk(contentType, bytes.NewReader(body), 0)
+	ops := make([]Request, 0, len(req.Operations))
+	for _, op := range req.Operations {
+		d := Request{Method: op.Method}
+		if u, err := url.Parse(op.URL); err == nil {
+			d.Path = u.RequestURI()
+			classify(&d, op.Method, op.Header.HTTPHeader(), u, func() []byte { return op.Body })
+		} else {
+			d.Op = OpOther
+		}
+		ops = append(ops, d)
+	}
 	return ops
 }
