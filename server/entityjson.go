@@ -1,0 +1,138 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/localtable/localtable"
+)
+
+// This file exports the entity JSON codec (codec.go) for tools that read
+// and write entities in the service's format outside a request: the
+// command's import and export, and the explorer.
+
+// EntityJSONOptions say what AppendEntityJSON writes besides the keys and
+// the custom properties.
+type EntityJSONOptions struct {
+	// System adds odata.etag and Timestamp (annotated Edm.DateTime), as a
+	// response carries them. Readers that write the entity ignore both.
+	System bool
+}
+
+// AppendEntityJSON appends e to b as one JSON object of the service's
+// entity format: PartitionKey, RowKey, then the custom properties sorted
+// by name, each annotated with "Name@odata.type" where its JSON form does
+// not name its type (Edm.Int64, Edm.Binary, Edm.DateTime, Edm.Guid, and a
+// non-finite Edm.Double), as at odata=minimalmetadata. Int32 and Double
+// stay apart without annotations: a Double is always written with a
+// fraction or an exponent ("1.0", "1e+21"). DecodeEntityJSON reads it back
+// to an equal entity, so every Edm value round-trips exactly. Null
+// properties are not written.
+func AppendEntityJSON(b []byte, e *localtable.Entity, opts *EntityJSONOptions) []byte {
+	b = append(b, `{"PartitionKey":`...)
+	b = appendJSONString(b, e.PartitionKey)
+	b = append(b, `,"RowKey":`...)
+	b = appendJSONString(b, e.RowKey)
+	if opts != nil && opts.System {
+		if e.ETag != "" {
+			b = append(b, `,"odata.etag":`...)
+			b = appendJSONString(b, string(e.ETag))
+		}
+		if !e.Timestamp.IsZero() {
+			b = append(b, `,"Timestamp@odata.type":"Edm.DateTime","Timestamp":`...)
+			b = appendJSONString(b, localtable.FormatDateTime7(e.Timestamp))
+		}
+	}
+	for _, name := range sortedNames(e.Properties) {
+		v := e.Properties[name]
+		if v.IsNull() {
+			continue
+		}
+		if ann := annotation(v, metaMinimal); ann != "" {
+			b = append(b, ',')
+			b = appendJSONString(b, name+annotationSuffix)
+			b = append(b, ':')
+			b = appendJSONString(b, ann)
+		}
+		b = append(b, ',')
+		b = appendJSONString(b, name)
+		b = append(b, ':')
+		b = appendValue(b, v)
+	}
+	return append(b, '}')
+}
+
+// DecodeEntityJSON reads one entity from a JSON object of the service's
+// entity format, as the service reads a request body: "Name@odata.type"
+// annotations type the values, unannotated numbers are Edm.Int32 when
+// integral and in range and Edm.Double otherwise, null drops a property,
+// and odata.* members are ignored. Both keys are required. With system,
+// odata.etag and Timestamp, when present, are read into ETag and
+// Timestamp (as a response carries them); otherwise they are ignored, as a
+// write ignores them. Errors are *localtable.Error values with the
+// service's codes (InvalidInput, PropertiesNeedValue,
+// DuplicatePropertiesSpecified).
+func DecodeEntityJSON(data []byte, system bool) (localtable.Entity, error) {
+	e, err := decodeEntity(data, true)
+	if err != nil || !system {
+		return e, err
+	}
+	_, vals, err := readObject(data)
+	if err != nil {
+		return e, err
+	}
+	if raw, ok := vals["odata.etag"]; ok {
+		var tag string
+		if json.Unmarshal(raw, &tag) == nil {
+			e.ETag = localtable.ETag(tag)
+		}
+	}
+	if raw, ok := vals[localtable.TimestampName]; ok {
+		v, err := decodeValue(localtable.TimestampName, raw, localtable.KindDateTime.String())
+		if err != nil {
+			return e, err
+		}
+		if !v.IsNull() {
+			e.Timestamp = v.Time()
+		}
+	}
+	return e, nil
+}
+
+// ParseValueText reads text as a value of kind, as the service reads a
+// JSON string annotated with that Edm type: integers in decimal, Double
+// also as NaN, Infinity and -Infinity, Boolean as true or false, DateTime
+// in RFC 3339 (UTC when it names no zone), Guid in its 8-4-4-4-12 form,
+// Binary in base64. name names the property in errors, which are
+// *localtable.Error values (InvalidInput).
+func ParseValueText(name, text string, kind localtable.Kind) (localtable.Value, error) {
+	if kind == localtable.KindString {
+		return localtable.StringValue(text), nil
+	}
+	raw := appendJSONString(nil, text)
+	return decodeValue(name, raw, kind.String())
+}
+
+// FormatValueText returns the text of v that ParseValueText reads back to
+// an equal value: the JSON string form of the service's format without
+// quotes (a Double with the shortest digits that round-trip, or NaN,
+// Infinity, -Infinity; a DateTime with up to 7 fractional digits). A null
+// Value is "".
+func FormatValueText(v localtable.Value) string {
+	switch v.Kind() {
+	case localtable.KindNull:
+		return ""
+	case localtable.KindString:
+		return v.Str()
+	case localtable.KindDouble:
+		return localtable.FormatDouble(v.Double())
+	}
+	s := string(appendValue(nil, v))
+	if strings.HasPrefix(s, `"`) {
+		var out string
+		if json.Unmarshal([]byte(s), &out) == nil {
+			return out
+		}
+	}
+	return s
+}
