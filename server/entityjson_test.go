@@ -78,13 +78,13 @@ func TestEntityJSONSystemMembers(t *testing.T) {
 func TestDecodeEntityJSONErrors(t *testing.T) {
 	for in, code := range map[string]localtable.ErrorCode{
 		`{"RowKey":"r"}`: localtable.CodePropertiesNeedValue,
-		`{"PartitionKey":"p","RowKey":"r","A":1,"A":2}`:                             localtable.CodeDuplicatePropertiesSpecified,
-		`{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Int64","A":5}`:        localtable.CodeInvalidInput,
-		`{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Nope","A":"5"}`:       localtable.CodeInvalidInput,
-		`{"PartitionKey":"p","RowKey":"r"`:                                          localtable.CodeInvalidInput,
-		`[1]`:                                                                       localtable.CodeInvalidInput,
-		`{"PartitionKey":"p","RowKey":"r","A":{"x":1}}`:                             localtable.CodeInvalidInput,
-		`{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Guid","A":"nothex"}`:  localtable.CodeInvalidInput,
+		`{"PartitionKey":"p","RowKey":"r","A":1,"A":2}`:                            localtable.CodeDuplicatePropertiesSpecified,
+		`{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Int64","A":5}`:       localtable.CodeInvalidInput,
+		`{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Nope","A":"5"}`:      localtable.CodeInvalidInput,
+		`{"PartitionKey":"p","RowKey":"r"`:                                         localtable.CodeInvalidInput,
+		`[1]`:                                                                      localtable.CodeInvalidInput,
+		`{"PartitionKey":"p","RowKey":"r","A":{"x":1}}`:                            localtable.CodeInvalidInput,
+		`{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Guid","A":"nothex"}`: localtable.CodeInvalidInput,
 	} {
 		_, err := server.DecodeEntityJSON([]byte(in), false)
 		var le *localtable.Error

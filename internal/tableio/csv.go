@@ -253,12 +253,12 @@ func (c *csvReader) fields() ([]field, error) {
 					return nil, err
 				}
 				if b == '"' {
-					nb, err := c.br.ReadByte()
-					if err == nil && nb == '"' {
+					nb, err2 := c.br.ReadByte()
+					if err2 == nil && nb == '"' {
 						c.sb.WriteByte('"')
 						continue
 					}
-					if err == nil {
+					if err2 == nil {
 						c.br.UnreadByte()
 					}
 					b, err = c.br.ReadByte() // the delimiter after the closing quote

@@ -153,6 +153,10 @@ not json
 			t.Errorf("header %q: no error", hdr)
 		}
 	}
+	// A last record without a line end, ending in a quoted field.
+	if es, _, bad := readAll(t, tableio.CSV, "PartitionKey,RowKey\na,\"1\""); len(bad) != 0 || len(es) != 1 || es[0].RowKey != "1" {
+		t.Errorf("no final line end: %v %v", es, bad)
+	}
 	if _, _, bad := readAll(t, tableio.CSV, "PartitionKey,RowKey\n\"a,1\n"); len(bad) != 1 {
 		t.Errorf("unclosed quote: %v", bad)
 	}
