@@ -17,6 +17,11 @@ type EntityJSONOptions struct {
 	// System adds odata.etag and Timestamp (annotated Edm.DateTime), as a
 	// response carries them. Readers that write the entity ignore both.
 	System bool
+	// Annotate annotates every Int32 and Double value too
+	// ("Edm.Int32", "Edm.Double"), for clients that re-encode the JSON
+	// they are given: aztables reads an entity into a map[string]any,
+	// which turns the Double 1.0 into the number 1, an Int32 unannotated.
+	Annotate bool
 }
 
 // AppendEntityJSON appends e to b as one JSON object of the service's
@@ -48,7 +53,11 @@ func AppendEntityJSON(b []byte, e *localtable.Entity, opts *EntityJSONOptions) [
 		if v.IsNull() {
 			continue
 		}
-		if ann := annotation(v, metaMinimal); ann != "" {
+		ann := annotation(v, metaMinimal)
+		if ann == "" && opts != nil && opts.Annotate && (v.Kind() == localtable.KindInt32 || v.Kind() == localtable.KindDouble) {
+			ann = v.Kind().String()
+		}
+		if ann != "" {
 			b = append(b, ',')
 			b = appendJSONString(b, name+annotationSuffix)
 			b = append(b, ':')

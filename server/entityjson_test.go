@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"testing"
@@ -111,5 +112,33 @@ func TestValueTextRoundTrips(t *testing.T) {
 	}
 	if got := server.FormatValueText(localtable.DoubleValue(1)); got != "1" {
 		t.Errorf("Double 1 as text: %q", got)
+	}
+}
+
+// With Annotate, a JSON re-encoding that loses the difference between 1.0
+// and 1 (as aztables makes, through map[string]any) keeps the types.
+func TestEntityJSONAnnotateSurvivesReencoding(t *testing.T) {
+	want := everyKind()
+	b := server.AppendEntityJSON(nil, &want, &server.EntityJSONOptions{Annotate: true})
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	re, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := server.DecodeEntityJSON(re, false)
+	if err != nil {
+		t.Fatalf("%s: %v", re, err)
+	}
+	sameEntity(t, got, want)
+	// Without it, the re-encoding turns the Double 1.0 into an Int32.
+	b = server.AppendEntityJSON(nil, &want, nil)
+	m = nil
+	json.Unmarshal(b, &m)
+	re, _ = json.Marshal(m)
+	if got, _ := server.DecodeEntityJSON(re, false); got.Properties["D"].Kind() != localtable.KindInt32 {
+		t.Fatalf("re-encoded without annotations: D is %v", got.Properties["D"].Kind())
 	}
 }
