@@ -33,11 +33,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "localtable:", err)
+		// A *localtable.Error says "localtable: " itself: say it once.
+		fmt.Fprintln(os.Stderr, "localtable:", strings.TrimPrefix(err.Error(), "localtable: "))
 		os.Exit(exitCode(err))
 	}
 }
