@@ -422,7 +422,6 @@ func runGet(ctx context.Context, e *env, c *command, args []string) error {
 	return tw.Flush()
 }
 
-
 func runPut(ctx context.Context, e *env, c *command, args []string) error {
 	fs := c.flagSet()
 	var src sourceFlags
@@ -521,4 +520,3 @@ func runDelete(ctx context.Context, e *env, c *command, args []string) error {
 	fmt.Fprintf(e.stdout, "deleted %s (%s, %s)\n", pos[0], pos[1], pos[2])
 	return nil
 }
-
