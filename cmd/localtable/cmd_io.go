@@ -567,4 +567,3 @@ func (c *checkedCSV) Write(e *localtable.Entity) error {
 	}
 	return c.CSVWriter.Write(e)
 }
-
