@@ -102,24 +102,9 @@ func writeArchive(w io.Writer, eng storage.Engine, account, source string) (int,
 // are valid only during the call), and checks its trailer.
 func readArchive(r io.Reader, fn func(key, value []byte) error) (archiveHeader, error) {
 	var h archiveHeader
-	zr, err := gzip.NewReader(r)
+	br, err := readArchiveHeader(r, &h)
 	if err != nil {
-		return h, fmt.Errorf("not a localtable backup: %v", err)
-	}
-	br := bufio.NewReaderSize(zr, 256<<10)
-	magic := make([]byte, len(archiveMagic))
-	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != archiveMagic {
-		return h, errors.New("not a localtable backup (no header)")
-	}
-	line, err := br.ReadBytes('\n')
-	if err != nil {
-		return h, fmt.Errorf("backup header: %v", err)
-	}
-	if err := json.Unmarshal(bytes.TrimSpace(line), &h); err != nil {
-		return h, fmt.Errorf("backup header: %v", err)
-	}
-	if h.Format != archiveFormat {
-		return h, fmt.Errorf("backup format %d: this localtable reads format %d", h.Format, archiveFormat)
+		return h, err
 	}
 	sum := sha256.New()
 	var lb [binary.MaxVarintLen64]byte
@@ -243,17 +228,39 @@ func restoreFileInto(path string, eng storage.Engine, account string) (archiveHe
 	// Read the header first: a backup of another account is skipped
 	// before anything is written.
 	var h archiveHeader
-	if zr, err := gzip.NewReader(f); err == nil {
-		br := bufio.NewReader(zr)
-		magic := make([]byte, len(archiveMagic))
-		if _, err := io.ReadFull(br, magic); err == nil && string(magic) == archiveMagic {
-			if line, err := br.ReadBytes('\n'); err == nil && json.Unmarshal(line, &h) == nil && h.Account != account {
-				return h, errOtherAccount
-			}
-		}
+	if _, err := readArchiveHeader(f, &h); err != nil {
+		return h, err
+	}
+	if h.Account != account {
+		return h, errOtherAccount
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return h, err
 	}
 	return restoreInto(f, eng, account)
+}
+
+// readArchiveHeader reads an archive's magic and header into h, and
+// returns the reader positioned after them.
+func readArchiveHeader(r io.Reader, h *archiveHeader) (*bufio.Reader, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("not a localtable backup: %v", err)
+	}
+	br := bufio.NewReaderSize(zr, 256<<10)
+	magic := make([]byte, len(archiveMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != archiveMagic {
+		return nil, errors.New("not a localtable backup (no header)")
+	}
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return nil, fmt.Errorf("backup header: %v", err)
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(line), h); err != nil {
+		return nil, fmt.Errorf("backup header: %v", err)
+	}
+	if h.Format != archiveFormat {
+		return nil, fmt.Errorf("backup format %d: this localtable reads format %d", h.Format, archiveFormat)
+	}
+	return br, nil
 }
