@@ -430,4 +430,3 @@ func runRestore(ctx context.Context, e *env, c *command, args []string) error {
 		name, h.Account, h.Created, h.Source, h.Records, dir, time.Since(start).Round(time.Millisecond))
 	return nil
 }
-
