@@ -423,6 +423,7 @@ func (x *Explorer) serveEntity(w http.ResponseWriter, r *http.Request, acct *Acc
 				p.Error = fmt.Sprintf("Conflict: this entity was changed after you loaded it. You loaded ETag %s; it now has ETag %s (written %s). Nothing was saved. Reload it to see the current version, or save again to overwrite it.",
 					form.ETag, cur.ETag, localtable.FormatDateTime7(cur.Timestamp))
 				p.Entity.ETag = string(cur.ETag)
+				p.Entity.Timestamp = localtable.FormatDateTime7(cur.Timestamp)
 			case errors.Is(gerr, localtable.ErrEntityNotFound):
 				p.Error = "Conflict: this entity was deleted after you loaded it. Nothing was saved."
 				p.Entity.New, p.Entity.ETag = true, ""
