@@ -283,4 +283,3 @@ func TestBrowserExplorer(t *testing.T) {
 		t.Fatalf("JavaScript exceptions: %q", exceptions)
 	}
 }
-
