@@ -77,8 +77,15 @@ type importCheckpoint struct {
 	Table   string `json:"table"`
 	Line    int    `json:"line"` // every record starting on a line up to this one is done
 	Written int    `json:"written"`
-	Failed  int    `json:"failed"`
-	Updated string `json:"updated"`
+	// Failures are the records that failed so far, by line: a resumed
+	// run reports them with its own.
+	Failures []checkpointFailure `json:"failures,omitempty"`
+	Updated  string              `json:"updated"`
+}
+
+type checkpointFailure struct {
+	Line  int    `json:"line"`
+	Error string `json:"error"`
 }
 
 // pendingBatch is the entities of one partition waiting for a
@@ -324,6 +331,10 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 			return err
 		}
 	}
+	prevWritten := cp.Written
+	for _, f := range cp.Failures {
+		im.failures = append(im.failures, failure{f.Line, errors.New(f.Error)})
+	}
 	start := time.Now()
 	skipped, err := rd.SkipThrough(*skip)
 	if err != nil {
@@ -349,16 +360,17 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 				return err
 			}
 		}
-		cp = importCheckpoint{File: path, Table: table, Line: im.doneThrough(), Written: cp.Written + im.written, Failed: len(im.failures), Updated: time.Now().UTC().Format(time.RFC3339)}
-		b, _ := json.MarshalIndent(cp, "", "  ")
+		next := importCheckpoint{File: path, Table: table, Line: im.doneThrough(), Written: prevWritten + im.written, Updated: time.Now().UTC().Format(time.RFC3339)}
+		for _, f := range im.failures {
+			next.Failures = append(next.Failures, checkpointFailure{f.line, errMessage(f.err)})
+		}
+		b, _ := json.MarshalIndent(next, "", "  ")
 		tmp := *cpFile + ".tmp"
 		if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 			return err
 		}
 		return os.Rename(tmp, *cpFile)
 	}
-	prevWritten := cp.Written
-	cp.Written = 0
 	runErr := func() error {
 		for {
 			if err := ctx.Err(); err != nil {
@@ -389,7 +401,13 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 			}
 		}
 	}()
-	cp.Written = prevWritten
+	if errors.Is(runErr, errTooManyFailures) {
+		// Commit what was read before the stop: the checkpoint then
+		// covers every line read.
+		if err := im.flushAll(ctx); err != nil {
+			runErr = err
+		}
+	}
 	if bar != nil {
 		bar.Finish()
 	}
@@ -410,7 +428,7 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	fmt.Fprintf(e.stdout, "imported %s into %s: %d written, %d skipped, %d failed in %s (%.0f rows/s)\n",
 		path, table, im.written, skipped, len(im.failures), elapsed.Round(time.Millisecond), rate)
 	for _, fl := range im.failures {
-		fmt.Fprintf(e.stdout, "  line %d: %s\n", fl.line, strings.TrimPrefix(fl.err.Error(), "localtable: "))
+		fmt.Fprintf(e.stdout, "  line %d: %s\n", fl.line, errMessage(fl.err))
 	}
 	switch {
 	case errors.Is(runErr, errTooManyFailures):
@@ -566,4 +584,9 @@ func (c *checkedCSV) Write(e *localtable.Entity) error {
 		}
 	}
 	return c.CSVWriter.Write(e)
+}
+
+// errMessage is an error without the library's "localtable: " prefix.
+func errMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), "localtable: ")
 }

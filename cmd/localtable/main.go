@@ -39,7 +39,8 @@ import (
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		// A *localtable.Error says "localtable: " itself: say it once.
-		fmt.Fprintln(os.Stderr, "localtable:", strings.TrimPrefix(err.Error(), "localtable: "))
+		msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "localtable: "), ": localtable: ", ": ")
+		fmt.Fprintln(os.Stderr, "localtable:", msg)
 		os.Exit(exitCode(err))
 	}
 }

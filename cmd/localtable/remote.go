@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -134,7 +135,15 @@ func (r *remoteStore) Query(ctx context.Context, table string, q queryReq) (quer
 		o.Filter = to.Ptr(q.Filter)
 	}
 	if q.Select != nil {
-		o.Select = to.Ptr(strings.Join(q.Select, ","))
+		// The service returns only what $select names: ask for the keys
+		// and Timestamp too, which a data directory always returns.
+		sel := []string{localtable.PartitionKeyName, localtable.RowKeyName, localtable.TimestampName}
+		for _, s := range q.Select {
+			if !slices.Contains(sel, s) {
+				sel = append(sel, s)
+			}
+		}
+		o.Select = to.Ptr(strings.Join(sel, ","))
 	}
 	if q.Top > 0 {
 		o.Top = to.Ptr(int32(q.Top))
