@@ -82,12 +82,15 @@ func AppendEntityJSON(b []byte, e *localtable.Entity, opts *EntityJSONOptions) [
 // service's codes (InvalidInput, PropertiesNeedValue,
 // DuplicatePropertiesSpecified).
 func DecodeEntityJSON(data []byte, system bool) (localtable.Entity, error) {
-	e, err := decodeEntity(data, true)
-	if err != nil || !system {
-		return e, err
+	keys, vals, ok := scanFlatObject(data)
+	if !ok {
+		var err error
+		if keys, vals, err = readObject(data); err != nil {
+			return localtable.Entity{}, err
+		}
 	}
-	_, vals, err := readObject(data)
-	if err != nil {
+	e, _, err := decodeMembers(keys, vals, true)
+	if err != nil || !system {
 		return e, err
 	}
 	if raw, ok := vals["odata.etag"]; ok {

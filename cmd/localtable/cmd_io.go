@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -371,27 +372,26 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 		}
 		return os.Rename(tmp, *cpFile)
 	}
+	// Records are read and decoded in a goroutine of their own, a chunk
+	// at a time, while this one writes: decoding and committing overlap.
+	recs, stopReading := readRecords(ctx, rd)
 	runErr := func() error {
-		for {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			line, ent, err := rd.Next()
-			var re *tableio.RecordError
-			switch {
-			case err == io.EOF:
-				return im.flushAll(ctx)
-			case errors.As(err, &re):
-				im.lastLine = max(im.lastLine, re.Line)
-				if err := im.fail(re.Line, re.Err); err != nil {
+		for chunk := range recs {
+			for _, rc := range chunk {
+				var re *tableio.RecordError
+				switch {
+				case errors.As(rc.err, &re):
+					im.lastLine = max(im.lastLine, re.Line)
+					if err := im.fail(re.Line, re.Err); err != nil {
+						return err
+					}
+					continue
+				case rc.err != nil:
+					return rc.err
+				}
+				if err := im.add(ctx, rc.line, rc.e); err != nil {
 					return err
 				}
-				continue
-			case err != nil:
-				return err
-			}
-			if err := im.add(ctx, line, ent); err != nil {
-				return err
 			}
 			if time.Since(lastSave) > time.Second {
 				lastSave = time.Now()
@@ -400,7 +400,12 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 				}
 			}
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return im.flushAll(ctx)
 	}()
+	stopReading()
 	if errors.Is(runErr, errTooManyFailures) {
 		// Commit what was read before the stop: the checkpoint then
 		// covers every line read.
@@ -589,4 +594,62 @@ func (c *checkedCSV) Write(e *localtable.Entity) error {
 // errMessage is an error without the library's "localtable: " prefix.
 func errMessage(err error) string {
 	return strings.TrimPrefix(err.Error(), "localtable: ")
+}
+
+// record is one record read by readRecords: an entity, or why not.
+type record struct {
+	line int
+	e    localtable.Entity
+	err  error
+}
+
+// readRecords reads rd in a goroutine, in chunks, until its end, an error
+// (sent as a last record) or stop, which waits for the goroutine.
+func readRecords(ctx context.Context, rd tableio.Reader) (<-chan []record, func()) {
+	out := make(chan []record, 4)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		defer close(out)
+		const chunkSize = 256
+		chunk := make([]record, 0, chunkSize)
+		send := func() bool {
+			select {
+			case out <- chunk:
+				chunk = make([]record, 0, chunkSize)
+				return true
+			case <-done:
+				return false
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for {
+			line, e, err := rd.Next()
+			var re *tableio.RecordError
+			switch {
+			case err == io.EOF:
+				if len(chunk) > 0 {
+					send()
+				}
+				return
+			case err != nil && !errors.As(err, &re):
+				chunk = append(chunk, record{line: line, err: err})
+				send()
+				return
+			}
+			chunk = append(chunk, record{line: line, e: e, err: err})
+			if len(chunk) == chunkSize && !send() {
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return out, func() {
+		once.Do(func() { close(done) })
+		for range out { // unblock a pending send
+		}
+		<-finished
+	}
 }
