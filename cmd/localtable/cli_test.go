@@ -168,7 +168,7 @@ func TestBinaryDataCommands(t *testing.T) {
 				t.Fatalf("query jsonl: %q", got)
 			}
 			got = run("query", table, "--filter", "PartitionKey eq 'jones'", "--explain")
-			if !strings.Contains(got, "PartitionStart('jones')") || !strings.Contains(got, "closed") || !strings.Contains(got, "(1 entities)") {
+			if !strings.Contains(got, "PartitionStart('jones')") || !strings.Contains(got, "closed") || !strings.Contains(got, "(1 entity)") {
 				t.Fatalf("query --explain:\n%s", got)
 			}
 			if name == "offline" && !strings.Contains(got, "scanned 1, returned 1") {
@@ -297,7 +297,7 @@ func TestBinaryImportFailuresAndResume(t *testing.T) {
 	src := filepath.Join(dir, "in.jsonl")
 	os.WriteFile(src, []byte(b.String()), 0o644)
 	r := runBin(t, nil, "", append([]string{"import", "Things", src, "--create", "--max-errors", "1"}, loc...)...)
-	if r.code != 1 || !strings.Contains(r.stderr, "stopped after 1 failed records") || !strings.Contains(r.stdout, "line 150: InvalidInput") {
+	if r.code != 1 || !strings.Contains(r.stderr, "stopped after 1 failed record (--max-errors)") || !strings.Contains(r.stdout, "line 150: InvalidInput") {
 		t.Fatalf("--max-errors 1: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	var cp importCheckpoint

@@ -170,7 +170,7 @@ func runStats(ctx context.Context, e *env, c *command, args []string) error {
 		fmt.Fprintf(e.stdout, "\nlargest partitions of %s:\n", ts.Table)
 		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		for _, p := range ts.Largest {
-			fmt.Fprintf(tw, "  %s\t%d entities\t%d bytes\n", cell(p.PartitionKey), p.Entities, p.Bytes)
+			fmt.Fprintf(tw, "  %s\t%s\t%d bytes\n", cell(p.PartitionKey), plural(p.Entities, "entity", "entities"), p.Bytes)
 		}
 		tw.Flush()
 	}
@@ -226,7 +226,7 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 			if len(t.Problems) > 0 {
 				status = fmt.Sprintf("%d problem(s)", len(t.Problems))
 			}
-			fmt.Fprintf(tw, "  table %s\t%d entities\t%d partitions\t%s\n", t.Name, t.Entities, t.Partitions, status)
+			fmt.Fprintf(tw, "  table %s\t%s\t%s\t%s\n", t.Name, plural(t.Entities, "entity", "entities"), plural(t.Partitions, "partition", "partitions"), status)
 		}
 		tw.Flush()
 		for _, t := range rep.Tables {
@@ -316,7 +316,7 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 	if err := os.Rename(tmp.Name(), *outFile); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "backed up account %s (%s): %d records to %s in %s\n", account, h.Source, h.Records, *outFile, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "backed up account %s (%s): %d records to %s in %s\n", account, h.Source, h.Records, *outFile, took(time.Since(start)))
 	return nil
 }
 
@@ -427,6 +427,6 @@ func runRestore(ctx context.Context, e *env, c *command, args []string) error {
 		return fmt.Errorf("restoring %s: %w (nothing was kept)", pos[0], err)
 	}
 	fmt.Fprintf(e.stdout, "restored account %s (backup of %s taken %s from %s): %d records into %s in %s\n",
-		name, h.Account, h.Created, h.Source, h.Records, dir, time.Since(start).Round(time.Millisecond))
+		name, h.Account, h.Created, h.Source, h.Records, dir, took(time.Since(start)))
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
 	"github.com/localtable/localtable"
@@ -361,7 +362,7 @@ func (p *tablePrinter) end() error {
 	if err := p.flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(p.w, "(%d entities)\n", p.total)
+	_, err := fmt.Fprintf(p.w, "(%s)\n", plural(p.total, "entity", "entities"))
 	return err
 }
 
@@ -519,4 +520,21 @@ func runDelete(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "deleted %s (%s, %s)\n", pos[0], pos[1], pos[2])
 	return nil
+}
+
+// plural is "1 entity" or "n entities".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// took rounds a duration for a summary: to the millisecond, or to the
+// microsecond below one.
+func took(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }

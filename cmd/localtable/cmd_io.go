@@ -431,19 +431,19 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	rate := float64(im.written) / max(elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(e.stdout, "imported %s into %s: %d written, %d skipped, %d failed in %s (%.0f rows/s)\n",
-		path, table, im.written, skipped, len(im.failures), elapsed.Round(time.Millisecond), rate)
+		path, table, im.written, skipped, len(im.failures), took(elapsed), rate)
 	for _, fl := range im.failures {
 		fmt.Fprintf(e.stdout, "  line %d: %s\n", fl.line, errMessage(fl.err))
 	}
 	switch {
 	case errors.Is(runErr, errTooManyFailures):
-		return fmt.Errorf("stopped after %d failed records (--max-errors); resume with --resume", len(im.failures))
+		return fmt.Errorf("stopped after %s (--max-errors); resume with --resume", plural(len(im.failures), "failed record", "failed records"))
 	case runErr != nil && *cpFile != "":
 		return fmt.Errorf("%w; the records through line %d are done: resume with --resume", runErr, im.doneThrough())
 	case runErr != nil:
 		return runErr
 	case len(im.failures) > 0:
-		return fmt.Errorf("%d records failed", len(im.failures))
+		return fmt.Errorf("%s failed", plural(len(im.failures), "record", "records"))
 	}
 	return nil
 }
@@ -570,7 +570,7 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 			return err
 		}
 		tmp = nil
-		fmt.Fprintf(e.stderr, "exported %d entities of %s to %s in %s\n", n, table, path, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(e.stderr, "exported %s of %s to %s in %s\n", plural(n, "entity", "entities"), table, path, took(time.Since(start)))
 	}
 	return nil
 }
