@@ -202,6 +202,7 @@ func versionString() string {
 func init() {
 	register(&command{
 		name: "version", args: "", summary: "print the version",
+		examples: "localtable version\nlocaltable --version",
 		run: func(ctx context.Context, e *env, c *command, args []string) error {
 			fs := c.flagSet()
 			if _, err := c.parse(e, fs, args, 0, 0); err != nil {
@@ -213,6 +214,7 @@ func init() {
 	})
 	register(&command{
 		name: "help", args: "[COMMAND]", summary: "show the commands, or a command's help",
+		examples: "localtable help\nlocaltable help import",
 		run: func(ctx context.Context, e *env, c *command, args []string) error {
 			fs := c.flagSet()
 			pos, err := c.parse(e, fs, args, 0, 1)

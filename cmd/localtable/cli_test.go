@@ -66,7 +66,7 @@ func TestBinaryHelpAndVersion(t *testing.T) {
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "Usage: localtable "+name) || r.stderr != "" {
 			t.Errorf("%s --help: exit %d, stdout %q, stderr %q", name, r.code, r.stdout, r.stderr)
 		}
-		if name != "help" && name != "version" && !strings.Contains(r.stdout, "\nExamples:\n  localtable") {
+		if !strings.Contains(r.stdout, "\nExamples:\n  localtable") {
 			t.Errorf("%s --help has no examples:\n%s", name, r.stdout)
 		}
 		if h := runBin(t, nil, "", name, "-h"); h.code != 0 || h.stdout != r.stdout {
@@ -223,9 +223,13 @@ func TestBinaryImportExportRoundTrip(t *testing.T) {
 	p := serveBin(t)
 	loc1, loc2 := []string{"--location", filepath.Join(dir, "a")}, []string{"--location", filepath.Join(dir, "b")}
 	remote := []string{"--endpoint", p.endpoint}
-	out := ok(t, nil, "", append([]string{"import", "Data", src, "--create"}, loc1...)...)
-	if !strings.Contains(out, "450 written, 0 skipped, 0 failed") {
-		t.Fatalf("import: %q", out)
+	r := runBin(t, nil, "", append([]string{"import", "Data", src, "--create"}, loc1...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "450 written, 0 skipped, 0 failed") || r.stderr != "" {
+		t.Fatalf("import: %d %q; standard error (not a terminal: no progress bar) %q", r.code, r.stdout, r.stderr)
+	}
+	// --progress always draws the bar even into a pipe.
+	if r := runBin(t, nil, "", append([]string{"import", "Data", src, "--progress", "always"}, loc1...)...); r.code != 0 || !strings.Contains(r.stderr, "importing") || !strings.Contains(r.stderr, "%") {
+		t.Fatalf("import --progress always: %d %q", r.code, r.stderr)
 	}
 	first := filepath.Join(dir, "first.jsonl")
 	ok(t, nil, "", append([]string{"export", "Data", first}, loc1...)...)

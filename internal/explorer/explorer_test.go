@@ -3,6 +3,8 @@ package explorer_test
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -210,5 +212,30 @@ func TestExport(t *testing.T) {
 	_, body, _ = get(t, client(t), hs.URL+"/-/explorer/a/devstoreaccount1/t/Things/export?format=csv")
 	if body != "PartitionKey,RowKey,N@Edm.Int64\r\na,1,7\r\nb,1,7\r\n" {
 		t.Errorf("csv: %q", body)
+	}
+}
+
+// A table is browsed a page at a time, by continuation.
+func TestBrowsePages(t *testing.T) {
+	hs, acct := newServer(t, true, nil)
+	ctx := context.Background()
+	tb, _ := acct.CreateTable(ctx, "Many")
+	for i := 0; i < 60; i++ {
+		if _, err := tb.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%02d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := client(t)
+	_, body, _ := get(t, c, hs.URL+"/-/explorer/a/devstoreaccount1/t/Many")
+	if n := strings.Count(body, `class="entity-link"`); n != 50 || !strings.Contains(body, ">r49<") || strings.Contains(body, ">r50<") {
+		t.Fatalf("first page: %d rows", n)
+	}
+	m := regexp.MustCompile(`href="([^"]+)" id="next-page"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("no next page link")
+	}
+	_, body, _ = get(t, c, hs.URL+html.UnescapeString(m[1]))
+	if n := strings.Count(body, `class="entity-link"`); n != 10 || !strings.Contains(body, ">r50<") || strings.Contains(body, `id="next-page"`) || !strings.Contains(body, `id="first-page"`) {
+		t.Fatalf("second page: %d rows", n)
 	}
 }
