@@ -176,7 +176,7 @@ func benchTable(b *testing.B, eng storage.Engine) (*Table, uint64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return t, a.tables["bench"].ID
+	return t, a.cat.Load().byName["bench"].id
 }
 
 // benchRecord is the record localtable stores for benchProps.

@@ -28,16 +28,25 @@ type clock struct {
 // second. A reopen resumes at most this far ahead of the last write.
 const clockReserve = ticksPerSecond
 
-// next returns the next Timestamp tick.
+// next returns the next Timestamp tick. It never returns a tick outside
+// [minTicks, maxTicks], nor one it returned before: a source outside the
+// range is ErrClockOutOfRange, and so is every call after the one that
+// returned maxTicks.
 func (c *clock) next() (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := TimeToTicks(c.now())
+	t, err := clockTicks(c.now())
+	if err != nil {
+		return 0, err
+	}
 	if t <= c.last {
+		if c.last >= maxTicks {
+			return 0, newError(ErrClockOutOfRange, "the account's Timestamps are spent: a write was stamped %s, the last Timestamp there is, and Timestamps never repeat", FormatDateTime7(MaxDateTime))
+		}
 		t = c.last + 1
 	}
 	if t > c.reserved {
-		mark := t + clockReserve
+		mark := min(t+clockReserve, maxTicks) // t <= maxTicks: no overflow
 		if err := c.persist(mark); err != nil {
 			return 0, err
 		}
@@ -45,6 +54,15 @@ func (c *clock) next() (int64, error) {
 	}
 	c.last = t
 	return t, nil
+}
+
+// clockTicks converts a time of the clock to ticks, or fails with
+// ErrClockOutOfRange if it is outside the range of Timestamps.
+func clockTicks(now time.Time) (int64, error) {
+	if now.Before(MinDateTime) || now.After(MaxDateTime) {
+		return 0, newError(ErrClockOutOfRange, "the clock says %s, outside the range of Timestamps %s to %s", now.UTC().Format(time.RFC3339Nano), FormatDateTime(MinDateTime), FormatDateTime7(MaxDateTime))
+	}
+	return TimeToTicks(now), nil
 }
 
 func encodeTicks(t int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(t)) }

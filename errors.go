@@ -100,8 +100,23 @@ var (
 	ErrNotImplemented        = sentinel(CodeNotImplemented, http.StatusNotImplemented, "The requested operation is not implemented.")
 )
 
+// ErrClockOutOfRange is the error of a write when the account's clock
+// (Options.Clock) is outside the range of Timestamps, 1601-01-01 to
+// 9999-12-31T23:59:59.9999999Z, and of Open on such a clock. It is also
+// the error of every write after one stamped with the last Timestamp of the
+// range: Timestamps strictly increase and ETags never repeat, so the
+// account can stamp nothing more (it can still be read and deleted from).
+// It is a fault of the server, not of the request: InternalError, 500.
+var ErrClockOutOfRange = sentinel(CodeInternalError, http.StatusInternalServerError, "The server's clock is outside the range of entity Timestamps.")
+
 // ErrClosed is returned by operations on a closed Account.
 var ErrClosed = errors.New("localtable: account closed")
+
+// ErrEngineInUse is returned by Open when Options.Engine belongs to an
+// Account that is open. An engine holds one account: two Accounts over it
+// would both number their tables from 1, mixing their entities and
+// defeating each other's ETags.
+var ErrEngineInUse = errors.New("localtable: the engine belongs to another open Account")
 
 // newError returns an Error of the sentinel's kind with a detailed message.
 func newError(s *Error, format string, args ...any) *Error {

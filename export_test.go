@@ -15,3 +15,25 @@ func SetPartitionBatch(n int) (restore func()) {
 	partitionBatch = n
 	return func() { partitionBatch = old }
 }
+
+// SetBeforeCommitHook makes every entity write of a (single or
+// transaction) call h just before it commits, after its reads and checks,
+// with the locks it holds held. Set it before the writes it should see.
+func SetBeforeCommitHook(a *Account, h func(table string, actions []Action)) {
+	a.beforeCommit = h
+}
+
+// DecodeCatalogRecord decodes a table's catalog record into its ID and
+// name.
+func DecodeCatalogRecord(v []byte) (id uint64, name string, err error) {
+	r, err := decodeTableRecord(v)
+	return r.ID, r.Name, err
+}
+
+// SetBeforeCatalogCommitHook makes CreateTable and DeleteTable call h
+// just before they commit, with the locks they hold held (op "create" or
+// "delete"), and DeleteTable call it after its commit, before the catalog
+// without the table is published (op "delete-committed").
+func SetBeforeCatalogCommitHook(a *Account, h func(op, table string)) {
+	a.beforeCatalogCommit = h
+}

@@ -89,6 +89,10 @@ func (r KeyRange) Intersect(o KeyRange) (KeyRange, bool) {
 
 // Predicate selects entities in a query. Package filter's parsed and built
 // filters implement it; so may your own types.
+//
+// A Predicate may also have a method Err() error, as package filter's do,
+// reporting that it could not be built: a query whose Predicate's Err is
+// not nil fails with that error before it scans.
 type Predicate interface {
 	// Match reports whether e satisfies the predicate. It reads e through
 	// e.Property, so PartitionKey, RowKey and Timestamp are visible. e is
@@ -102,4 +106,12 @@ type Predicate interface {
 	KeyRanges() (ranges []KeyRange, ok bool)
 	// String returns the predicate in the service's $filter syntax.
 	String() string
+}
+
+// predicateErr returns the error of a Predicate with an Err method.
+func predicateErr(p Predicate) error {
+	if e, ok := p.(interface{ Err() error }); ok {
+		return e.Err()
+	}
+	return nil
 }

@@ -153,7 +153,11 @@ type scanSpec struct {
 func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (QueryPage, error) {
 	var page QueryPage
 	a := t.a
-	if err := a.check(ctx); err != nil {
+	if err := a.enter(ctx); err != nil {
+		return page, err
+	}
+	defer a.exit()
+	if err := predicateErr(opts.Filter); err != nil {
 		return page, err
 	}
 	var after Key
@@ -175,20 +179,14 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 		page.Stats.FullScan = true
 	}
 
-	a.mu.RLock()
-	rec, err := a.lookup(t.name)
-	var snap storage.Snapshot
-	if err == nil {
-		snap, err = a.eng.NewSnapshot()
-	}
-	a.mu.RUnlock()
+	rec, snap, err := a.tableSnapshot(t.name)
 	if err != nil {
 		return page, err
 	}
 	defer snap.Close()
 
 	sel := makeSelection(opts.Select)
-	prefix := keyenc.AppendTableID(nil, rec.ID)
+	prefix := keyenc.AppendTableID(nil, rec.id)
 	tableEnd := keyenc.PrefixEnd(prefix)
 	for ri, r := range ranges {
 		if !after.IsZero() && (r.Start.IsZero() || r.Start.Compare(after) < 0) {
@@ -248,7 +246,7 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		if page.Stats.Scanned%1024 == 1023 {
-			if err := ctx.Err(); err != nil {
+			if err := t.a.interrupted(ctx); err != nil {
 				return false, false, err
 			}
 		}
@@ -437,22 +435,17 @@ func (t *Table) Partitions(ctx context.Context) iter.Seq2[string, error] {
 // PartitionKey after when started, from the start otherwise.
 func (t *Table) partitions(ctx context.Context, after string, started bool, max int) ([]string, error) {
 	a := t.a
-	if err := a.check(ctx); err != nil {
+	if err := a.enter(ctx); err != nil {
 		return nil, err
 	}
-	a.mu.RLock()
-	rec, err := a.lookup(t.name)
-	var snap storage.Snapshot
-	if err == nil {
-		snap, err = a.eng.NewSnapshot()
-	}
-	a.mu.RUnlock()
+	defer a.exit()
+	rec, snap, err := a.tableSnapshot(t.name)
 	if err != nil {
 		return nil, err
 	}
 	defer snap.Close()
 
-	prefix := keyenc.AppendTableID(nil, rec.ID)
+	prefix := keyenc.AppendTableID(nil, rec.id)
 	it, err := snap.NewIter(&storage.IterOptions{LowerBound: prefix, UpperBound: keyenc.PrefixEnd(prefix)})
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
 )
 
 // keyPred is a test Predicate: entities in ranges (and, when match is set,
@@ -307,6 +308,36 @@ func TestQueryMaxBytes(t *testing.T) {
 		}
 		if !slices.Equal(sizes, []int{4, 4, 2}) {
 			t.Errorf("page sizes %v, want [4 4 2]", sizes)
+		}
+	})
+}
+
+// TestQueryPredicateErr: a query whose Predicate reports an error through
+// an Err method (a filter the builder could not build) fails with that
+// error instead of scanning; so does a table listing.
+func TestQueryPredicateErr(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, eng engine) {
+		a, tbl := newTable(t, eng)
+		fill(t, tbl, 1, 3)
+		bad := filter.Or(filter.PartitionKey().Eq("p000"), filter.Prop("N").Eq(uint64(1)<<63))
+		if _, err := tbl.Query(ctx, localtable.QueryOptions{Filter: bad}); err == nil || err != bad.Err() || !errors.Is(err, localtable.ErrInvalidInput) {
+			t.Errorf("Query: %v, want %v", err, bad.Err())
+		}
+		for _, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: bad}) {
+			if err != bad.Err() {
+				t.Errorf("QueryAll: %v", err)
+			}
+		}
+		if _, err := tbl.Count(ctx, bad); err != bad.Err() {
+			t.Errorf("Count: %v", err)
+		}
+		if _, err := a.ListTables(ctx, localtable.ListTablesOptions{Filter: filter.Prop("Table-Name").Eq("x")}); !errors.Is(err, localtable.ErrInvalidInput) {
+			t.Errorf("ListTables: %v", err)
+		}
+		// A valid built filter queries as usual.
+		page, err := tbl.Query(ctx, localtable.QueryOptions{Filter: filter.Or(filter.PartitionKey().Eq("p000"), filter.Prop("N").Eq(1))})
+		if err != nil || len(page.Entities) != 3 {
+			t.Errorf("valid filter: %d entities, %v", len(page.Entities), err)
 		}
 	})
 }

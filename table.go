@@ -87,12 +87,11 @@ type GetOptions struct {
 // Get reads one entity by its keys, or fails with ErrEntityNotFound.
 func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entity, error) {
 	a := t.a
-	if err := a.check(ctx); err != nil {
+	if err := a.enter(ctx); err != nil {
 		return Entity{}, err
 	}
-	a.mu.RLock()
-	rec, err := a.lookup(t.name)
-	a.mu.RUnlock()
+	defer a.exit()
+	lt, err := a.lookup(t.name)
 	if err != nil {
 		return Entity{}, err
 	}
@@ -102,8 +101,14 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 	if err := validateKey(RowKeyName, rk); err != nil {
 		return Entity{}, err
 	}
-	key := keyenc.AppendEntityKey(make([]byte, 0, keyenc.TablePrefixLen+len(pk)+len(rk)+8), rec.ID, pk, rk)
+	key := keyenc.AppendEntityKey(make([]byte, 0, keyenc.TablePrefixLen+len(pk)+len(rk)+8), lt.id, pk, rk)
 	val, c, err := a.eng.Get(key)
+	if lt.dropped.Load() { // deleted under the read, which may have seen it
+		if err == nil {
+			c.Close()
+		}
+		return Entity{}, errDropped(t.name)
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return Entity{}, newError(ErrEntityNotFound, "entity (%q, %q) does not exist in table %q", abbrev(pk), abbrev(rk), t.name)
 	}

@@ -120,16 +120,23 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 		}
 	}
 
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	if a.closed.Load() {
-		return nil, ErrClosed
+	if err := a.enter(ctx); err != nil {
+		return nil, err
 	}
-	rec, err := a.lookup(t.name)
+	defer a.exit()
+	lt, err := a.lookup(t.name)
 	if err != nil {
 		return nil, fail(0, err)
 	}
-	part := a.partition(rec.ID, actions[0].Entity.PartitionKey)
+	// The table's lock, held shared until the commit, keeps DeleteTable
+	// from removing the table meanwhile; a table it removed since the
+	// lookup is dropped.
+	lt.mu.RLock()
+	defer lt.mu.RUnlock()
+	if lt.dropped.Load() {
+		return nil, fail(0, errDropped(t.name))
+	}
+	part := a.partition(lt.id, actions[0].Entity.PartitionKey)
 	part.Lock()
 	defer part.Unlock()
 
@@ -142,7 +149,7 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 	for i := range actions {
 		act := &actions[i]
 		e := &act.Entity
-		key = keyenc.AppendEntityKey(key[:0], rec.ID, e.PartitionKey, e.RowKey)
+		key = keyenc.AppendEntityKey(key[:0], lt.id, e.PartitionKey, e.RowKey)
 		merge := act.Type == ActionUpdateMerge || act.Type == ActionUpsertMerge
 		cur, curTicks, exists, err := t.read(key, merge)
 		if err != nil {
@@ -181,6 +188,9 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 			return nil, err
 		}
 		tags[i] = tag
+	}
+	if h := a.beforeCommit; h != nil {
+		h(t.name, actions)
 	}
 	if err := b.Commit(true); err != nil {
 		return nil, err

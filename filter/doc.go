@@ -8,7 +8,7 @@
 // it can be passed to a query, and its String is canonical $filter syntax
 // to send to the real service. An Expr is a node of its syntax tree
 // (*Comparison, *Constant, *AndExpr, *OrExpr, *NotExpr). A Field names a
-// property for the builder: filter.Prop("Age").Gt(int32(30)).
+// property for the builder: filter.Prop("Age").Gt(30).
 //
 // # Syntax
 //
@@ -53,15 +53,19 @@
 // the OData library behind the service. Property names are identifiers: a
 // letter or '_' followed by letters, digits and '_'.
 //
-// Parse enforces the service's limit of 15 comparisons (MaxComparisons),
-// counting each comparison and each bare property, but not the Boolean
-// literals, which compare nothing; ParseWithOptions lifts it for embedded
-// use. Nesting of parentheses and
-// not is limited to MaxDepth levels. An empty filter is an error: a query
-// without a filter passes a nil predicate. Errors are *SyntaxError, with
-// the byte offset of the problem and what was expected there; they
-// satisfy errors.Is(err, localtable.ErrInvalidInput), so the HTTP layer
-// answers 400 InvalidInput as the service does.
+// Parse enforces the service's documented limit of 15 discrete
+// comparisons (MaxComparisons), counting each comparison and each bare
+// property, but not the Boolean literals, which compare nothing;
+// ParseWithOptions lifts it for embedded use. The service documents no
+// other limit. Two hard caps hold whatever the options: nesting of
+// parentheses and not is limited to MaxDepth levels, and a filter to
+// MaxLength bytes (1 MiB), so that no input can make parsing or planning
+// slow: a filter of that size parses and plans in well under a second,
+// and a longer one is refused before it is read. An empty filter is an
+// error: a query without a filter passes a nil predicate. Errors are
+// *SyntaxError, with the byte offset of the problem and what was expected
+// there; they satisfy errors.Is(err, localtable.ErrInvalidInput), so the
+// HTTP layer answers 400 InvalidInput as the service does.
 //
 // # Evaluation
 //
@@ -106,6 +110,15 @@
 // nothing and scans the table. not of a constant is the other constant.
 // Explain prints the plan.
 //
+// Planning takes O(n log n) time for n comparisons: a chain such as "a or
+// b or c" is planned as one node, and sets of ranges are united and
+// intersected by sorting and merging, never pairwise against each other.
+// The plan is exact, not approximated, with one bound: narrowing ranges by
+// RowKey, which can multiply them ("(PartitionKey eq 'a' or …) and (RowKey
+// eq '1' or …)" is every pair), adds at most 65,536 ranges to one plan;
+// beyond, the partitions concerned are scanned whole, and Match checks
+// the rest.
+//
 // # Building
 //
 // Prop, PartitionKey, RowKey and Timestamp name a property; the Field's
@@ -114,12 +127,28 @@
 // and Not of the nil Filter that matches everything, are Const(false)).
 // Format binds values into a template:
 //
-//	f, err := filter.Format("PartitionKey eq {} and Age gt {}", pk, int32(30))
+//	f, err := filter.Format("PartitionKey eq {} and Age gt {}", pk, 30)
 //
-// Go values take the Edm types of localtable.AnyValue: int and int64 are
-// Int64 (printed with L), int32 is Int32, float64 Double, time.Time
-// DateTime. Built filters are not subject to the comparison limit; their
-// String is what to send to the service.
+// A Go value's type chooses its literal's Edm type, so that the obvious
+// code matches what it should. An integer of any Go type (int, int64,
+// uint8, a named "type Age int") is an Int32 literal when its value fits
+// Int32, as the unsuffixed "42" of the service's syntax is, and an Int64
+// literal (42L) beyond: an Int32 literal compares by value with Int32,
+// Int64 and Double properties, so filter.Prop("Age").Eq(42) finds 42
+// however it was stored, while an Int64 literal matches only Int64
+// properties. Int64(v) and Int32(v) choose the type explicitly. float64
+// and float32 are Double; string, bool, []byte and named types of those
+// kinds are String, Boolean and Binary; time.Time is DateTime,
+// localtable.GUID Guid, and a localtable.Value is itself.
+//
+// The builder never panics on misuse. An invalid property name, a value
+// without a literal (nil, a struct, a uint64 beyond math.MaxInt64, a
+// string that is not UTF-8, a DateTime outside years 1 to 9999) or an
+// invalid tree given to New makes a Filter that carries the error: Err
+// returns it, And, Or and Not pass it on, the Filter matches nothing, its
+// String does not parse, and a query that uses it fails with the error.
+// Built filters are not subject to the comparison limit; their String is
+// what to send to the service.
 //
 // Filters and syntax trees are immutable and safe for concurrent use.
 package filter

@@ -11,10 +11,14 @@ import (
 
 // Match reports whether e satisfies the filter, evaluated as the service
 // does (see the package documentation for the typing rules). A nil Filter
-// matches every entity.
+// matches every entity; a Filter that carries an error (see Err) matches
+// none.
 func (f *Filter) Match(e *localtable.Entity) bool {
-	if f == nil {
+	switch {
+	case f == nil:
 		return true
+	case f.err != nil:
+		return false
 	}
 	return Eval(f.root, e)
 }

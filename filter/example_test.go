@@ -1,8 +1,10 @@
 package filter_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
@@ -43,7 +45,7 @@ func ExamplePartitionKey() {
 	f := filter.And(
 		filter.PartitionKey().Eq("it's"),
 		filter.RowKey().Ge("a"),
-		filter.Or(filter.Prop("Age").Gt(localtable.Int32Value(30)), filter.Prop("Big").Lt(int64(5))),
+		filter.Or(filter.Prop("Age").Gt(localtable.Int32Value(30)), filter.Prop("Big").Lt(filter.Int64(5))),
 	)
 	fmt.Println(f)
 	// Output:
@@ -91,4 +93,81 @@ func ExampleConst() {
 	// false or RowKey eq 'r'
 	// no ranges: nothing can match
 	// residual: PartitionKey eq 'a' and false
+}
+
+func ExampleField_Eq() {
+	// A Go integer that fits Int32 is written as an Int32 literal, which
+	// compares by value with Int32, Int64 and Double properties, as in the
+	// service: Eq(42) finds 42 whatever numeric type it was stored as.
+	type Age int
+	f := filter.Prop("Age").Eq(Age(42))
+	for _, v := range []localtable.Value{localtable.Int32Value(42), localtable.Int64Value(42), localtable.DoubleValue(42)} {
+		e := (&localtable.Entity{PartitionKey: "p", RowKey: "r"}).Set("Age", v)
+		fmt.Println(f, v.Kind(), f.Match(e))
+	}
+	// Beyond Int32's range the literal is Int64.
+	fmt.Println(filter.Prop("Big").Eq(uint64(5_000_000_000)))
+	// Output:
+	// Age eq 42 Edm.Int32 true
+	// Age eq 42 Edm.Int64 true
+	// Age eq 42 Edm.Double true
+	// Big eq 5000000000L
+}
+
+func ExampleInt64() {
+	// An Int64 literal compares with Int64 properties only.
+	f := filter.Prop("N").Eq(filter.Int64(42))
+	i32 := (&localtable.Entity{}).Set("N", localtable.Int32Value(42))
+	i64 := (&localtable.Entity{}).Set("N", localtable.Int64Value(42))
+	fmt.Println(f, f.Match(i32), f.Match(i64))
+	// Output:
+	// N eq 42L false true
+}
+
+func ExampleInt32() {
+	f, err := filter.Format("N ge {} and M lt {}", filter.Int32(-7), filter.Int64(-7))
+	fmt.Println(f, err)
+	// Output:
+	// N ge -7 and M lt -7L <nil>
+}
+
+func ExampleFilter_Err() {
+	// Misuse does not panic: the filter carries the error, matches
+	// nothing, and a query that uses it fails with the error.
+	f := filter.And(
+		filter.PartitionKey().Eq("p"),
+		filter.Prop("Size").Lt(uint64(1)<<63),
+	)
+	fmt.Println(f.Err())
+	fmt.Println(errors.Is(f.Err(), localtable.ErrInvalidInput), f.Match(&localtable.Entity{PartitionKey: "p"}))
+
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	tbl, _ := acct.CreateTable(context.Background(), "Files")
+	_, err := tbl.Query(context.Background(), localtable.QueryOptions{Filter: f})
+	fmt.Println(err == f.Err())
+	// Output:
+	// localtable: InvalidInput: filter: Size lt: integer 9223372036854775808 (uint64) is beyond Int64's range and has no literal
+	// true false
+	// true
+}
+
+func ExampleParseWithOptions() {
+	// Embedded use may lift the service's limit of 15 comparisons…
+	s := "PartitionKey eq 'p0'"
+	for i := 1; i < 20; i++ {
+		s += fmt.Sprintf(" or PartitionKey eq 'p%d'", i)
+	}
+	_, err := filter.Parse(s)
+	fmt.Println(err)
+	f, err := filter.ParseWithOptions(s, filter.Options{})
+	rs, _ := f.KeyRanges()
+	fmt.Println(len(rs), err)
+	// …but not MaxLength, which keeps parsing and planning fast.
+	_, err = filter.ParseWithOptions(s+strings.Repeat(" ", filter.MaxLength), filter.Options{})
+	fmt.Println(err)
+	// Output:
+	// filter: syntax error at offset 378: too many comparisons: at most 15 are allowed
+	// 20 <nil>
+	// filter: syntax error at offset 1048576: filter too long: 1049062 bytes, at most 1048576 are allowed
 }

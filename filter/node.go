@@ -224,9 +224,11 @@ func formatDouble(f float64) string {
 // gives canonical $filter syntax to send to the real service.
 //
 // A nil *Filter matches every entity, plans a full scan and prints as "".
-// A Filter is immutable and safe for concurrent use.
+// A Filter built from invalid input carries an error instead of a tree:
+// see Err. A Filter is immutable and safe for concurrent use.
 type Filter struct {
 	root Expr
+	err  error // why the builder could not build root
 
 	// The plan, computed once on first use: filters are immutable.
 	planOnce sync.Once
@@ -234,16 +236,38 @@ type Filter struct {
 	bounded  bool
 }
 
-// New returns a Filter of the expression e. It panics if e is nil.
+// New returns a Filter of the expression e. If e is nil or has a nil
+// node, a property name no filter can write, an unknown operator, or a
+// literal value without a literal form (null, a string that is not valid
+// UTF-8, a DateTime outside years 1 to 9999), the Filter carries the
+// error: see Err.
 func New(e Expr) *Filter {
-	if e == nil {
-		panic("filter: New(nil)")
+	if err := validate(e); err != nil {
+		return &Filter{err: err}
 	}
 	return &Filter{root: e}
 }
 
+// Err returns the error of a Filter that could not be built: an invalid
+// property name, a value without a literal, an invalid tree given to New.
+// It is nil for a valid or a parsed Filter, and for a nil Filter. The
+// error wraps localtable.ErrInvalidInput.
+//
+// A Filter with an error matches no entity and plans no ranges, its
+// String does not parse (so the service refuses it too), and a query
+// given it as its filter fails with the error: localtable's queries
+// (Table.Query, QueryAll, Count, QueryAs) and Account.ListTables check Err
+// before they scan. Builders combine
+// errors: And, Or and Not of a Filter with an error carry it.
+func (f *Filter) Err() error {
+	if f == nil {
+		return nil
+	}
+	return f.err
+}
+
 // Expr returns the root of the filter's syntax tree, or nil for a nil
-// Filter.
+// Filter or one that carries an error.
 func (f *Filter) Expr() Expr {
 	if f == nil {
 		return nil
@@ -252,10 +276,14 @@ func (f *Filter) Expr() Expr {
 }
 
 // String returns the filter in canonical $filter syntax. Parsing it yields
-// an identical tree.
+// an identical tree. For a Filter that carries an error it returns
+// "<invalid filter: …>" with the error, which does not parse.
 func (f *Filter) String() string {
-	if f == nil {
+	switch {
+	case f == nil:
 		return ""
+	case f.err != nil:
+		return "<invalid filter: " + f.err.Error() + ">"
 	}
 	return f.root.String()
 }

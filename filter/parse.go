@@ -20,8 +20,17 @@ const MaxComparisons = 15
 // the parser accepts.
 const MaxDepth = 100
 
+// MaxLength is the longest filter, in bytes, that ParseWithOptions
+// accepts, whatever its Options: a hard cap, so that no input can make
+// parsing and planning slow. Parsing is linear in the length and planning
+// O(n log n) in the number of comparisons, so a filter of MaxLength bytes
+// is parsed and planned in well under a second; a longer one is refused
+// at once. The service's own limit, MaxComparisons, is far smaller.
+const MaxLength = 1 << 20
+
 // Options configure ParseWithOptions. The zero Options impose no
 // comparison limit, for embedded use; Parse uses the service's limits.
+// MaxDepth and MaxLength hold whatever the Options.
 type Options struct {
 	// MaxComparisons is the largest number of comparisons allowed; zero or
 	// negative means unlimited.
@@ -56,8 +65,13 @@ func Parse(s string) (*Filter, error) {
 	return ParseWithOptions(s, Options{MaxComparisons: MaxComparisons})
 }
 
-// ParseWithOptions is Parse with configurable limits.
+// ParseWithOptions is Parse with configurable limits. Whatever opts say,
+// a filter longer than MaxLength bytes is refused, as is nesting deeper
+// than MaxDepth.
 func ParseWithOptions(s string, opts Options) (f *Filter, err error) {
+	if len(s) > MaxLength {
+		return nil, &SyntaxError{MaxLength, fmt.Sprintf("filter too long: %d bytes, at most %d are allowed", len(s), MaxLength)}
+	}
 	if !utf8.ValidString(s) {
 		for i := 0; i < len(s); {
 			r, n := utf8.DecodeRuneInString(s[i:])

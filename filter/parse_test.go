@@ -276,11 +276,12 @@ func TestDepthLimit(t *testing.T) {
 		t.Fatalf("depth %d: %v", filter.MaxDepth+1, err)
 	}
 	// Deep input fails fast rather than overflowing the stack.
-	if _, err := filter.Parse(nest(1_000_000)); err == nil {
-		t.Fatal("depth 1e6: no error")
+	// (within MaxLength, so that the depth limit is what refuses them).
+	if _, err := filter.Parse(nest(500_000)); !errors.As(err, &se) || !strings.Contains(se.Msg, "nested too deeply") {
+		t.Fatalf("depth 5e5: %v", err)
 	}
-	if _, err := filter.Parse(strings.Repeat("not ", 1_000_000) + "A"); err == nil {
-		t.Fatal("1e6 nots: no error")
+	if _, err := filter.Parse(strings.Repeat("not ", 250_000) + "A"); !errors.As(err, &se) || !strings.Contains(se.Msg, "nested too deeply") {
+		t.Fatalf("2.5e5 nots: %v", err)
 	}
 	// "not (…)" counts once, so printing a bare Boolean as "not (A eq true)"
 	// stays within the limit.
@@ -300,5 +301,29 @@ func TestDepthLimit(t *testing.T) {
 	}
 	if _, err := filter.Parse(strings.Repeat("not ", filter.MaxDepth+1) + "true"); err == nil {
 		t.Fatal("too deep nots of true: no error")
+	}
+}
+
+// TestLengthLimit: MaxLength is a hard cap, whatever the Options: a longer
+// filter is refused before it is read, with a *SyntaxError at the offset
+// where the filter became too long, an InvalidInput error.
+func TestLengthLimit(t *testing.T) {
+	long := "A eq '" + strings.Repeat("x", filter.MaxLength-8) + "'"
+	if len(long) != filter.MaxLength-1 {
+		t.Fatal(len(long))
+	}
+	for _, s := range []string{long, long + " "} {
+		if _, err := filter.ParseWithOptions(s, filter.Options{}); err != nil {
+			t.Errorf("%d bytes: %v", len(s), err)
+		}
+	}
+	for _, s := range []string{long + "  ", strings.Repeat("A eq 1 or ", filter.MaxLength/10+1) + "A eq 1", "\xff  " + long} {
+		for _, opts := range []filter.Options{{}, {MaxComparisons: 15}} {
+			_, err := filter.ParseWithOptions(s, opts)
+			var se *filter.SyntaxError
+			if !errors.As(err, &se) || se.Offset != filter.MaxLength || !strings.Contains(se.Msg, "too long") || !errors.Is(err, localtable.ErrInvalidInput) {
+				t.Errorf("%d bytes: %v", len(s), err)
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
@@ -273,7 +274,175 @@ func TestBuilderRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 	}
-	if s := fmt.Sprint(filter.Or(filter.RowKey().Lt("a"), filter.Not(filter.Timestamp().Ge(int64(1))))); !strings.Contains(s, "not (Timestamp ge 1L)") {
+	if s := fmt.Sprint(filter.Or(filter.RowKey().Lt("a"), filter.Not(filter.Timestamp().Ge(filter.Int64(1))))); !strings.Contains(s, "not (Timestamp ge 1L)") {
 		t.Errorf("got %s", s)
+	}
+}
+
+// TestPlanMatchesReference: the planner gives exactly the ranges of the
+// reference planner (the simple pairwise one it replaced) on random
+// filters: the general ones of gen.expr, and ors of ands of ors of key
+// comparisons, nested left and right, which make many ranges.
+func TestPlanMatchesReference(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(5, 6))}
+	several := 0
+	for i := range 16000 {
+		var x filter.Expr
+		if i%2 == 0 {
+			x = g.keyExpr(1+i%3, i%4 == 0)
+		} else {
+			x = g.expr(1 + i%6)
+		}
+		f := filter.New(x)
+		got, ok := f.KeyRanges()
+		want, wok := filter.RefKeyRanges(f)
+		if ok != wok || !sameRanges(got, want) {
+			t.Fatalf("%s:\n got %v ok=%v\nwant %v ok=%v", f, got, ok, want, wok)
+		}
+		if ok && len(got) > 1 {
+			several++
+		}
+	}
+	if several < 1000 {
+		t.Errorf("weak test: %d filters with several ranges", several)
+	}
+}
+
+// keyExpr returns an or (an and, if and) of 1 to 5 operands, each of the
+// other operator down to depth levels, then key comparisons. Operands are
+// joined to the left or to the right at random, as the parser and the
+// builder nest them.
+func (g gen) keyExpr(depth int, and bool) filter.Expr {
+	if depth == 0 {
+		switch n := g.r.IntN(10); {
+		case n < 5:
+			return &filter.Comparison{Property: "PartitionKey", Op: filter.OpEq, Value: localtable.StringValue(g.key())}
+		case n < 9:
+			return g.keyCmp()
+		}
+		return g.expr(0)
+	}
+	x := g.keyExpr(depth-1, !and)
+	for range g.r.IntN(5) {
+		l, r := x, g.keyExpr(depth-1, !and)
+		if g.r.IntN(3) == 0 {
+			l, r = r, l
+		}
+		if and {
+			x = &filter.AndExpr{Left: l, Right: r}
+		} else {
+			x = &filter.OrExpr{Left: l, Right: r}
+		}
+	}
+	return x
+}
+
+// keyCmp returns a comparison of PartitionKey or RowKey with a string,
+// mostly eq.
+func (g gen) keyCmp() filter.Expr {
+	op := filter.OpEq
+	if g.r.IntN(2) == 0 {
+		op = allOps[g.r.IntN(len(allOps))]
+	}
+	return &filter.Comparison{Property: props[g.r.IntN(2)], Op: op, Value: localtable.StringValue(g.key())}
+}
+
+// TestPlanBudget: narrowing by RowKey may multiply ranges, up to
+// MaxNarrowGrowth added ranges per plan; beyond, the ranges are left whole,
+// which still contains every match.
+func TestPlanBudget(t *testing.T) {
+	cross := func(pk string, n int) string {
+		return orOf("PartitionKey", pk, 0, n) + " and " + orOf("RowKey", "r", 0, n)
+	}
+	plan := func(s string) []kr {
+		t.Helper()
+		f, err := filter.ParseWithOptions(s, filter.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, ok := f.KeyRanges()
+		if !ok {
+			t.Fatalf("%.40s…: full scan", s)
+		}
+		checkRanges(t, f, rs)
+		return rs
+	}
+	// 200 partitions × 200 RowKeys: 40,000 points, as the reference plans.
+	f, _ := filter.ParseWithOptions(cross("a", 200), filter.Options{})
+	want, _ := filter.RefKeyRanges(f)
+	if got := plan(cross("a", 200)); len(got) != 40000 || !sameRanges(got, want) {
+		t.Errorf("200×200: %d ranges, want the reference's %d", len(got), len(want))
+	}
+	// 300 × 300 would add more than the budget: 300 whole partitions.
+	if filter.MaxNarrowGrowth >= 300*300-300 {
+		t.Fatal("budget too large for the test")
+	}
+	got := plan(cross("a", 300))
+	if len(got) != 300 {
+		t.Fatalf("300×300: %d ranges", len(got))
+	}
+	for i, r := range got {
+		pk := fmt.Sprintf("a%05d", i)
+		if want := rg(pStart(pk), pEnd(pk)); !sameRanges([]kr{r}, []kr{want}) {
+			t.Fatalf("300×300: range %d is %v, want %v", i, r, want)
+		}
+	}
+	// The budget is per plan: the first 200 × 200 spends most of it, and
+	// the second is left whole.
+	got = plan("(" + cross("a", 200) + ") or (" + cross("b", 200) + ")")
+	if len(got) != 40000+200 || !sameRanges(got[:40000], want) {
+		t.Errorf("two 200×200: %d ranges", len(got))
+	}
+}
+
+// TestPlanLarge: filters of up to MaxLength bytes parse and plan quickly,
+// whatever their shape; the pairwise planner took minutes for 1,000
+// or-ed point lookups, and hours for these.
+func TestPlanLarge(t *testing.T) {
+	fill := func(unit, sep string) string {
+		n := (filter.MaxLength + len(sep)) / (len(unit) + len(sep))
+		return strings.Repeat(unit+sep, n-1) + unit
+	}
+	// Deepest and/or alternation: each level ors the one below with point
+	// lookups and ands it with key bounds, so every level replans it all.
+	deep := "PartitionKey eq 'x'"
+	for k := range filter.MaxDepth - 1 {
+		var b strings.Builder
+		b.WriteString("(" + deep + ")")
+		for i := range 200 {
+			fmt.Fprintf(&b, " or PartitionKey eq 'p%03d%04d' and RowKey eq 'r%d'", k, i, i)
+		}
+		deep = b.String() + " and PartitionKey ge 'a' and RowKey ge 'a'"
+	}
+	tests := []struct {
+		name   string
+		s      string
+		ranges int // -1 for a full scan
+	}{
+		{"points", orOfPoints(18000), 18000},
+		{"and of ors", orOf("PartitionKey", "p", 0, 13000) + " and " + orOf("PartitionKey", "p", 6500, 13000), 6500},
+		{"cross", orOf("PartitionKey", "p", 0, 13000) + " and " + orOf("RowKey", "r", 0, 13000), 13000},
+		{"bare properties", fill("A", " or "), -1},
+		{"constants", fill("true", " and "), -1},
+		{"deep", deep, 99*200 + 1},
+	}
+	start := time.Now()
+	for _, test := range tests {
+		if len(test.s) > filter.MaxLength || len(test.s) < filter.MaxLength*6/10 {
+			t.Fatalf("%s: %d bytes", test.name, len(test.s))
+		}
+		f, err := filter.ParseWithOptions(test.s, filter.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", test.name, err)
+		}
+		rs, ok := f.KeyRanges()
+		if ok && len(rs) != test.ranges || !ok && test.ranges != -1 {
+			t.Errorf("%s: %d ranges (ok %v), want %d", test.name, len(rs), ok, test.ranges)
+		}
+	}
+	// Generous for the race detector and a busy machine: it takes well
+	// under a second.
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v", d)
 	}
 }

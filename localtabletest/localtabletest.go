@@ -39,9 +39,12 @@ type Server struct {
 	// answers ServiceClient.GetStatistics.
 	SecondaryURL string
 	// ConnectionString connects the SDKs (aztables.NewServiceClientFromConnectionString,
-	// @azure/data-tables, .NET, Python) to the server. It names both
-	// endpoints (TableEndpoint and TableSecondaryEndpoint).
+	// @azure/data-tables, .NET, Python) to the server's primary endpoint;
+	// the SDKs that reach the secondary on their own derive it from there.
 	ConnectionString string
+	// SecondaryConnectionString connects the SDKs to the secondary
+	// endpoint (see server.SecondaryConnectionString).
+	SecondaryConnectionString string
 	// Client is an aztables client authorized with the account's shared key.
 	Client *aztables.ServiceClient
 	// SecondaryClient is an aztables client of the secondary endpoint,
@@ -238,6 +241,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	}
 	s.SecondaryURL = server.SecondaryEndpoint(s.URL, server.DevAccountName)
 	s.ConnectionString = server.ConnectionString(s.URL, server.DevAccountName, server.DevAccountKey)
+	s.SecondaryConnectionString = server.SecondaryConnectionString(s.URL, server.DevAccountName, server.DevAccountKey)
 	s.Credential, err = aztables.NewSharedKeyCredential(server.DevAccountName, server.DevAccountKey)
 	if err == nil {
 		s.Client, err = aztables.NewServiceClientWithSharedKey(s.URL, s.Credential, s.ClientOptions())

@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/localtabletest"
+	"github.com/localtable/localtable/server"
 )
 
 // batchErr returns the status and the odata.error of a failed
@@ -587,6 +588,66 @@ func TestWireBatchMalformed(t *testing.T) {
 	for rk, status := range map[string]int{"first": http.StatusOK, "second": http.StatusNotFound} {
 		if r, _ := do(t, "GET", base+"/tt1(PartitionKey='p',RowKey='"+rk+"')", nil, ""); r.StatusCode != status {
 			t.Errorf("two changesets: %s: %d, want %d", rk, r.StatusCode, status)
+		}
+	}
+}
+
+// TestWireBatchPackageRules: the rules package batch enforces reach the
+// wire as the service answers them: a GET in a changeset and a 101st
+// operation fail the changeset within a 202 (the GET's response carrying
+// its Content-ID, the count's only the changeset's headers); the body
+// limit is 4 MiB exactly, passed at 4 MiB and answered 413 one byte over.
+func TestWireBatchPackageRules(t *testing.T) {
+	hs, _ := rawServer(t)
+	base := hs.URL + "/devstoreaccount1"
+	insert := func(rk string) string {
+		return csPart("", "POST "+base+"/tt1 HTTP/1.1\r\nContent-Type: application/json\r\nPrefer: return-no-content\r\n\r\n"+
+			`{"PartitionKey":"p","RowKey":"`+rk+`"}`+"\r\n")
+	}
+	exists := func(rk string) bool {
+		r, _ := do(t, "GET", base+"/tt1(PartitionKey='p',RowKey='"+rk+"')", nil, "")
+		return r.StatusCode == http.StatusOK
+	}
+	reTime := regexp.MustCompile(`\\nRequestId:[0-9a-f-]{36}\\nTime:[0-9T:.-]{27}Z"`)
+	get := csPart("", "GET "+base+"/tt1() HTTP/1.1\r\nContent-ID: 4\r\nAccept: application/json;odata=minimalmetadata\r\n\r\n")
+	var many []string
+	for i := range 101 {
+		many = append(many, insert(fmt.Sprint("m", i)))
+	}
+	for _, c := range []struct{ name, body, want string }{
+		{"GET in a changeset", csBody(insert("g"), get),
+			"HTTP/1.1 400 Bad Request\r\nContent-ID: 4\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n" +
+				"Content-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n" +
+				`{"odata.error":{"code":"InvalidInput","message":{"lang":"en-US","value":"1:A query can only be alone in a batch, outside a changeset.$T}}}`},
+		{"101 operations", csBody(many...),
+			"HTTP/1.1 400 Bad Request\r\nX-Content-Type-Options: nosniff\r\nDataServiceVersion: 3.0;\r\n" +
+				"Content-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n" +
+				`{"odata.error":{"code":"InvalidInput","message":{"lang":"en-US","value":"99:The batch request operation exceeds the maximum 100 changes per change set.$T}}}`},
+	} {
+		resp, got := do(t, "POST", base+"/$batch", batchCT, c.body)
+		subs := subResponses(t, resp, got)
+		if len(subs) != 1 || reTime.ReplaceAllString(subs[0], "$$T") != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, subs, c.want)
+		}
+	}
+	if exists("g") || exists("m0") {
+		t.Error("a failed changeset applied")
+	}
+	if resp, got := do(t, "POST", base+"/$batch", batchCT, csBody(many[:100]...)); resp.StatusCode != http.StatusAccepted || strings.Contains(got, "HTTP/1.1 4") || !exists("m99") {
+		t.Errorf("100 operations: %d\n%.300s", resp.StatusCode, got)
+	}
+
+	// A valid body padded (in its epilogue) to 4 MiB, then one byte more.
+	for _, n := range []int{server.MaxBatchBody, server.MaxBatchBody + 1} {
+		rk := fmt.Sprint("size", n)
+		body := csBody(insert(rk))
+		body += strings.Repeat("x", n-len(body))
+		resp, got := do(t, "POST", base+"/$batch", batchCT, body)
+		switch {
+		case n == server.MaxBatchBody && (resp.StatusCode != http.StatusAccepted || !exists(rk)):
+			t.Errorf("%d bytes: %d %.300s", n, resp.StatusCode, got)
+		case n > server.MaxBatchBody && (resp.StatusCode != http.StatusRequestEntityTooLarge || resp.Header.Get("x-ms-error-code") != "RequestBodyTooLarge" || exists(rk)):
+			t.Errorf("%d bytes: %d %s %.300s", n, resp.StatusCode, resp.Header.Get("x-ms-error-code"), got)
 		}
 	}
 }

@@ -13,7 +13,8 @@
 //	http.ListenAndServe("127.0.0.1:10002", srv)
 //
 // The Server is a thin adapter: validation, limits, filters and
-// transactions are the core's, and every core *localtable.Error travels as
+// transactions are the core's, the $batch wire format is package batch's,
+// and every core *localtable.Error travels as
 // the service's status, x-ms-error-code header and error body: odata.error
 // JSON for the JSON operations, the OData XML error for the XML ones (table
 // ACLs, service properties and statistics).

@@ -63,7 +63,13 @@ func (rc *reqCtx) parseSelect() (all, custom []string) {
 // preference returns the Prefer header's return-content or
 // return-no-content, or "".
 func (rc *reqCtx) preference() string {
-	for _, v := range rc.r.Header.Values("Prefer") {
+	return preferenceOf(rc.r.Header.Values("Prefer"))
+}
+
+// preferenceOf returns the return-content or return-no-content among
+// Prefer header values, or "".
+func preferenceOf(values []string) string {
+	for _, v := range values {
 		if hasToken(v, "return-no-content") {
 			return "return-no-content"
 		}

@@ -39,6 +39,9 @@ func (s *Server) route(rc *reqCtx) {
 		return
 	}
 	rest = strings.TrimSuffix(rest, "/")
+	if primary, ok := strings.CutSuffix(name, SecondarySuffix); ok {
+		rest, rc.doubledSecondary = stripDoubledSecondary(rest, primary, r.URL.RawQuery)
+	}
 	if strings.Contains(rest, "/") {
 		rc.fail(errInvalidURI("The requested URI does not represent any resource on the server."))
 		return

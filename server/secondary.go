@@ -94,5 +94,33 @@ func (rc *reqCtx) sharedKeyStrings(lite bool) []string {
 	}
 	r2 := rc.r.WithContext(rc.r.Context())
 	r2.URL = &u
-	return append(out, sign(rc.acct.name, r2))
+	out = append(out, sign(rc.acct.name, r2))
+	if rc.doubledSecondary {
+		// The Python SDK signs the primary URL, /account/…, and then moves
+		// the request to /account-secondary/account/… (see route).
+		u2 := *rc.r.URL
+		u2.RawPath = "/" + rest
+		if u2.Path, err = url.PathUnescape(u2.RawPath); err == nil {
+			r3 := rc.r.WithContext(rc.r.Context())
+			r3.URL = &u2
+			out = append(out, sign(rc.acct.name, r3))
+		}
+	}
+	return out
+}
+
+// stripDoubledSecondary removes the primary account's name from the front
+// of rest, the path after /account-secondary/, when it is there: the
+// Python SDK (azure-data-tables 12.x) sends a path-style request for the
+// secondary to /account-secondary/account/… (it swaps the host part of
+// the URL only). A table named like the account is still reachable as
+// /account-secondary/account() or …/account(PartitionKey=…).
+func stripDoubledSecondary(rest, primary string, query string) (string, bool) {
+	if r, ok := strings.CutPrefix(rest, primary+"/"); ok {
+		return r, true
+	}
+	if rest == primary && strings.Contains(query, "restype=service") {
+		return "", true
+	}
+	return rest, false
 }

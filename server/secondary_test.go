@@ -123,20 +123,35 @@ func TestSDKServiceStats(t *testing.T) {
 	wantCode(t, err, 400, "InvalidQueryParameterValue")
 }
 
-// The connection string names the secondary endpoint; clients made from
-// it reach the primary.
+// The primary connection string names only the primary (Python's SDK
+// takes a TableSecondaryEndpoint for a host name); the secondary
+// connection string makes clients of the secondary.
 func TestSDKConnectionStringSecondary(t *testing.T) {
+	ctx := context.Background()
 	srv := localtabletest.NewServer(t)
-	if !strings.Contains(srv.ConnectionString, ";TableSecondaryEndpoint="+srv.SecondaryURL+";") ||
+	if strings.Contains(srv.ConnectionString, "TableSecondaryEndpoint") ||
 		!strings.Contains(srv.ConnectionString, ";TableEndpoint="+srv.URL+";") {
 		t.Fatalf("connection string %q", srv.ConnectionString)
+	}
+	if !strings.Contains(srv.SecondaryConnectionString, ";TableEndpoint="+srv.SecondaryURL+";") {
+		t.Fatalf("secondary connection string %q", srv.SecondaryConnectionString)
 	}
 	sc, err := aztables.NewServiceClientFromConnectionString(srv.ConnectionString, srv.ClientOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sc.CreateTable(context.Background(), "fromconn", nil); err != nil {
+	if _, err := sc.CreateTable(ctx, "fromconn", nil); err != nil {
 		t.Fatal(err)
+	}
+	sec, err := aztables.NewServiceClientFromConnectionString(srv.SecondaryConnectionString, srv.ClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sec.CreateTable(ctx, "fromsecondary", nil); err == nil {
+		t.Fatal("a table was created through the secondary connection string")
+	}
+	if _, err := sec.GetStatistics(ctx, nil); err != nil {
+		t.Fatalf("stats through the secondary connection string: %v", err)
 	}
 	for _, c := range []struct{ endpoint, want string }{
 		{"http://127.0.0.1:10002/devstoreaccount1", "http://127.0.0.1:10002/devstoreaccount1-secondary"},
@@ -147,8 +162,8 @@ func TestSDKConnectionStringSecondary(t *testing.T) {
 		if got := server.SecondaryEndpoint(c.endpoint, "devstoreaccount1"); got != c.want {
 			t.Errorf("SecondaryEndpoint(%q) = %q, want %q", c.endpoint, got, c.want)
 		}
-		if got := server.ConnectionString(c.endpoint, "devstoreaccount1", "a2V5"); strings.Contains(got, "TableSecondaryEndpoint") != (c.want != "") {
-			t.Errorf("ConnectionString(%q) = %q", c.endpoint, got)
+		if got := server.SecondaryConnectionString(c.endpoint, "devstoreaccount1", "a2V5"); (got != "") != (c.want != "") || c.want != "" && !strings.Contains(got, ";TableEndpoint="+c.want+";") {
+			t.Errorf("SecondaryConnectionString(%q) = %q", c.endpoint, got)
 		}
 	}
 }

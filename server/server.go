@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/batch"
 )
 
 // DevAccountName is the name of the emulator's well-known account.
@@ -33,8 +34,8 @@ const DefaultQueryScanLimit = 100000
 // Body limits.
 const (
 	// MaxBatchBody is the largest $batch request body: 4 MiB, the
-	// service's documented limit.
-	MaxBatchBody = 4 << 20
+	// service's documented limit, enforced by package batch.
+	MaxBatchBody = batch.MaxBodySize
 	// MaxEntityBody is the largest body of a single-entity or table
 	// request. An entity is at most 1 MiB of data; its JSON (base64,
 	// escapes, annotations) may be larger, so this allows 4 MiB too.
@@ -189,10 +190,13 @@ type reqCtx struct {
 	acct      *account
 	acctName  string // the account as addressed: name, or name-secondary
 	secondary bool   // addressed at the read-only secondary endpoint
-	xmlAPI    bool   // an XML operation (ACL, service properties, stats)
-	query     url.Values
-	method    string // the verb, after X-HTTP-Method tunnelling
-	grant     *grant // what the credentials allow; nil: everything
+	// doubledSecondary: the path was /account-secondary/account/…, the
+	// Python SDK's form (stripDoubledSecondary).
+	doubledSecondary bool
+	xmlAPI           bool // an XML operation (ACL, service properties, stats)
+	query            url.Values
+	method           string // the verb, after X-HTTP-Method tunnelling
+	grant            *grant // what the credentials allow; nil: everything
 }
 
 // baseURL returns the account's URL as the client addressed it, such as

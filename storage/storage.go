@@ -29,6 +29,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"io"
 )
@@ -161,3 +162,133 @@ var NopCloser io.Closer = nopCloser{}
 type nopCloser struct{}
 
 func (nopCloser) Close() error { return nil }
+
+// Errors of engines that reach their data over a network, or share it with
+// other processes. The in-process engines never return them.
+var (
+	// ErrUnavailable marks an operation that could not be served because
+	// the engine could not reach its store (a lost connection, a cluster
+	// without a leader, a server shutting down). The operation did not
+	// take effect: a read, or a commit that the store refused before
+	// applying it. Retrying later is safe. Engines wrap it, so test with
+	// errors.Is.
+	ErrUnavailable = errors.New("storage: unavailable")
+
+	// ErrCommitUnknown marks a commit whose outcome is unknown: the
+	// request reached the store, then the connection broke, the store
+	// timed out or the caller's context ended before the answer came. The
+	// batch was applied entirely or not at all, but which one is not
+	// known. Replaying a blind batch could overwrite a later write by
+	// another client; a caller resolves the doubt by reading back what it
+	// wrote, or by committing with conditions (VersionedEngine.CommitIf),
+	// which a replay cannot apply twice.
+	ErrCommitUnknown = errors.New("storage: commit outcome unknown")
+
+	// ErrConditionFailed is returned by VersionedEngine.CommitIf when a
+	// key no longer has the version its Condition names. Nothing of the
+	// batch was applied.
+	ErrConditionFailed = errors.New("storage: condition failed")
+)
+
+// ContextReader is implemented by readers (engines and snapshots) whose
+// reads may wait on I/O that a context should bound, such as a network
+// round trip. The methods are Reader's, bounded by ctx: when ctx ends
+// first they fail with an error that wraps ctx.Err(). An iterator from
+// NewIterContext uses ctx for every read it makes until it is closed.
+type ContextReader interface {
+	GetContext(ctx context.Context, key []byte) (value []byte, closer io.Closer, err error)
+	NewIterContext(ctx context.Context, opts *IterOptions) (Iterator, error)
+}
+
+// ContextCommitter is implemented by batches whose commit may wait on I/O
+// that a context should bound. CommitContext is Commit bounded by ctx. A
+// commit cut short by ctx after its request was sent may still apply: the
+// error then wraps both ctx.Err() and ErrCommitUnknown.
+type ContextCommitter interface {
+	CommitContext(ctx context.Context, sync bool) error
+}
+
+// GetContext reads key through r, bounded by ctx when r implements
+// ContextReader; otherwise it checks ctx once and calls r.Get.
+func GetContext(ctx context.Context, r Reader, key []byte) ([]byte, io.Closer, error) {
+	if cr, ok := r.(ContextReader); ok {
+		return cr.GetContext(ctx, key)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	return r.Get(key)
+}
+
+// NewIterContext opens an iterator on r whose reads ctx bounds when r
+// implements ContextReader; otherwise it checks ctx once and calls
+// r.NewIter.
+func NewIterContext(ctx context.Context, r Reader, opts *IterOptions) (Iterator, error) {
+	if cr, ok := r.(ContextReader); ok {
+		return cr.NewIterContext(ctx, opts)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return r.NewIter(opts)
+}
+
+// CommitContext commits b, bounded by ctx when b implements
+// ContextCommitter; otherwise it checks ctx once and calls b.Commit. A
+// batch not committed because ctx had ended is closed.
+func CommitContext(ctx context.Context, b Batch, sync bool) error {
+	if cc, ok := b.(ContextCommitter); ok {
+		return cc.CommitContext(ctx, sync)
+	}
+	if err := ctx.Err(); err != nil {
+		b.Close()
+		return err
+	}
+	return b.Commit(sync)
+}
+
+// Version identifies one stored version of a key in a VersionedEngine. It
+// changes on every write of the key, including a write of the same value,
+// and never returns to an earlier value, so a key deleted and written
+// again does not get its old Version back (no ABA). An absent key has
+// NoVersion. Versions are comparable only for equality, and only between
+// reads of the same key.
+type Version uint64
+
+// NoVersion is the Version of an absent key.
+const NoVersion Version = 0
+
+// Condition is a precondition of VersionedEngine.CommitIf: Key must still
+// have Version, the Version a read returned (NoVersion: Key must still be
+// absent).
+type Condition struct {
+	Key     []byte
+	Version Version
+}
+
+// VersionedEngine is implemented by engines that several processes can
+// share: it turns the check-then-write of a caller into one atomic step,
+// which an in-process lock can no longer provide once another process
+// writes to the same store.
+//
+// A caller reads with GetVersion, decides, and commits with CommitIf,
+// naming the versions it read; the commit applies only if none of those
+// keys has been written since. On ErrConditionFailed the caller reads
+// again and retries. Optimistic concurrency of this kind is what the
+// table layer needs for ETags, If-Match and entity group transactions
+// across processes.
+type VersionedEngine interface {
+	Engine
+
+	// GetVersion returns the value and Version of key. An absent key
+	// returns ErrNotFound (and NoVersion). The value is valid until
+	// closer.Close is called, as with Reader.Get.
+	GetVersion(ctx context.Context, key []byte) (value []byte, v Version, closer io.Closer, err error)
+
+	// CommitIf applies b atomically and durably if every condition holds
+	// at the moment of the commit, and otherwise applies nothing and
+	// returns an error wrapping ErrConditionFailed. It consumes b, as
+	// Commit does. Conditions may name keys that b does not write; a key
+	// named twice must hold both versions (so only one can pass).
+	CommitIf(ctx context.Context, b Batch, conds []Condition) error
+}

@@ -119,7 +119,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 		fmt.Fprint(w, " ", parts[1])
 	}
 	fmt.Fprintln(w)
-	byProps := filter.And(filter.PartitionKey().Eq(dept), filter.Prop("EmployeeID").Eq(int64(123)))
+	byProps := filter.And(filter.PartitionKey().Eq(dept), filter.Prop("EmployeeID").Eq(123))
 	if _, err := show.Filter(ctx, w, "employee 123, by property (partition scan)", tbl, byProps); err != nil {
 		return err
 	}

@@ -11,8 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
+	"path/filepath"
+	"sync"
 	"sync/atomic"
+	"syscall"
 
 	pdb "github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -64,10 +68,39 @@ func (quietLogger) Errorf(format string, args ...any) {
 }
 func (quietLogger) Fatalf(format string, args ...any) { pdb.DefaultLogger.Fatalf(format, args...) }
 
+// ErrInUse is the error of Open on a directory that is already open: by
+// another process, or by an earlier Open in this process that has not been
+// closed. One directory is one database, and only one DB may write it.
+var ErrInUse = errors.New("storage/pebble: database directory in use")
+
+// inUseError is ErrInUse for one directory.
+type inUseError struct {
+	dir   string
+	cause error // what the lock said
+}
+
+func (e *inUseError) Error() string {
+	return "storage/pebble: open " + e.dir + ": the directory is in use: another process has it open, or this process does and has not closed it (" + e.cause.Error() + ")"
+}
+
+func (e *inUseError) Is(target error) bool { return target == ErrInUse }
+func (e *inUseError) Unwrap() error        { return e.cause }
+
+// openDirs holds the directories of the operating system's file system
+// that this process has open, by their absolute path with symbolic links
+// resolved. File locks exclude other processes but not this one, so Open
+// checks here first.
+var openDirs struct {
+	sync.Mutex
+	m map[string]bool
+}
+
 // DB is a Pebble-backed storage.Engine. It is safe for concurrent use, but
 // Close must not run concurrently with other calls.
 type DB struct {
 	db     *pdb.DB
+	lock   *pdb.Lock         // the directory's lock, released by Close
+	dirKey string            // the key of openDirs, if any
 	commit *pdb.WriteOptions // for Commit(true)
 	closed atomic.Bool
 }
@@ -78,7 +111,9 @@ var (
 )
 
 // Open opens the database in directory dir, creating it if it does not
-// exist. opts may be nil.
+// exist. opts may be nil. A directory holds one open database at a time:
+// if another process has it open, or this one does and has not closed it,
+// Open fails with an error matching ErrInUse that names the directory.
 func Open(dir string, opts *Options) (*DB, error) {
 	var o Options
 	if opts != nil {
@@ -100,15 +135,80 @@ func Open(dir string, opts *Options) (*DB, error) {
 		Cache:  cache,
 		Logger: o.Logger,
 	}
+	d := &DB{commit: pdb.Sync}
+	if err := d.lockDir(dir, o.FS); err != nil {
+		return nil, err
+	}
+	po.Lock = d.lock
 	db, err := pdb.Open(dir, po)
 	if err != nil {
+		d.unlockDir()
 		return nil, fmt.Errorf("storage/pebble: open %s: %w", dir, err)
 	}
-	d := &DB{db: db, commit: pdb.Sync}
+	d.db = db
 	if o.NoSync {
 		d.commit = pdb.NoSync
 	}
 	return d, nil
+}
+
+// lockDir takes the directory's lock (creating the directory) before
+// Pebble opens it, so that a directory in use is told apart from other
+// failures.
+func (d *DB) lockDir(dir string, fsys vfs.FS) error {
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("storage/pebble: open %s: %w", dir, err)
+	}
+	inUse := func(cause error) error { return &inUseError{dir: dir, cause: cause} }
+	if fsys == vfs.Default {
+		key, err := filepath.Abs(dir)
+		if err == nil {
+			key, err = filepath.EvalSymlinks(key)
+		}
+		if err != nil {
+			return fmt.Errorf("storage/pebble: open %s: %w", dir, err)
+		}
+		openDirs.Lock()
+		if openDirs.m[key] {
+			openDirs.Unlock()
+			return inUse(errors.New("opened by this process"))
+		}
+		if openDirs.m == nil {
+			openDirs.m = make(map[string]bool)
+		}
+		openDirs.m[key] = true
+		openDirs.Unlock()
+		d.dirKey = key
+	}
+	lock, err := pdb.LockDirectory(dir, fsys)
+	if err != nil {
+		d.unlockDir()
+		// A lock held elsewhere is EAGAIN or EACCES from fcntl; the same
+		// numbers inside a *fs.PathError come from creating the LOCK file.
+		var pe *fs.PathError
+		if !errors.As(err, &pe) && (errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES)) {
+			return inUse(err)
+		}
+		return fmt.Errorf("storage/pebble: open %s: lock: %w", dir, err)
+	}
+	d.lock = lock
+	return nil
+}
+
+// unlockDir releases what lockDir took.
+func (d *DB) unlockDir() error {
+	var err error
+	if d.lock != nil {
+		err = d.lock.Close()
+		d.lock = nil
+	}
+	if d.dirKey != "" {
+		openDirs.Lock()
+		delete(openDirs.m, d.dirKey)
+		openDirs.Unlock()
+		d.dirKey = ""
+	}
+	return err
 }
 
 // Get implements storage.Reader. The value is valid until the returned
@@ -196,7 +296,12 @@ func (d *DB) Close() error {
 	if d.closed.Swap(true) {
 		return storage.ErrClosed
 	}
-	if err := d.db.Close(); err != nil {
+	err := d.db.Close()
+	// The lock is released even if Close failed: the DB is unusable.
+	if uerr := d.unlockDir(); err == nil {
+		err = uerr
+	}
+	if err != nil {
 		return fmt.Errorf("storage/pebble: close: %w", err)
 	}
 	return nil

@@ -25,7 +25,9 @@ import (
 	"github.com/localtable/localtable/storage"
 )
 
-// Run runs the conformance suite as subtests of t. open must return a new,
+// Run runs the conformance suite as subtests of t; for an engine that
+// implements storage.VersionedEngine, it also checks GetVersion and
+// CommitIf (other engines skip those subtests). open must return a new,
 // empty engine each time it is called; Run closes the engine when the
 // subtest ends (open must not close it itself), and fails the subtest if
 // that Close returns an error other than storage.ErrClosed. open may use t
@@ -70,6 +72,21 @@ func Run(t *testing.T, open func(t *testing.T) storage.Engine) {
 				}
 			})
 			tc.fn(t, e)
+		})
+	}
+	for _, tc := range versionedTests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := open(t)
+			t.Cleanup(func() {
+				if err := e.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
+					t.Errorf("Close: %v", err)
+				}
+			})
+			ve, ok := e.(storage.VersionedEngine)
+			if !ok {
+				t.Skip("the engine does not implement storage.VersionedEngine")
+			}
+			tc.fn(t, ve)
 		})
 	}
 }

@@ -1,0 +1,7 @@
+package filter
+
+// Exported for the external tests.
+var (
+	RefKeyRanges    = refKeyRanges
+	MaxNarrowGrowth = maxNarrowGrowth
+)

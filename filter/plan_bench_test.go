@@ -1,0 +1,59 @@
+package filter_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/localtable/localtable/filter"
+)
+
+// orOfPoints is "(PartitionKey eq 'p0' and RowKey eq 'r0') or …" with n
+// point lookups.
+func orOfPoints(n int) string {
+	terms := make([]string, n)
+	for i := range terms {
+		terms[i] = fmt.Sprintf("(PartitionKey eq 'p%05d' and RowKey eq 'r%05d')", (i*7919)%n, i)
+	}
+	return strings.Join(terms, " or ")
+}
+
+// orOf is "(Prop eq 'prefix0' or Prop eq 'prefix1' or …)" with the values
+// from first to first+n-1.
+func orOf(prop, prefix string, first, n int) string {
+	terms := make([]string, n)
+	for i := range terms {
+		terms[i] = fmt.Sprintf("%s eq '%s%05d'", prop, prefix, first+i)
+	}
+	return "(" + strings.Join(terms, " or ") + ")"
+}
+
+func benchPlan(b *testing.B, s string) {
+	f, err := filter.ParseWithOptions(s, filter.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int
+	for b.Loop() {
+		rs, _ := filter.New(f.Expr()).KeyRanges()
+		n = len(rs)
+	}
+	b.ReportMetric(float64(n), "ranges")
+}
+
+// BenchmarkPlanOr plans or-ed point lookups, the shape of a batch of gets,
+// and ands of two big ors: one intersecting two sets of partitions, one
+// crossing partitions with RowKeys.
+func BenchmarkPlanOr(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 10000} {
+		b.Run(fmt.Sprintf("points=%d", n), func(b *testing.B) { benchPlan(b, orOfPoints(n)) })
+	}
+	for _, n := range []int{10, 100, 1000, 10000} {
+		s := orOf("PartitionKey", "p", 0, n) + " and " + orOf("PartitionKey", "p", n/2, n)
+		b.Run(fmt.Sprintf("andOfOrs=%d", n), func(b *testing.B) { benchPlan(b, s) })
+	}
+	for _, n := range []int{10, 100, 1000} {
+		s := orOf("PartitionKey", "p", 0, n) + " and " + orOf("RowKey", "r", 0, n)
+		b.Run(fmt.Sprintf("pkTimesRk=%d", n), func(b *testing.B) { benchPlan(b, s) })
+	}
+}
