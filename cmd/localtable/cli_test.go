@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -333,6 +334,12 @@ func TestBinaryImportFailuresAndResume(t *testing.T) {
 	if got := ok(t, nil, "", append([]string{"stats", "Things", "-o", "json"}, loc...)...); !strings.Contains(got, `"entities": 397`) {
 		t.Fatalf("stats after resume: %s", got)
 	}
+	// Through a server, too: each failed record by its line.
+	srv := serveBin(t)
+	r = runBin(t, nil, "", "import", "Things", src, "--create", "--endpoint", srv.endpoint)
+	if r.code != 1 || !strings.Contains(r.stdout, "397 written, 0 skipped, 2 failed") || !strings.Contains(r.stdout, "line 151: InvalidInput") {
+		t.Fatalf("import through a server: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 	// --skip N (397 records: line 152 is blank) and --mode insert: the
 	// records on lines 399 and 400 exist.
 	r = runBin(t, nil, "", append([]string{"import", "Things", src, "--skip", "398", "--mode", "insert"}, loc...)...)
@@ -494,7 +501,27 @@ func TestBinaryServeLogsAndExplorer(t *testing.T) {
 	}
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	base := strings.TrimSuffix(p.endpoint, "/devstoreaccount1")
-	resp, err := c.Get(base + "/")
+	// The explorer's bodies are never logged: its login form holds a key.
+	resp, err := c.PostForm(base+"/-/explorer/login", url.Values{"account": {"devstoreaccount1"}, "key": {"c2VjcmV0LWtleQ=="}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	deadline = time.After(20 * time.Second)
+	for logged := false; !logged; {
+		select {
+		case m := <-lines:
+			if m["op"] == "Explorer" && m["method"] == "POST" {
+				if _, has := m["request_body"]; has {
+					t.Fatalf("the explorer's login body was logged: %v", m)
+				}
+				logged = true
+			}
+		case <-deadline:
+			t.Fatal("no log line for the login")
+		}
+	}
+	resp, err = c.Get(base + "/")
 	if err != nil {
 		t.Fatal(err)
 	}

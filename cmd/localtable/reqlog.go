@@ -23,7 +23,10 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx := r.Context()
-		debug := log.Enabled(ctx, slog.LevelDebug)
+		// Bodies at debug, but never the explorer's or the admin
+		// endpoints': a login form holds an account key.
+		p := r.URL.EscapedPath()
+		debug := log.Enabled(ctx, slog.LevelDebug) && p != "/" && !strings.HasPrefix(p, explorerPrefix) && !strings.HasPrefix(p, adminPrefix)
 		var reqBody *bytes.Buffer
 		if debug && r.Body != nil && r.Body != http.NoBody {
 			reqBody = &bytes.Buffer{}
