@@ -60,8 +60,9 @@ and response bodies at debug. SIGINT or SIGTERM finish the requests in
 flight and close the stores; a second signal ends it at once.
 
 The explorer asks for an account's key (a session cookie then holds the
-login), unless --no-auth. Backups of a running server are taken through
-it: see 'localtable backup --help'.`,
+login), unless --no-auth. While it serves, 'localtable backup --endpoint'
+takes a consistent backup through it (GET /-/admin/backup, signed with the
+account key): see 'localtable backup --help'.`,
 		examples: `
 localtable                                        # in memory, Azurite's address and account
 localtable serve --location ./data                # pebble on disk, one directory per account
