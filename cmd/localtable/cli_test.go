@@ -444,6 +444,14 @@ func TestBinaryBackupRestore(t *testing.T) {
 	if !strings.Contains(got, `{"PartitionKey":"new","RowKey":"1","odata.etag"`) {
 		t.Fatal("online backup: the new entity is missing")
 	}
+	// The data directory of a running server is refused offline, with a hint.
+	p2 := serveBin(t, "--location", filepath.Join(dir, "r1"))
+	if r := runBin(t, nil, "", "tables", "--location", filepath.Join(dir, "r1")); r.code != 1 || !strings.Contains(r.stderr, "is a server running on it? then use --endpoint") {
+		t.Fatalf("offline on a served directory: %d %q", r.code, r.stderr)
+	}
+	if out := ok(t, nil, "", "backup", "--out", filepath.Join(dir, "served.ltbk"), "--endpoint", p2.endpoint); !strings.Contains(out, "(pebble)") {
+		t.Fatalf("online backup of a pebble server: %q", out)
+	}
 	// The online backup needs the key.
 	bad := []string{"backup", "--out", filepath.Join(dir, "x.ltbk"), "--endpoint", p.endpoint, "--account-key", "d3Jvbmc="}
 	if r := runBin(t, nil, "", bad...); r.code != 1 || !strings.Contains(r.stderr, "403") {

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/pebble"
@@ -13,7 +13,7 @@ import (
 // commit (bulk loads, which sync at their checkpoints).
 func openPebble(dir string, noSync bool) (storage.Engine, error) {
 	db, err := pebble.Open(dir, &pebble.Options{NoSync: noSync})
-	if err != nil && strings.Contains(err.Error(), "lock") {
+	if errors.Is(err, pebble.ErrInUse) {
 		return nil, fmt.Errorf("%w (is a server running on it? then use --endpoint or --connection-string)", err)
 	}
 	if err != nil {
