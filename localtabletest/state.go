@@ -62,7 +62,7 @@ func (s *Server) SeedJSONL(t testing.TB, table string, r io.Reader) {
 		if len(b) == 0 {
 			continue
 		}
-		e, err := server.DecodeEntity(b)
+		e, err := server.DecodeEntityJSON(b, false)
 		if err != nil {
 			t.Fatalf("localtabletest: SeedJSONL %s: line %d: %v", table, line, err)
 		}
@@ -94,17 +94,17 @@ func toEntity(v any) (localtable.Entity, error) {
 	case *localtable.Entity:
 		return *x, nil
 	case []byte:
-		return server.DecodeEntity(x)
+		return server.DecodeEntityJSON(x, false)
 	case json.RawMessage:
-		return server.DecodeEntity(x)
+		return server.DecodeEntityJSON(x, false)
 	case string:
-		return server.DecodeEntity([]byte(x))
+		return server.DecodeEntityJSON([]byte(x), false)
 	case json.Marshaler, map[string]any:
 		b, err := json.Marshal(x)
 		if err != nil {
 			return localtable.Entity{}, err
 		}
-		return server.DecodeEntity(b)
+		return server.DecodeEntityJSON(b, false)
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer {
@@ -141,7 +141,7 @@ func (s *Server) Dump(t testing.TB, table string) string {
 func jsonLines(es []localtable.Entity) []string {
 	lines := make([]string, len(es))
 	for i := range es {
-		lines[i] = string(server.AppendEntityJSON(nil, &es[i], false)) + "\n"
+		lines[i] = string(server.AppendEntityJSON(nil, &es[i], nil)) + "\n"
 	}
 	return lines
 }

@@ -93,6 +93,11 @@ func decodeEntityKeys(body []byte, needKeys bool) (e localtable.Entity, hasKeys 
 	if err != nil {
 		return e, false, err
 	}
+	return decodeMembers(keys, vals, needKeys)
+}
+
+// decodeMembers is decodeEntityKeys on an object already read.
+func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool) (e localtable.Entity, hasKeys bool, err error) {
 	var havePK, haveRK bool
 	for _, k := range keys {
 		raw := vals[k]

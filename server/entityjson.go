@@ -1,41 +1,63 @@
 package server
 
-import "github.com/localtable/localtable"
+import (
+	"encoding/json"
+	"strings"
 
-// DecodeEntity reads an entity from the service's JSON entity format, as
-// the server reads an Insert Entity body: PartitionKey and RowKey as
-// strings, other values typed by their "Name@odata.type" annotations or,
-// without one, by their JSON type (an integer that fits is Edm.Int32, any
-// other number Edm.Double, true and false Edm.Boolean, a string
-// Edm.String). Timestamp, odata.* members and null values are ignored.
-// Both keys are required; every error is a *localtable.Error with the
-// service's code, as the server would answer it.
-func DecodeEntity(body []byte) (localtable.Entity, error) {
-	return decodeEntity(body, true)
+	"github.com/localtable/localtable"
+)
+
+// This file exports the entity JSON codec (codec.go) for tools that read
+// and write entities in the service's format outside a request: the
+// command's import and export, and the explorer.
+
+// EntityJSONOptions say what AppendEntityJSON writes besides the keys and
+// the custom properties.
+type EntityJSONOptions struct {
+	// System adds odata.etag and Timestamp (annotated Edm.DateTime), as a
+	// response carries them. Readers that write the entity ignore both.
+	System bool
+	// Annotate annotates every Int32 and Double value too
+	// ("Edm.Int32", "Edm.Double"), for clients that re-encode the JSON
+	// they are given: aztables reads an entity into a map[string]any,
+	// which turns the Double 1.0 into the number 1, an Int32 unannotated.
+	Annotate bool
 }
 
-// AppendEntityJSON appends e in the service's JSON entity format, as a
-// query answers at odata=minimalmetadata without its odata.* members:
-// PartitionKey, RowKey, then Timestamp when withTimestamp, then the
-// properties sorted by name, with the annotations the service writes
-// (Edm.Int64, Edm.DateTime, Edm.Guid, Edm.Binary, and Edm.Double for NaN
-// and the infinities). A Double is written with a fraction ("2.0"), so
-// DecodeEntity reads back every value with its type.
-func AppendEntityJSON(b []byte, e *localtable.Entity, withTimestamp bool) []byte {
+// AppendEntityJSON appends e to b as one JSON object of the service's
+// entity format: PartitionKey, RowKey, then the custom properties sorted
+// by name, each annotated with "Name@odata.type" where its JSON form does
+// not name its type (Edm.Int64, Edm.Binary, Edm.DateTime, Edm.Guid, and a
+// non-finite Edm.Double), as at odata=minimalmetadata. Int32 and Double
+// stay apart without annotations: a Double is always written with a
+// fraction or an exponent ("1.0", "1e+21"). DecodeEntityJSON reads it back
+// to an equal entity, so every Edm value round-trips exactly. Null
+// properties are not written.
+func AppendEntityJSON(b []byte, e *localtable.Entity, opts *EntityJSONOptions) []byte {
 	b = append(b, `{"PartitionKey":`...)
 	b = appendJSONString(b, e.PartitionKey)
 	b = append(b, `,"RowKey":`...)
 	b = appendJSONString(b, e.RowKey)
-	if withTimestamp {
-		b = append(b, `,"Timestamp":`...)
-		b = appendJSONString(b, localtable.FormatDateTime7(e.Timestamp))
+	if opts != nil && opts.System {
+		if e.ETag != "" {
+			b = append(b, `,"odata.etag":`...)
+			b = appendJSONString(b, string(e.ETag))
+		}
+		if !e.Timestamp.IsZero() {
+			b = append(b, `,"Timestamp@odata.type":"Edm.DateTime","Timestamp":`...)
+			b = appendJSONString(b, localtable.FormatDateTime7(e.Timestamp))
+		}
 	}
 	for _, name := range sortedNames(e.Properties) {
 		v := e.Properties[name]
 		if v.IsNull() {
 			continue
 		}
-		if ann := annotation(v, metaMinimal); ann != "" {
+		ann := annotation(v, metaMinimal)
+		if ann == "" && opts != nil && opts.Annotate && (v.Kind() == localtable.KindInt32 || v.Kind() == localtable.KindDouble) {
+			ann = v.Kind().String()
+		}
+		if ann != "" {
 			b = append(b, ',')
 			b = appendJSONString(b, name+annotationSuffix)
 			b = append(b, ':')
@@ -47,4 +69,82 @@ func AppendEntityJSON(b []byte, e *localtable.Entity, withTimestamp bool) []byte
 		b = appendValue(b, v)
 	}
 	return append(b, '}')
+}
+
+// DecodeEntityJSON reads one entity from a JSON object of the service's
+// entity format, as the service reads a request body: "Name@odata.type"
+// annotations type the values, unannotated numbers are Edm.Int32 when
+// integral and in range and Edm.Double otherwise, null drops a property,
+// and odata.* members are ignored. Both keys are required. With system,
+// odata.etag and Timestamp, when present, are read into ETag and
+// Timestamp (as a response carries them); otherwise they are ignored, as a
+// write ignores them. Errors are *localtable.Error values with the
+// service's codes (InvalidInput, PropertiesNeedValue,
+// DuplicatePropertiesSpecified).
+func DecodeEntityJSON(data []byte, system bool) (localtable.Entity, error) {
+	keys, vals, ok := scanFlatObject(data)
+	if !ok {
+		var err error
+		if keys, vals, err = readObject(data); err != nil {
+			return localtable.Entity{}, err
+		}
+	}
+	e, _, err := decodeMembers(keys, vals, true)
+	if err != nil || !system {
+		return e, err
+	}
+	if raw, ok := vals["odata.etag"]; ok {
+		var tag string
+		if json.Unmarshal(raw, &tag) == nil {
+			e.ETag = localtable.ETag(tag)
+		}
+	}
+	if raw, ok := vals[localtable.TimestampName]; ok {
+		v, err := decodeValue(localtable.TimestampName, raw, localtable.KindDateTime.String())
+		if err != nil {
+			return e, err
+		}
+		if !v.IsNull() {
+			e.Timestamp = v.Time()
+		}
+	}
+	return e, nil
+}
+
+// ParseValueText reads text as a value of kind, as the service reads a
+// JSON string annotated with that Edm type: integers in decimal, Double
+// also as NaN, Infinity and -Infinity, Boolean as true or false, DateTime
+// in RFC 3339 (UTC when it names no zone), Guid in its 8-4-4-4-12 form,
+// Binary in base64. name names the property in errors, which are
+// *localtable.Error values (InvalidInput).
+func ParseValueText(name, text string, kind localtable.Kind) (localtable.Value, error) {
+	if kind == localtable.KindString {
+		return localtable.StringValue(text), nil
+	}
+	raw := appendJSONString(nil, text)
+	return decodeValue(name, raw, kind.String())
+}
+
+// FormatValueText returns the text of v that ParseValueText reads back to
+// an equal value: the JSON string form of the service's format without
+// quotes (a Double with the shortest digits that round-trip, or NaN,
+// Infinity, -Infinity; a DateTime with up to 7 fractional digits). A null
+// Value is "".
+func FormatValueText(v localtable.Value) string {
+	switch v.Kind() {
+	case localtable.KindNull:
+		return ""
+	case localtable.KindString:
+		return v.Str()
+	case localtable.KindDouble:
+		return localtable.FormatDouble(v.Double())
+	}
+	s := string(appendValue(nil, v))
+	if strings.HasPrefix(s, `"`) {
+		var out string
+		if json.Unmarshal([]byte(s), &out) == nil {
+			return out
+		}
+	}
+	return s
 }

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// env is what a command reads and writes.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+// command is a subcommand of localtable.
+type command struct {
+	name     string
+	args     string // the synopsis after the name, such as "TABLE [flags]"
+	summary  string // one line
+	details  string // paragraphs after the synopsis
+	examples string // lines of example invocations
+	run      func(ctx context.Context, e *env, c *command, args []string) error
+}
+
+// commands are the subcommands, by name; serve is the default.
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// errHelp ends a command that printed its help: exit 0.
+var errHelp = errors.New("help printed")
+
+// usageError is a mistake in the command line: it exits 2 with a hint.
+type usageError struct {
+	cmd string
+	err error
+}
+
+func (u *usageError) Error() string {
+	hint := "localtable --help"
+	if u.cmd != "" {
+		hint = "localtable " + u.cmd + " --help"
+	}
+	return fmt.Sprintf("%v (see '%s')", u.err, hint)
+}
+
+func (u *usageError) Unwrap() error { return u.err }
+
+func usagef(c *command, format string, args ...any) error {
+	name := ""
+	if c != nil {
+		name = c.name
+	}
+	return &usageError{cmd: name, err: fmt.Errorf(format, args...)}
+}
+
+// exitCode is the process's exit status for a command's error.
+func exitCode(err error) int {
+	var u *usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
+}
+
+// flagSet returns an empty flag set for c. Parse errors are reported by
+// the caller, once; -h and --help print c's help.
+func (c *command) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("localtable "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse parses flags and positional arguments in any order (flags may
+// follow the arguments, as in "query Orders --top 5"; "--" ends flags)
+// and checks the number of positional arguments: at least min, at most
+// max (max < 0: no bound).
+func (c *command) parse(e *env, fs *flag.FlagSet, args []string, min, max int) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.printHelp(e.stdout, fs)
+				return nil, errHelp
+			}
+			return nil, usagef(c, "%v", err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	switch {
+	case len(pos) < min:
+		return nil, usagef(c, "too few arguments: localtable %s %s", c.name, c.args)
+	case max >= 0 && len(pos) > max:
+		return nil, usagef(c, "too many arguments (%q): localtable %s %s", pos[max:], c.name, c.args)
+	}
+	return pos, nil
+}
+
+// printHelp writes c's synopsis, description, flags and examples.
+func (c *command) printHelp(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: localtable %s %s\n\n%s\n", c.name, c.args, c.summary)
+	if c.details != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.details))
+	}
+	if fs != nil {
+		has := false
+		fs.VisitAll(func(*flag.Flag) { has = true })
+		if has {
+			fmt.Fprintln(w, "\nFlags:")
+			fs.SetOutput(w)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
+		}
+	}
+	if c.examples != "" {
+		fmt.Fprintln(w, "\nExamples:")
+		for _, l := range strings.Split(strings.TrimSpace(c.examples), "\n") {
+			fmt.Fprintln(w, "  "+strings.TrimSpace(l))
+		}
+	}
+}
+
+// printTopHelp writes the list of commands.
+func printTopHelp(w io.Writer) {
+	fmt.Fprint(w, `localtable serves the Azure Table service's REST protocol over localtable
+accounts (a drop-in for Azurite's table service) and works on their data.
+
+Usage:
+  localtable [serve] [flags]       serve the REST API and the web explorer (the default)
+  localtable <command> [arguments]
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, n := range names {
+		fmt.Fprintf(tw, "  %s\t%s\n", n, commands[n].summary)
+	}
+	tw.Flush()
+	fmt.Fprint(w, `
+The data commands (tables, query, get, put, delete, import, export, stats)
+work on a data directory with --location DIR (offline: no server may be
+running on it), or on a running server with --endpoint URL,
+--connection-string, or the environment variable LOCALTABLE_CONNECTION_STRING
+(or AZURE_STORAGE_CONNECTION_STRING), through the Azure SDK for Go.
+
+Run 'localtable <command> --help' for a command's flags and examples, and
+'localtable --version' for the version.
+`)
+}
+
+// versionString is the module version and build details from the binary's
+// build information.
+func versionString() string {
+	v, extra := "(unknown)", []string{runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v = bi.Main.Version
+		var rev, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if rev != "" {
+			if len(rev) > 12 {
+				rev = rev[:12]
+			}
+			if modified == "true" {
+				rev += "+dirty"
+			}
+			extra = append([]string{"revision " + rev}, extra...)
+		}
+	}
+	return fmt.Sprintf("localtable %s (%s)", v, strings.Join(extra, ", "))
+}
+
+func init() {
+	register(&command{
+		name: "version", args: "", summary: "print the version",
+		examples: "localtable version\nlocaltable --version",
+		run: func(ctx context.Context, e *env, c *command, args []string) error {
+			fs := c.flagSet()
+			if _, err := c.parse(e, fs, args, 0, 0); err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stdout, versionString())
+			return nil
+		},
+	})
+	register(&command{
+		name: "help", args: "[COMMAND]", summary: "show the commands, or a command's help",
+		examples: "localtable help\nlocaltable help import",
+		run: func(ctx context.Context, e *env, c *command, args []string) error {
+			fs := c.flagSet()
+			pos, err := c.parse(e, fs, args, 0, 1)
+			if err != nil {
+				return err
+			}
+			if len(pos) == 0 {
+				printTopHelp(e.stdout)
+				return nil
+			}
+			sub, ok := commands[pos[0]]
+			if !ok {
+				return usagef(nil, "unknown command %q", pos[0])
+			}
+			return sub.run(ctx, e, sub, []string{"--help"})
+		},
+	})
+}
+
+// dispatch runs the command args name, or serve.
+func dispatch(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			printTopHelp(e.stdout)
+			return nil
+		case "-version", "--version", "-v":
+			fmt.Fprintln(e.stdout, versionString())
+			return nil
+		}
+		if c, ok := commands[args[0]]; ok {
+			return c.run(ctx, e, c, args[1:])
+		}
+		if !strings.HasPrefix(args[0], "-") {
+			return usagef(nil, "unknown command %q", args[0])
+		}
+	}
+	c := commands["serve"]
+	return c.run(ctx, e, c, args)
+}

@@ -1,0 +1,540 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/tableio"
+	"github.com/localtable/localtable/server"
+)
+
+// The commands on tables and single entities.
+
+const sourceHelp = `
+The data is a data directory (--location DIR, with --account NAME for
+DIR/NAME; offline, no server may be running on it) or a running server
+(--endpoint URL, --connection-string, or LOCALTABLE_CONNECTION_STRING or
+AZURE_STORAGE_CONNECTION_STRING in the environment).`
+
+func init() {
+	register(&command{
+		name: "tables", args: "[list | create NAME... | delete NAME...] [flags]",
+		summary: "list, create or delete tables",
+		details: "Without a subcommand, lists the tables, one name a line.\n" + sourceHelp,
+		examples: `
+localtable tables --location ./data
+localtable tables create Orders Customers --location ./data
+localtable tables delete Orders --endpoint http://127.0.0.1:10002/devstoreaccount1
+LOCALTABLE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=…" localtable tables list`,
+		run: runTables,
+	})
+	register(&command{
+		name: "query", args: "TABLE [flags]",
+		summary: "query a table's entities: a readable table, JSON or JSON lines",
+		details: `Prints the entities a $filter selects, in (PartitionKey, RowKey) order,
+paging through the whole result (or the first --top). -o table prints
+columns (long values cut), -o json a JSON array and -o jsonl one entity a
+line, in the service's JSON format with its type annotations, odata.etag and
+Timestamp. --explain prints the planner's key ranges and residual filter,
+then (on a data directory) the entities scanned and returned.` + "\n" + sourceHelp,
+		examples: `
+localtable query Orders --location ./data
+localtable query Orders --filter "PartitionKey eq 'smith' and Total gt 100.0" --select Total,Status
+localtable query Orders --filter "RowKey ge '2024'" --top 10 -o jsonl
+localtable query Orders --filter "Status eq 'open'" --explain`,
+		run: runQuery,
+	})
+	register(&command{
+		name: "get", args: "TABLE PARTITIONKEY ROWKEY [flags]",
+		summary: "print one entity with its types, ETag and Timestamp",
+		details: sourceHelp,
+		examples: `
+localtable get Orders smith 0001 --location ./data
+localtable get Orders smith 0001 -o json --endpoint http://127.0.0.1:10002/devstoreaccount1`,
+		run: runGet,
+	})
+	register(&command{
+		name: "put", args: "TABLE PARTITIONKEY ROWKEY [NAME[@Edm.Type]=VALUE]... [flags] | TABLE --json JSON|FILE|-",
+		summary: "insert, replace or merge one entity",
+		details: `Writes one entity: by default inserts it or replaces the existing one
+(InsertOrReplace); --merge merges into it (InsertOrMerge); --insert fails
+if it exists; --if-match ETAG updates only the entity with that ETag ("*":
+any existing one). Properties are NAME=VALUE (an Edm.String) or
+NAME@Edm.Type=VALUE, such as Age@Edm.Int32=42, with values as in CSV files
+(RFC 3339 DateTimes, base64 Binary); or the whole entity is --json, in the
+service's JSON format (annotated with "Name@odata.type"), inline, from a
+file, or "-" for standard input. Prints the new ETag.` + "\n" + sourceHelp,
+		examples: `
+localtable put Orders smith 0001 Status=open Total@Edm.Double=12.5 Items@Edm.Int32=3 --location ./data
+localtable put Orders smith 0001 Status=shipped --merge --if-match 'W/"datetime''2024-05-01T10%3A00%3A00.0000000Z''"'
+localtable put Orders --json '{"PartitionKey":"smith","RowKey":"0002","Big@odata.type":"Edm.Int64","Big":"9007199254740993"}'
+echo '{"PartitionKey":"a","RowKey":"b"}' | localtable put Orders --json -`,
+		run: runPut,
+	})
+	register(&command{
+		name: "delete", args: "TABLE PARTITIONKEY ROWKEY [flags]",
+		summary: "delete one entity",
+		details: "--if-match ETAG deletes it only if it has that ETag.\n" + sourceHelp,
+		examples: `
+localtable delete Orders smith 0001 --location ./data
+localtable delete Orders smith 0001 --if-match 'W/"datetime''2024-05-01T10%3A00%3A00.0000000Z''"'`,
+		run: runDelete,
+	})
+}
+
+func runTables(ctx context.Context, e *env, c *command, args []string) error {
+	fs := c.flagSet()
+	var src sourceFlags
+	src.register(fs)
+	pos, err := c.parse(e, fs, args, 0, -1)
+	if err != nil {
+		return err
+	}
+	sub := "list"
+	if len(pos) > 0 {
+		sub, pos = pos[0], pos[1:]
+	}
+	switch sub {
+	case "list":
+		if len(pos) > 0 {
+			return usagef(c, "list takes no arguments")
+		}
+	case "create", "delete":
+		if len(pos) == 0 {
+			return usagef(c, "%s needs table names", sub)
+		}
+	default:
+		return usagef(c, "unknown subcommand %q: list, create or delete", sub)
+	}
+	st, err := src.open(ctx, e, c, openOpts{write: sub == "create"})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	switch sub {
+	case "list":
+		names, err := st.ListTables(ctx)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			fmt.Fprintln(e.stdout, n)
+		}
+	case "create":
+		for _, n := range pos {
+			if err := st.CreateTable(ctx, n); err != nil {
+				return fmt.Errorf("creating %s: %w", n, err)
+			}
+			fmt.Fprintf(e.stdout, "created %s\n", n)
+		}
+	case "delete":
+		for _, n := range pos {
+			if err := st.DeleteTable(ctx, n); err != nil {
+				return fmt.Errorf("deleting %s: %w", n, err)
+			}
+			fmt.Fprintf(e.stdout, "deleted %s\n", n)
+		}
+	}
+	return nil
+}
+
+// outputFlag is -o: table, json or jsonl.
+func outputFlag(fs interface {
+	StringVar(*string, string, string, string)
+}, def string) *string {
+	var s string
+	fs.StringVar(&s, "o", def, "output: table, json or jsonl")
+	return &s
+}
+
+func checkOutput(c *command, o string, allowed ...string) error {
+	if !slices.Contains(allowed, o) {
+		return usagef(c, "-o %q: want %s", o, strings.Join(allowed, ", "))
+	}
+	return nil
+}
+
+// splitList reads a comma-separated list; "" is nil.
+func splitList(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func runQuery(ctx context.Context, e *env, c *command, args []string) error {
+	fs := c.flagSet()
+	var src sourceFlags
+	src.register(fs)
+	filterText := fs.String("filter", "", "an OData $filter, such as \"PartitionKey eq 'a' and Age gt 30\"")
+	sel := fs.String("select", "", "comma-separated properties to return ($select)")
+	top := fs.Int("top", 0, "print at most `N` entities (0: all)")
+	explain := fs.Bool("explain", false, "print the query plan and the entities scanned and returned")
+	out := outputFlag(fs, "table")
+	pos, err := c.parse(e, fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if err := checkOutput(c, *out, "table", "json", "jsonl"); err != nil {
+		return err
+	}
+	if *top < 0 {
+		return usagef(c, "--top %d: want 0 (all) or more", *top)
+	}
+	var f *filter.Filter
+	if *filterText != "" {
+		if f, err = filter.Parse(*filterText); err != nil {
+			return fmt.Errorf("--filter: %w", err)
+		}
+	}
+	st, err := src.open(ctx, e, c, openOpts{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if *explain {
+		fmt.Fprintln(e.stdout, "plan: "+strings.ReplaceAll(f.Explain(), "\n", "\n      "))
+	}
+	q := queryReq{Filter: *filterText, Select: splitList(*sel)}
+	var stats localtable.QueryStats
+	haveStats := false
+	pages := 0
+	var p printer
+	switch *out {
+	case "json":
+		p = &jsonPrinter{w: e.stdout}
+	case "jsonl":
+		p = &jsonlPrinter{w: tableio.NewJSONLWriter(e.stdout, &server.EntityJSONOptions{System: true})}
+	default:
+		p = &tablePrinter{w: e.stdout, sel: q.Select}
+	}
+	n := 0
+	for {
+		if *top > 0 {
+			q.Top = min(localtable.MaxPageSize, *top-n)
+		}
+		page, err := st.Query(ctx, pos[0], q)
+		if err != nil {
+			return err
+		}
+		pages++
+		if page.Stats != nil {
+			haveStats = true
+			stats.Scanned += page.Stats.Scanned
+			stats.Returned += page.Stats.Returned
+			stats.Ranges = max(stats.Ranges, page.Stats.Ranges)
+			stats.FullScan = stats.FullScan || page.Stats.FullScan
+		}
+		for i := range page.Entities {
+			if err := p.add(&page.Entities[i]); err != nil {
+				return err
+			}
+		}
+		n += len(page.Entities)
+		if page.Next.IsZero() || (*top > 0 && n >= *top) {
+			break
+		}
+		q.Cont = page.Next
+	}
+	if err := p.end(); err != nil {
+		return err
+	}
+	if *explain {
+		if haveStats {
+			fmt.Fprintf(e.stdout, "scanned %d, returned %d, in %d page(s)\n", stats.Scanned, stats.Returned, pages)
+		} else {
+			fmt.Fprintf(e.stdout, "returned %d, in %d page(s) (a server does not report the entities it scanned)\n", n, pages)
+		}
+	}
+	return nil
+}
+
+// printer prints a query's entities.
+type printer interface {
+	add(e *localtable.Entity) error
+	end() error
+}
+
+type jsonlPrinter struct{ w *tableio.JSONLWriter }
+
+func (p *jsonlPrinter) add(e *localtable.Entity) error { return p.w.Write(e) }
+func (p *jsonlPrinter) end() error                     { return p.w.Flush() }
+
+type jsonPrinter struct {
+	w   io.Writer
+	n   int
+	buf []byte
+}
+
+func (p *jsonPrinter) add(e *localtable.Entity) error {
+	p.buf = p.buf[:0]
+	if p.n == 0 {
+		p.buf = append(p.buf, "[\n  "...)
+	} else {
+		p.buf = append(p.buf, ",\n  "...)
+	}
+	p.n++
+	p.buf = server.AppendEntityJSON(p.buf, e, &server.EntityJSONOptions{System: true})
+	_, err := p.w.Write(p.buf)
+	return err
+}
+
+func (p *jsonPrinter) end() error {
+	end := "\n]\n"
+	if p.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(p.w, end)
+	return err
+}
+
+// tablePrinter prints columns, a block of up to 1000 rows at a time (the
+// columns of a block are those its entities have).
+type tablePrinter struct {
+	w     io.Writer
+	sel   []string
+	rows  []localtable.Entity
+	total int
+}
+
+const maxCell = 40
+
+func (p *tablePrinter) add(e *localtable.Entity) error {
+	p.rows = append(p.rows, *e)
+	if len(p.rows) == localtable.MaxPageSize {
+		return p.flush()
+	}
+	return nil
+}
+
+func (p *tablePrinter) flush() error {
+	if len(p.rows) == 0 {
+		return nil
+	}
+	cols := p.sel
+	if cols == nil {
+		seen := map[string]bool{}
+		for i := range p.rows {
+			for name := range p.rows[i].Properties {
+				if !seen[name] {
+					seen[name] = true
+					cols = append(cols, name)
+				}
+			}
+		}
+		slices.Sort(cols)
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "PartitionKey\tRowKey\tTimestamp")
+	for _, c := range cols {
+		fmt.Fprint(tw, "\t"+c)
+	}
+	fmt.Fprintln(tw)
+	for i := range p.rows {
+		r := &p.rows[i]
+		fmt.Fprintf(tw, "%s\t%s\t%s", cell(r.PartitionKey), cell(r.RowKey), localtable.FormatDateTime7(r.Timestamp))
+		for _, c := range cols {
+			fmt.Fprint(tw, "\t"+cell(server.FormatValueText(r.Properties[c])))
+		}
+		fmt.Fprintln(tw)
+	}
+	p.total += len(p.rows)
+	p.rows = p.rows[:0]
+	return tw.Flush()
+}
+
+func (p *tablePrinter) end() error {
+	if err := p.flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(p.w, "(%s)\n", plural(p.total, "entity", "entities"))
+	return err
+}
+
+// cell makes a value fit a column: one line, at most maxCell characters.
+func cell(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
+	if utf8.RuneCountInString(s) > maxCell {
+		s = string([]rune(s)[:maxCell-1]) + "…"
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func runGet(ctx context.Context, e *env, c *command, args []string) error {
+	fs := c.flagSet()
+	var src sourceFlags
+	src.register(fs)
+	out := outputFlag(fs, "text")
+	pos, err := c.parse(e, fs, args, 3, 3)
+	if err != nil {
+		return err
+	}
+	if err := checkOutput(c, *out, "text", "json"); err != nil {
+		return err
+	}
+	st, err := src.open(ctx, e, c, openOpts{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ent, err := st.Get(ctx, pos[0], pos[1], pos[2])
+	if err != nil {
+		return err
+	}
+	if *out == "json" {
+		b := server.AppendEntityJSON(nil, &ent, &server.EntityJSONOptions{System: true})
+		_, err := fmt.Fprintf(e.stdout, "%s\n", b)
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "PartitionKey\t\t%s\nRowKey\t\t%s\nTimestamp\t\t%s\nETag\t\t%s\n", ent.PartitionKey, ent.RowKey, localtable.FormatDateTime7(ent.Timestamp), ent.ETag)
+	names := make([]string, 0, len(ent.Properties))
+	for n := range ent.Properties {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		v := ent.Properties[n]
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, v.Kind(), strings.ReplaceAll(server.FormatValueText(v), "\n", `\n`))
+	}
+	return tw.Flush()
+}
+
+func runPut(ctx context.Context, e *env, c *command, args []string) error {
+	fs := c.flagSet()
+	var src sourceFlags
+	src.register(fs)
+	jsonArg := fs.String("json", "", "the entity in the service's JSON format: inline, a file name, or - for standard input")
+	insert := fs.Bool("insert", false, "insert only: fail if the entity exists")
+	merge := fs.Bool("merge", false, "merge into the existing entity instead of replacing it")
+	ifMatch := fs.String("if-match", "", "update only the entity with this `ETAG` (* for any existing entity)")
+	pos, err := c.parse(e, fs, args, 1, -1)
+	if err != nil {
+		return err
+	}
+	var ent localtable.Entity
+	if *jsonArg != "" {
+		if len(pos) != 1 {
+			return usagef(c, "with --json, give only the table")
+		}
+		data := []byte(*jsonArg)
+		switch {
+		case *jsonArg == "-":
+			data, err = io.ReadAll(e.stdin)
+		case !strings.HasPrefix(strings.TrimSpace(*jsonArg), "{"):
+			data, err = os.ReadFile(*jsonArg)
+		}
+		if err != nil {
+			return err
+		}
+		if ent, err = server.DecodeEntityJSON(data, false); err != nil {
+			return fmt.Errorf("--json: %w", err)
+		}
+	} else {
+		if len(pos) < 3 {
+			return usagef(c, "give TABLE PARTITIONKEY ROWKEY and properties, or TABLE --json")
+		}
+		ent = localtable.Entity{PartitionKey: pos[1], RowKey: pos[2]}
+		for _, kv := range pos[3:] {
+			name, val, ok := strings.Cut(kv, "=")
+			if !ok {
+				return usagef(c, "property %q: want NAME=VALUE or NAME@Edm.Type=VALUE", kv)
+			}
+			col, err := tableio.ParseColumn(name)
+			if err != nil {
+				return usagef(c, "property %q: %v", kv, err)
+			}
+			v, err := server.ParseValueText(col.Name, val, col.Kind)
+			if err != nil {
+				return fmt.Errorf("property %s: %w", col.Name, err)
+			}
+			ent.Set(col.Name, v)
+		}
+	}
+	act := localtable.Action{Entity: ent, Type: localtable.ActionUpsertReplace}
+	switch {
+	case *insert && (*merge || *ifMatch != ""):
+		return usagef(c, "--insert excludes --merge and --if-match")
+	case *insert:
+		act.Type = localtable.ActionInsert
+	case *ifMatch != "" && *merge:
+		act.Type, act.IfMatch = localtable.ActionUpdateMerge, localtable.ETag(*ifMatch)
+	case *ifMatch != "":
+		act.Type, act.IfMatch = localtable.ActionUpdateReplace, localtable.ETag(*ifMatch)
+	case *merge:
+		act.Type = localtable.ActionUpsertMerge
+	}
+	st, err := src.open(ctx, e, c, openOpts{write: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tag, err := st.Write(ctx, pos[0], act)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, tag)
+	return nil
+}
+
+func runDelete(ctx context.Context, e *env, c *command, args []string) error {
+	fs := c.flagSet()
+	var src sourceFlags
+	src.register(fs)
+	ifMatch := fs.String("if-match", "", "delete only if the entity has this `ETAG`")
+	pos, err := c.parse(e, fs, args, 3, 3)
+	if err != nil {
+		return err
+	}
+	st, err := src.open(ctx, e, c, openOpts{write: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	act := localtable.Action{Type: localtable.ActionDelete, Entity: localtable.Entity{PartitionKey: pos[1], RowKey: pos[2]}, IfMatch: localtable.ETag(*ifMatch)}
+	if _, err := st.Write(ctx, pos[0], act); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "deleted %s (%s, %s)\n", pos[0], pos[1], pos[2])
+	return nil
+}
+
+// plural is "1 entity" or "n entities".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// took rounds a duration for a summary: to the millisecond, or to the
+// microsecond below one.
+func took(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}

@@ -1,0 +1,655 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/tableio"
+	"github.com/localtable/localtable/server"
+)
+
+func init() {
+	register(&command{
+		name: "import", args: "TABLE FILE|- [flags]",
+		summary: "load JSONL or CSV into a table, in transactions per partition",
+		details: `Reads entities from FILE (- for standard input): JSONL, one entity a line
+in the service's JSON format ("Name@odata.type" annotations), or CSV with a
+typed header (PartitionKey,RowKey,Age@Edm.Int32,Name,...; an empty unquoted
+field is an absent property, "" an empty string). The format follows the
+file's extension unless --format says.
+
+Entities are written in entity group transactions of up to 100 entities of
+one partition (consecutive or not: up to 256 partitions are collected at
+once). By default each is an upsert (InsertOrReplace), so importing a file
+twice leaves the same table: a run that stopped can be started again, or
+resumed. --mode merge merges into existing entities, --mode insert fails
+on them. A transaction that fails is retried entity by entity, so that each
+bad record is reported with its line and the others are written.
+
+Resuming: while it runs, import keeps a checkpoint file (FILE.checkpoint,
+or --checkpoint) holding the last line through which every record is
+committed (synced to disk first). After an interruption, --resume skips the
+records up to it; --skip N skips the records starting on lines 1 to N. The
+checkpoint is removed when the file is done.
+
+At the end it prints the rows written, skipped and failed, with the line
+and error of each failure, and exits 1 if any failed. On a terminal a
+progress bar shows the bytes read, the rate and the time left.` + "\n" + sourceHelp,
+		examples: `
+localtable import Orders orders.jsonl --location ./data --create
+localtable import Orders orders.csv --endpoint http://127.0.0.1:10002/devstoreaccount1
+localtable import Orders orders.jsonl --location ./data --resume
+gunzip -c big.jsonl.gz | localtable import Big - --format jsonl --location ./data --create`,
+		run: runImport,
+	})
+	register(&command{
+		name: "export", args: "TABLE [FILE|-] [flags]",
+		summary: "write a table's entities (or a query's) as JSONL or CSV",
+		details: `Writes the entities a --filter selects (all by default), in (PartitionKey,
+RowKey) order, to FILE (standard output by default), as JSONL (every Edm
+type exact, with "Name@odata.type" annotations) or CSV (a typed header, one
+column per property and type; the entities are read twice, once for the
+columns). --timestamps adds each entity's Timestamp (and odata.etag in
+JSONL), which import ignores. A file is written under a temporary name and
+renamed when complete. Export, import and export again give the same bytes.` + "\n" + sourceHelp,
+		examples: `
+localtable export Orders orders.jsonl --location ./data
+localtable export Orders orders.csv --filter "PartitionKey eq 'smith'" --select Total,Status
+localtable export Orders - --endpoint http://127.0.0.1:10002/devstoreaccount1 | head`,
+		run: runExport,
+	})
+}
+
+// importCheckpoint is the resumption state of an import.
+type importCheckpoint struct {
+	File    string `json:"file"`
+	Table   string `json:"table"`
+	Line    int    `json:"line"` // every record starting on a line up to this one is done
+	Written int    `json:"written"`
+	// Failures are the records that failed so far, by line: a resumed
+	// run reports them with its own.
+	Failures []checkpointFailure `json:"failures,omitempty"`
+	Updated  string              `json:"updated"`
+}
+
+type checkpointFailure struct {
+	Line  int    `json:"line"`
+	Error string `json:"error"`
+}
+
+// pendingBatch is the entities of one partition waiting for a
+// transaction, with their lines.
+type pendingBatch struct {
+	pk    string
+	lines []int
+	acts  []localtable.Action
+	rows  map[string]bool
+	bytes int
+}
+
+// failure is a record that was not written.
+type failure struct {
+	line int
+	err  error
+}
+
+// importer writes records in transactions per partition.
+type importer struct {
+	st        store
+	table     string
+	mode      localtable.ActionType
+	open      map[string]*pendingBatch
+	order     []*pendingBatch // open batches, oldest first
+	lastLine  int             // the last line read
+	written   int
+	failures  []failure
+	maxErrors int
+	onWritten func(n int)
+}
+
+// maxOpenBatches bounds the partitions collected at once.
+const maxOpenBatches = 256
+
+// maxBatchBytes keeps a transaction under the 4 MiB body limit.
+const maxBatchBytes = 3 << 20
+
+var errTooManyFailures = errors.New("too many failures")
+
+// add queues one entity read from line.
+func (im *importer) add(ctx context.Context, line int, e localtable.Entity) error {
+	im.lastLine = line
+	b := im.open[e.PartitionKey]
+	size := localtable.PayloadSize(&e)
+	if b != nil && (b.rows[e.RowKey] || b.bytes+size > maxBatchBytes) {
+		if err := im.flush(ctx, b); err != nil {
+			return err
+		}
+		b = nil
+	}
+	if b == nil {
+		if len(im.order) >= maxOpenBatches {
+			if err := im.flush(ctx, im.order[0]); err != nil {
+				return err
+			}
+		}
+		b = &pendingBatch{pk: e.PartitionKey, rows: map[string]bool{}}
+		im.open[e.PartitionKey] = b
+		im.order = append(im.order, b)
+	}
+	b.lines = append(b.lines, line)
+	b.acts = append(b.acts, localtable.Action{Type: im.mode, Entity: e})
+	b.rows[e.RowKey] = true
+	b.bytes += size
+	if len(b.acts) == 100 {
+		return im.flush(ctx, b)
+	}
+	return nil
+}
+
+// fail records a record that was not written.
+func (im *importer) fail(line int, err error) error {
+	im.failures = append(im.failures, failure{line, err})
+	if im.maxErrors > 0 && len(im.failures) >= im.maxErrors {
+		return errTooManyFailures
+	}
+	return nil
+}
+
+// flush commits one batch: as one transaction, or, if that fails, entity
+// by entity, recording each failure.
+func (im *importer) flush(ctx context.Context, b *pendingBatch) error {
+	delete(im.open, b.pk)
+	for i, o := range im.order {
+		if o == b {
+			im.order = append(im.order[:i], im.order[i+1:]...)
+			break
+		}
+	}
+	err := im.st.Transact(ctx, im.table, b.acts)
+	if err == nil {
+		im.written += len(b.acts)
+		im.onWritten(len(b.acts))
+		return nil
+	}
+	if fatal(ctx, err) {
+		return err
+	}
+	for i := range b.acts {
+		if _, err := im.st.Write(ctx, im.table, b.acts[i]); err != nil {
+			if fatal(ctx, err) {
+				return err
+			}
+			if err := im.fail(b.lines[i], err); err != nil {
+				return err
+			}
+			continue
+		}
+		im.written++
+		im.onWritten(1)
+	}
+	return nil
+}
+
+// fatal reports errors that end an import: the context's, a missing
+// table, a closed store, I/O.
+func fatal(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, localtable.ErrTableNotFound) || errors.Is(err, localtable.ErrClosed) {
+		return true
+	}
+	var le *localtable.Error
+	if errors.As(err, &le) {
+		return le.Code == "TableNotFound" || le.StatusCode >= 500
+	}
+	return !errors.As(err, &le)
+}
+
+// flushAll commits every open batch.
+func (im *importer) flushAll(ctx context.Context) error {
+	for len(im.order) > 0 {
+		if err := im.flush(ctx, im.order[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// doneThrough is the last line through which every record is committed
+// or failed: before the first line of the oldest open batch.
+func (im *importer) doneThrough() int {
+	done := im.lastLine
+	for _, b := range im.order {
+		done = min(done, b.lines[0]-1)
+	}
+	return done
+}
+
+func runImport(ctx context.Context, e *env, c *command, args []string) error {
+	fs := c.flagSet()
+	var src sourceFlags
+	src.register(fs)
+	format := fs.String("format", "", "jsonl or csv (default: by the file's extension; jsonl for -)")
+	mode := fs.String("mode", "upsert", "upsert (insert or replace), merge (insert or merge) or insert (fail on existing entities)")
+	create := fs.Bool("create", false, "create the table if it does not exist")
+	resume := fs.Bool("resume", false, "skip the records the checkpoint file says are done")
+	cpFile := fs.String("checkpoint", "", "the checkpoint `FILE` (default FILE.checkpoint; none for standard input)")
+	skip := fs.Int("skip", 0, "skip the records starting on lines 1 to `N`")
+	maxErrors := fs.Int("max-errors", 0, "stop after `N` failed records (0: never)")
+	progress := fs.String("progress", "auto", "progress bar: auto (on a terminal), always or never")
+	pos, err := c.parse(e, fs, args, 2, 2)
+	if err != nil {
+		return err
+	}
+	table, path := pos[0], pos[1]
+	var im importer
+	switch *mode {
+	case "upsert":
+		im.mode = localtable.ActionUpsertReplace
+	case "merge":
+		im.mode = localtable.ActionUpsertMerge
+	case "insert":
+		im.mode = localtable.ActionInsert
+	default:
+		return usagef(c, "--mode %q: want upsert, merge or insert", *mode)
+	}
+	f := tableio.FormatOf(path)
+	if *format != "" {
+		if f, err = tableio.ParseFormat(*format); err != nil {
+			return usagef(c, "%v", err)
+		}
+	}
+	showBar, err := wantProgress(*progress, e.stderr)
+	if err != nil {
+		return usagef(c, "%v", err)
+	}
+	if *cpFile == "" && path != "-" {
+		*cpFile = path + ".checkpoint"
+	}
+	if *resume && *cpFile == "" {
+		return usagef(c, "--resume needs a checkpoint: give --checkpoint FILE")
+	}
+	if *resume && *skip > 0 {
+		return usagef(c, "--resume and --skip exclude each other")
+	}
+	var cp importCheckpoint
+	if *resume {
+		b, err := os.ReadFile(*cpFile)
+		if err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+		if err := json.Unmarshal(b, &cp); err != nil {
+			return fmt.Errorf("--resume: checkpoint %s: %v", *cpFile, err)
+		}
+		if cp.Table != table {
+			return fmt.Errorf("--resume: the checkpoint %s is of an import into %s, not %s", *cpFile, cp.Table, table)
+		}
+		*skip = cp.Line
+	}
+
+	var in io.Reader
+	var size int64 = -1
+	if path == "-" {
+		in = e.stdin
+	} else {
+		file, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+		in = file
+	}
+	var bar *progressbar.ProgressBar
+	if showBar {
+		bar = newByteBar(e.stderr, size, "importing")
+		in = io.TeeReader(in, bar)
+	}
+	rd, err := tableio.NewReader(in, f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+
+	st, err := src.open(ctx, e, c, openOpts{write: true, noSync: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if *create {
+		if err := st.CreateTable(ctx, table); err != nil && !errors.Is(err, localtable.ErrTableExists) && !isCode(err, "TableAlreadyExists") {
+			return err
+		}
+	}
+	prevWritten := cp.Written
+	for _, f := range cp.Failures {
+		im.failures = append(im.failures, failure{f.Line, errors.New(f.Error)})
+	}
+	start := time.Now()
+	skipped, err := rd.SkipThrough(*skip)
+	if err != nil {
+		return err
+	}
+	im.st, im.table, im.open, im.maxErrors = st, table, map[string]*pendingBatch{}, *maxErrors
+	im.lastLine = *skip
+	im.written = 0
+	lastDesc := time.Now()
+	im.onWritten = func(int) {
+		if bar != nil && time.Since(lastDesc) > 200*time.Millisecond {
+			lastDesc = time.Now()
+			bar.Describe(fmt.Sprintf("%d rows, %.0f rows/s", im.written, float64(im.written)/time.Since(start).Seconds()))
+		}
+	}
+	lastSave := time.Now()
+	save := func() error {
+		if *cpFile == "" {
+			return nil
+		}
+		if s, ok := st.(*localStore); ok {
+			if err := s.sync(); err != nil { // the checkpoint never runs ahead of the data
+				return err
+			}
+		}
+		next := importCheckpoint{File: path, Table: table, Line: im.doneThrough(), Written: prevWritten + im.written, Updated: time.Now().UTC().Format(time.RFC3339)}
+		for _, f := range im.failures {
+			next.Failures = append(next.Failures, checkpointFailure{f.line, errMessage(f.err)})
+		}
+		b, _ := json.MarshalIndent(next, "", "  ")
+		tmp := *cpFile + ".tmp"
+		if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		return os.Rename(tmp, *cpFile)
+	}
+	// Records are read and decoded in a goroutine of their own, a chunk
+	// at a time, while this one writes: decoding and committing overlap.
+	recs, stopReading := readRecords(ctx, rd)
+	runErr := func() error {
+		for chunk := range recs {
+			for _, rc := range chunk {
+				var re *tableio.RecordError
+				switch {
+				case errors.As(rc.err, &re):
+					im.lastLine = max(im.lastLine, re.Line)
+					if err := im.fail(re.Line, re.Err); err != nil {
+						return err
+					}
+					continue
+				case rc.err != nil:
+					return rc.err
+				}
+				if err := im.add(ctx, rc.line, rc.e); err != nil {
+					return err
+				}
+			}
+			if time.Since(lastSave) > time.Second {
+				lastSave = time.Now()
+				if err := save(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return im.flushAll(ctx)
+	}()
+	stopReading()
+	if errors.Is(runErr, errTooManyFailures) {
+		// Commit what was read before the stop: the checkpoint then
+		// covers every line read.
+		if err := im.flushAll(ctx); err != nil {
+			runErr = err
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	elapsed := time.Since(start)
+	if runErr == nil {
+		if s, ok := st.(*localStore); ok {
+			runErr = s.sync()
+		}
+	}
+	if runErr == nil && *cpFile != "" {
+		os.Remove(*cpFile)
+	} else if *cpFile != "" {
+		if err := save(); err != nil && runErr != nil {
+			runErr = fmt.Errorf("%w (and saving the checkpoint: %v)", runErr, err)
+		}
+	}
+	rate := float64(im.written) / max(elapsed.Seconds(), 1e-9)
+	fmt.Fprintf(e.stdout, "imported %s into %s: %d written, %d skipped, %d failed in %s (%.0f rows/s)\n",
+		path, table, im.written, skipped, len(im.failures), took(elapsed), rate)
+	for _, fl := range im.failures {
+		fmt.Fprintf(e.stdout, "  line %d: %s\n", fl.line, errMessage(fl.err))
+	}
+	switch {
+	case errors.Is(runErr, errTooManyFailures):
+		return fmt.Errorf("stopped after %s (--max-errors); resume with --resume", plural(len(im.failures), "failed record", "failed records"))
+	case runErr != nil && *cpFile != "":
+		return fmt.Errorf("%w; the records through line %d are done: resume with --resume", runErr, im.doneThrough())
+	case runErr != nil:
+		return runErr
+	case len(im.failures) > 0:
+		return fmt.Errorf("%s failed", plural(len(im.failures), "record", "records"))
+	}
+	return nil
+}
+
+// isCode reports whether err is a *localtable.Error with code.
+func isCode(err error, code string) bool {
+	var le *localtable.Error
+	return errors.As(err, &le) && string(le.Code) == code
+}
+
+func runExport(ctx context.Context, e *env, c *command, args []string) error {
+	fs := c.flagSet()
+	var src sourceFlags
+	src.register(fs)
+	format := fs.String("format", "", "jsonl or csv (default: by the file's extension; jsonl for standard output)")
+	filterText := fs.String("filter", "", "an OData $filter selecting the entities")
+	sel := fs.String("select", "", "comma-separated properties to export ($select)")
+	timestamps := fs.Bool("timestamps", false, "add each entity's Timestamp (and odata.etag in JSONL)")
+	progress := fs.String("progress", "auto", "progress bar: auto (on a terminal), always or never")
+	pos, err := c.parse(e, fs, args, 1, 2)
+	if err != nil {
+		return err
+	}
+	table, path := pos[0], "-"
+	if len(pos) == 2 {
+		path = pos[1]
+	}
+	f := tableio.FormatOf(path)
+	if *format != "" {
+		if f, err = tableio.ParseFormat(*format); err != nil {
+			return usagef(c, "%v", err)
+		}
+	}
+	showBar, err := wantProgress(*progress, e.stderr)
+	if err != nil {
+		return usagef(c, "%v", err)
+	}
+	var pred *filter.Filter
+	if *filterText != "" {
+		if pred, err = filter.Parse(*filterText); err != nil {
+			return fmt.Errorf("--filter: %w", err)
+		}
+	}
+	st, err := src.open(ctx, e, c, openOpts{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	q := queryReq{Filter: *filterText, Select: splitList(*sel)}
+
+	out := e.stdout
+	var tmp *os.File
+	if path != "-" {
+		if tmp, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*"); err != nil {
+			return err
+		}
+		defer func() {
+			if tmp != nil {
+				tmp.Close()
+				os.Remove(tmp.Name())
+			}
+		}()
+		out = tmp
+	}
+	var total int64 = -1
+	if l, ok := st.(*localStore); ok && showBar {
+		var p localtable.Predicate
+		if pred != nil {
+			p = pred
+		}
+		if n, err := l.acct.Table(table).Count(ctx, p); err == nil {
+			total = int64(n)
+		}
+	}
+	var w tableio.Writer
+	if f == tableio.CSV {
+		var cols tableio.ColumnSet
+		if err := scan(ctx, st, table, q, 0, func(e *localtable.Entity) error { cols.Add(e); return nil }); err != nil {
+			return err
+		}
+		list := cols.Columns()
+		if *timestamps {
+			list = append(list[:2], append([]tableio.Column{{Name: localtable.TimestampName, Kind: localtable.KindDateTime}}, list[2:]...)...)
+		}
+		cw, err := tableio.NewCSVWriter(out, list)
+		if err != nil {
+			return err
+		}
+		known := map[tableio.Column]bool{}
+		for _, col := range list {
+			known[col] = true
+		}
+		w = &checkedCSV{CSVWriter: cw, known: known}
+	} else {
+		w = tableio.NewJSONLWriter(out, &server.EntityJSONOptions{System: *timestamps})
+	}
+	var bar *progressbar.ProgressBar
+	if showBar {
+		bar = newRowBar(e.stderr, total, "exporting")
+	}
+	n := 0
+	start := time.Now()
+	err = scan(ctx, st, table, q, 0, func(e *localtable.Entity) error {
+		n++
+		if bar != nil {
+			bar.Add(1)
+		}
+		return w.Write(e)
+	})
+	if bar != nil {
+		bar.Finish()
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	if tmp != nil {
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			return err
+		}
+		tmp = nil
+		fmt.Fprintf(e.stderr, "exported %s of %s to %s in %s\n", plural(n, "entity", "entities"), table, path, took(time.Since(start)))
+	}
+	return nil
+}
+
+// checkedCSV refuses an entity with a property the header has no column
+// for (the table changed between the two reads).
+type checkedCSV struct {
+	*tableio.CSVWriter
+	known map[tableio.Column]bool
+}
+
+func (c *checkedCSV) Write(e *localtable.Entity) error {
+	for name, v := range e.Properties {
+		if !v.IsNull() && !c.known[tableio.Column{Name: name, Kind: v.Kind()}] {
+			return fmt.Errorf("entity (%q, %q) has a property %s of type %s that the CSV header lacks: the table changed during the export; export again", e.PartitionKey, e.RowKey, name, v.Kind())
+		}
+	}
+	return c.CSVWriter.Write(e)
+}
+
+// errMessage is an error without the library's "localtable: " prefix.
+func errMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), "localtable: ")
+}
+
+// record is one record read by readRecords: an entity, or why not.
+type record struct {
+	line int
+	e    localtable.Entity
+	err  error
+}
+
+// readRecords reads rd in a goroutine, in chunks, until its end, an error
+// (sent as a last record) or stop, which waits for the goroutine.
+func readRecords(ctx context.Context, rd tableio.Reader) (<-chan []record, func()) {
+	out := make(chan []record, 4)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		defer close(out)
+		const chunkSize = 256
+		chunk := make([]record, 0, chunkSize)
+		send := func() bool {
+			select {
+			case out <- chunk:
+				chunk = make([]record, 0, chunkSize)
+				return true
+			case <-done:
+				return false
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for {
+			line, e, err := rd.Next()
+			var re *tableio.RecordError
+			switch {
+			case err == io.EOF:
+				if len(chunk) > 0 {
+					send()
+				}
+				return
+			case err != nil && !errors.As(err, &re):
+				chunk = append(chunk, record{line: line, err: err})
+				send()
+				return
+			}
+			chunk = append(chunk, record{line: line, e: e, err: err})
+			if len(chunk) == chunkSize && !send() {
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return out, func() {
+		once.Do(func() { close(done) })
+		for range out { // unblock a pending send
+		}
+		<-finished
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// The progress bar is github.com/schollz/progressbar/v3: maintained,
+// small (its own dependencies are a terminal-width and a colour package),
+// it computes the rate and the ETA, throttles its redraws, and is an
+// io.Writer, so an input file is teed into it. It is drawn only on a
+// terminal: in a pipe, a log or a test, nothing is written.
+
+// progressMode is --progress: auto (on a terminal), always or never.
+func wantProgress(mode string, w io.Writer) (bool, error) {
+	switch mode {
+	case "never":
+		return false, nil
+	case "always":
+		return true, nil
+	case "auto":
+		f, ok := w.(*os.File)
+		return ok && term.IsTerminal(int(f.Fd())), nil
+	}
+	return false, fmt.Errorf("--progress %q: want auto, always or never", mode)
+}
+
+// newByteBar is a bar over size bytes of input (ETA by bytes read),
+// described by the rows written.
+func newByteBar(w io.Writer, size int64, what string) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(size,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(150*time.Millisecond),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetRenderBlankState(true),
+	)
+}
+
+// newRowBar is a bar over rows (total -1 when unknown: a spinner).
+func newRowBar(w io.Writer, total int64, what string) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("rows"),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(150*time.Millisecond),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+	)
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/server"
+)
+
+// remoteStore is a running server's account, through aztables: the code
+// path of the SDKs, with their authentication, retries and paging.
+//
+// aztables hands entities back re-encoded from a map[string]any, which
+// turns the Double 1.0 into the number 1 (read back as an Int32). So a
+// pipeline policy keeps the raw response body, which the server's codec
+// reads with every type intact; and entities are sent with every Int32
+// and Double annotated, which survives aztables' re-encoding of requests.
+type remoteStore struct {
+	target *remoteTarget
+	svc    *aztables.ServiceClient
+}
+
+// rawKey carries a *rawBody in a request's context.
+type rawKey struct{}
+
+// rawBody receives a response body.
+type rawBody struct{ b []byte }
+
+// keepBody is a per-call policy that copies the response body into the
+// context's *rawBody, if any.
+type keepBody struct{}
+
+func (keepBody) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	if rb, ok := req.Raw().Context().Value(rawKey{}).(*rawBody); ok {
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return resp, err
+		}
+		rb.b = b
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	return resp, nil
+}
+
+func openRemote(t *remoteTarget) (*remoteStore, error) {
+	opts := &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{
+		PerCallPolicies: []policy.Policy{keepBody{}},
+		Retry:           policy.RetryOptions{MaxRetries: 2},
+	}}
+	svc, err := aztables.NewServiceClientFromConnectionString(t.connString, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &remoteStore{target: t, svc: svc}, nil
+}
+
+func (r *remoteStore) Describe() string { return "server " + r.target.endpoint }
+
+func (r *remoteStore) Close() error { return nil }
+
+// remoteErr turns an SDK error into a *localtable.Error with the
+// service's code, status and message.
+func remoteErr(err error) error {
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		return err
+	}
+	msg := ""
+	if re.RawResponse != nil {
+		if body, perr := runtime.Payload(re.RawResponse); perr == nil {
+			var odata struct {
+				Err struct {
+					Message struct {
+						Value string `json:"value"`
+					} `json:"message"`
+				} `json:"odata.error"`
+			}
+			if json.Unmarshal(body, &odata) == nil {
+				msg = odata.Err.Message.Value
+			}
+		}
+	}
+	if msg == "" {
+		msg = http.StatusText(re.StatusCode)
+	}
+	return &localtable.Error{Code: localtable.ErrorCode(re.ErrorCode), StatusCode: re.StatusCode, Message: strings.TrimSpace(msg)}
+}
+
+func (r *remoteStore) ListTables(ctx context.Context) ([]string, error) {
+	var out []string
+	p := r.svc.NewListTablesPager(nil)
+	for p.More() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, remoteErr(err)
+		}
+		for _, t := range page.Tables {
+			out = append(out, *t.Name)
+		}
+	}
+	return out, nil
+}
+
+func (r *remoteStore) CreateTable(ctx context.Context, name string) error {
+	_, err := r.svc.CreateTable(ctx, name, nil)
+	return remoteErr(err)
+}
+
+func (r *remoteStore) DeleteTable(ctx context.Context, name string) error {
+	_, err := r.svc.DeleteTable(ctx, name, nil)
+	return remoteErr(err)
+}
+
+func (r *remoteStore) Query(ctx context.Context, table string, q queryReq) (queryPage, error) {
+	o := &aztables.ListEntitiesOptions{}
+	if q.Filter != "" {
+		o.Filter = to.Ptr(q.Filter)
+	}
+	if q.Select != nil {
+		// The service returns only what $select names: ask for the keys
+		// and Timestamp too, which a data directory always returns.
+		sel := []string{localtable.PartitionKeyName, localtable.RowKeyName, localtable.TimestampName}
+		for _, s := range q.Select {
+			if !slices.Contains(sel, s) {
+				sel = append(sel, s)
+			}
+		}
+		o.Select = to.Ptr(strings.Join(sel, ","))
+	}
+	if q.Top > 0 {
+		o.Top = to.Ptr(int32(q.Top))
+	}
+	if !q.Cont.IsZero() {
+		o.NextPartitionKey, o.NextRowKey = to.Ptr(q.Cont.NextPartitionKey), to.Ptr(q.Cont.NextRowKey)
+	}
+	rb := &rawBody{}
+	resp, err := r.svc.NewClient(table).NewListEntitiesPager(o).NextPage(context.WithValue(ctx, rawKey{}, rb))
+	if err != nil {
+		return queryPage{}, remoteErr(err)
+	}
+	var page queryPage
+	if resp.NextPartitionKey != nil {
+		page.Next.NextPartitionKey = *resp.NextPartitionKey
+	}
+	if resp.NextRowKey != nil {
+		page.Next.NextRowKey = *resp.NextRowKey
+	}
+	var body struct {
+		Value []json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(rb.b, &body); err != nil {
+		return page, fmt.Errorf("reading the server's page: %v", err)
+	}
+	for _, raw := range body.Value {
+		e, err := server.DecodeEntityJSON(raw, true)
+		if err != nil {
+			return page, fmt.Errorf("reading an entity of the server's page: %v", err)
+		}
+		page.Entities = append(page.Entities, e)
+	}
+	return page, nil
+}
+
+func (r *remoteStore) Get(ctx context.Context, table, pk, rk string) (localtable.Entity, error) {
+	rb := &rawBody{}
+	resp, err := r.svc.NewClient(table).GetEntity(context.WithValue(ctx, rawKey{}, rb), pk, rk, nil)
+	if err != nil {
+		return localtable.Entity{}, remoteErr(err)
+	}
+	e, err := server.DecodeEntityJSON(rb.b, true)
+	if err == nil && resp.ETag != "" {
+		e.ETag = localtable.ETag(resp.ETag)
+	}
+	return e, err
+}
+
+// wireEntity is e's JSON for aztables (see remoteStore).
+func wireEntity(e *localtable.Entity) []byte {
+	return server.AppendEntityJSON(nil, e, &server.EntityJSONOptions{Annotate: true})
+}
+
+func (r *remoteStore) Write(ctx context.Context, table string, a localtable.Action) (localtable.ETag, error) {
+	c := r.svc.NewClient(table)
+	var tag azcore.ETag
+	var err error
+	ifMatch := azcore.ETag(a.IfMatch)
+	if ifMatch == "" {
+		ifMatch = azcore.ETagAny
+	}
+	switch a.Type {
+	case localtable.ActionInsert:
+		var resp aztables.AddEntityResponse
+		resp, err = c.AddEntity(ctx, wireEntity(&a.Entity), nil)
+		tag = resp.ETag
+	case localtable.ActionUpdateReplace, localtable.ActionUpdateMerge:
+		mode := aztables.UpdateModeReplace
+		if a.Type == localtable.ActionUpdateMerge {
+			mode = aztables.UpdateModeMerge
+		}
+		var resp aztables.UpdateEntityResponse
+		resp, err = c.UpdateEntity(ctx, wireEntity(&a.Entity), &aztables.UpdateEntityOptions{IfMatch: &ifMatch, UpdateMode: mode})
+		tag = resp.ETag
+	case localtable.ActionUpsertReplace, localtable.ActionUpsertMerge:
+		mode := aztables.UpdateModeReplace
+		if a.Type == localtable.ActionUpsertMerge {
+			mode = aztables.UpdateModeMerge
+		}
+		var resp aztables.UpsertEntityResponse
+		resp, err = c.UpsertEntity(ctx, wireEntity(&a.Entity), &aztables.UpsertEntityOptions{UpdateMode: mode})
+		tag = resp.ETag
+	case localtable.ActionDelete:
+		_, err = c.DeleteEntity(ctx, a.Entity.PartitionKey, a.Entity.RowKey, &aztables.DeleteEntityOptions{IfMatch: &ifMatch})
+	default:
+		return "", errors.New("unknown action")
+	}
+	return localtable.ETag(tag), remoteErr(err)
+}
+
+var transactionTypes = map[localtable.ActionType]aztables.TransactionType{
+	localtable.ActionInsert:        aztables.TransactionTypeAdd,
+	localtable.ActionUpdateReplace: aztables.TransactionTypeUpdateReplace,
+	localtable.ActionUpdateMerge:   aztables.TransactionTypeUpdateMerge,
+	localtable.ActionUpsertReplace: aztables.TransactionTypeInsertReplace,
+	localtable.ActionUpsertMerge:   aztables.TransactionTypeInsertMerge,
+	localtable.ActionDelete:        aztables.TransactionTypeDelete,
+}
+
+func (r *remoteStore) Transact(ctx context.Context, table string, acts []localtable.Action) error {
+	out := make([]aztables.TransactionAction, len(acts))
+	for i := range acts {
+		a := &acts[i]
+		out[i] = aztables.TransactionAction{ActionType: transactionTypes[a.Type], Entity: wireEntity(&a.Entity)}
+		if a.IfMatch != "" {
+			out[i].IfMatch = to.Ptr(azcore.ETag(a.IfMatch))
+		}
+	}
+	_, err := r.svc.NewClient(table).SubmitTransaction(ctx, out, nil)
+	return remoteErr(err)
+}

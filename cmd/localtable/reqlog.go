@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/localtable/localtable/server"
+)
+
+// maxLoggedBody bounds the bytes of a body logged at debug.
+const maxLoggedBody = 16 << 10
+
+// logRequests logs one line per request at info: method, path, the Table
+// service operation, table, status, error code, duration and request id.
+// At debug it also logs the request and response bodies (the first
+// maxLoggedBody bytes of each). Health checks are logged at debug.
+func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ctx := r.Context()
+		// Bodies at debug, but never the explorer's or the admin
+		// endpoints': a login form holds an account key.
+		p := r.URL.EscapedPath()
+		debug := log.Enabled(ctx, slog.LevelDebug) && p != "/" && !strings.HasPrefix(p, explorerPrefix) && !strings.HasPrefix(p, adminPrefix)
+		var reqBody *bytes.Buffer
+		if debug && r.Body != nil && r.Body != http.NoBody {
+			reqBody = &bytes.Buffer{}
+			r.Body = &teeBody{ReadCloser: r.Body, buf: reqBody}
+		}
+		rw := &recordingWriter{ResponseWriter: w, debug: debug}
+		next.ServeHTTP(rw, r)
+		if rw.status == 0 {
+			rw.status = http.StatusOK
+		}
+		op, table := classify(r)
+		level := slog.LevelInfo
+		switch {
+		case op == "Health":
+			level = slog.LevelDebug
+		case rw.status >= 500:
+			level = slog.LevelError
+		}
+		if !log.Enabled(ctx, level) {
+			return
+		}
+		attrs := []slog.Attr{
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.EscapedPath()),
+			slog.String("op", op),
+		}
+		if table != "" {
+			attrs = append(attrs, slog.String("table", table))
+		}
+		attrs = append(attrs, slog.Int("status", rw.status))
+		if code := rw.Header().Get("X-Ms-Error-Code"); code != "" {
+			attrs = append(attrs, slog.String("error", code))
+		}
+		attrs = append(attrs, slog.Duration("dur", time.Since(start)))
+		if id := rw.Header().Get("X-Ms-Request-Id"); id != "" {
+			attrs = append(attrs, slog.String("request_id", id))
+		}
+		if debug {
+			if reqBody != nil && reqBody.Len() > 0 {
+				attrs = append(attrs, slog.String("request_body", clip(reqBody)))
+			}
+			if rw.body.Len() > 0 {
+				attrs = append(attrs, slog.String("response_body", clip(&rw.body)))
+			}
+		}
+		log.LogAttrs(ctx, level, "request", attrs...)
+	})
+}
+
+func clip(b *bytes.Buffer) string {
+	if b.Len() > maxLoggedBody {
+		return string(b.Bytes()[:maxLoggedBody]) + "…"
+	}
+	return b.String()
+}
+
+// teeBody copies what the handler reads of a request body, up to a bound.
+type teeBody struct {
+	io.ReadCloser
+	buf *bytes.Buffer
+}
+
+func (t *teeBody) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if room := maxLoggedBody + 1 - t.buf.Len(); room > 0 {
+		t.buf.Write(p[:min(n, room)])
+	}
+	return n, err
+}
+
+// recordingWriter notes the status and, at debug, the start of the body.
+type recordingWriter struct {
+	http.ResponseWriter
+	status int
+	debug  bool
+	body   bytes.Buffer
+}
+
+func (w *recordingWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *recordingWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.debug {
+		if room := maxLoggedBody + 1 - w.body.Len(); room > 0 {
+			w.body.Write(b[:min(len(b), room)])
+		}
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush passes a flush on.
+func (w *recordingWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// classify names a request's operation as the Table service's REST
+// reference names them, and its table, from its method and path (as the
+// server routes them).
+func classify(r *http.Request) (op, table string) {
+	p := r.URL.EscapedPath()
+	switch {
+	case p == server.HealthPath:
+		return "Health", ""
+	case p == "/" || strings.HasPrefix(p, explorerPrefix):
+		return "Explorer", ""
+	case strings.HasPrefix(p, adminPrefix):
+		return "Admin:" + strings.TrimPrefix(p, adminPrefix), ""
+	}
+	method := r.Method
+	if m := r.Header.Get("X-HTTP-Method"); m != "" && method == http.MethodPost {
+		method = strings.ToUpper(m)
+	}
+	if method == http.MethodOptions {
+		return "Preflight", ""
+	}
+	_, rest, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	rest = strings.TrimSuffix(rest, "/")
+	seg, err := url.PathUnescape(rest)
+	if err != nil {
+		return "Unknown", ""
+	}
+	q := r.URL.Query()
+	switch {
+	case seg == "":
+		switch q.Get("comp") {
+		case "stats":
+			return "GetTableServiceStats", ""
+		case "properties":
+			if method == http.MethodPut {
+				return "SetTableServiceProperties", ""
+			}
+			return "GetTableServiceProperties", ""
+		}
+		return "Unknown", ""
+	case strings.EqualFold(seg, "Tables") || strings.EqualFold(seg, "Tables()"):
+		if method == http.MethodPost {
+			return "CreateTable", ""
+		}
+		return "QueryTables", ""
+	case len(seg) > 7 && strings.EqualFold(seg[:7], "Tables("):
+		name := strings.Trim(strings.TrimSuffix(seg[7:], ")"), "'")
+		if method == http.MethodDelete {
+			return "DeleteTable", name
+		}
+		return "QueryTables", name
+	case seg == "$batch":
+		return "EntityGroupTransaction", ""
+	}
+	name, keys, _ := strings.Cut(seg, "(")
+	if q.Get("comp") == "acl" {
+		if method == http.MethodPut {
+			return "SetTableACL", name
+		}
+		return "GetTableACL", name
+	}
+	entity := strings.TrimSuffix(keys, ")") != ""
+	conditional := r.Header.Get("If-Match") != ""
+	switch {
+	case !entity && method == http.MethodPost:
+		return "InsertEntity", name
+	case !entity:
+		return "QueryEntities", name
+	case method == http.MethodGet:
+		return "QueryEntity", name
+	case method == http.MethodPut && conditional:
+		return "UpdateEntity", name
+	case method == http.MethodPut:
+		return "InsertOrReplaceEntity", name
+	case (method == "MERGE" || method == http.MethodPatch) && conditional:
+		return "MergeEntity", name
+	case method == "MERGE" || method == http.MethodPatch:
+		return "InsertOrMergeEntity", name
+	case method == http.MethodDelete:
+		return "DeleteEntity", name
+	}
+	return "Unknown", name
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		method, target string
+		header         map[string]string
+		op, table      string
+	}{
+		{"GET", "/-/health", nil, "Health", ""},
+		{"GET", "/", nil, "Explorer", ""},
+		{"GET", "/-/explorer/a/x/", nil, "Explorer", ""},
+		{"GET", "/-/admin/backup?account=a", nil, "Admin:backup", ""},
+		{"OPTIONS", "/devstoreaccount1/Orders", nil, "Preflight", ""},
+		{"GET", "/devstoreaccount1/?restype=service&comp=properties", nil, "GetTableServiceProperties", ""},
+		{"PUT", "/devstoreaccount1/?restype=service&comp=properties", nil, "SetTableServiceProperties", ""},
+		{"GET", "/devstoreaccount1-secondary/?restype=service&comp=stats", nil, "GetTableServiceStats", ""},
+		{"POST", "/devstoreaccount1/Tables", nil, "CreateTable", ""},
+		{"GET", "/devstoreaccount1/Tables()", nil, "QueryTables", ""},
+		{"DELETE", "/devstoreaccount1/Tables('Orders')", nil, "DeleteTable", "Orders"},
+		{"POST", "/devstoreaccount1/$batch", nil, "EntityGroupTransaction", ""},
+		{"GET", "/devstoreaccount1/Orders?comp=acl", nil, "GetTableACL", "Orders"},
+		{"PUT", "/devstoreaccount1/Orders?comp=acl", nil, "SetTableACL", "Orders"},
+		{"POST", "/devstoreaccount1/Orders", nil, "InsertEntity", "Orders"},
+		{"GET", "/devstoreaccount1/Orders()", nil, "QueryEntities", "Orders"},
+		{"GET", "/devstoreaccount1/Orders(PartitionKey='a',RowKey='b')", nil, "QueryEntity", "Orders"},
+		{"PUT", "/devstoreaccount1/Orders(PartitionKey='a',RowKey='b')", nil, "InsertOrReplaceEntity", "Orders"},
+		{"PUT", "/devstoreaccount1/Orders(PartitionKey='a',RowKey='b')", map[string]string{"If-Match": "*"}, "UpdateEntity", "Orders"},
+		{"MERGE", "/devstoreaccount1/Orders(PartitionKey='a',RowKey='b')", nil, "InsertOrMergeEntity", "Orders"},
+		{"POST", "/devstoreaccount1/Orders(PartitionKey='a',RowKey='b')", map[string]string{"X-HTTP-Method": "MERGE", "If-Match": "*"}, "MergeEntity", "Orders"},
+		{"DELETE", "/devstoreaccount1/Orders(PartitionKey='a',RowKey='b')", nil, "DeleteEntity", "Orders"},
+	} {
+		r := httptest.NewRequest(c.method, c.target, nil)
+		for k, v := range c.header {
+			r.Header.Set(k, v)
+		}
+		op, table := classify(r)
+		if op != c.op || table != c.table {
+			t.Errorf("%s %s: %s %q, want %s %q", c.method, c.target, op, table, c.op, c.table)
+		}
+	}
+}
+
+func TestAdminSignature(t *testing.T) {
+	key := []byte("secret")
+	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	req := func(account, sig string, date time.Time) *http.Request {
+		r := httptest.NewRequest("GET", backupPath+"?account="+account, nil)
+		d := date.Format(http.TimeFormat)
+		r.Header.Set("X-Ms-Date", d)
+		if sig == "" {
+			sig = signAdmin(key, d, account, backupPath)
+		}
+		r.Header.Set("Authorization", "SharedKeyLite "+account+":"+sig)
+		return r
+	}
+	if err := verifyAdminSignature(req("acct", "", now), "acct", key, now); err != nil {
+		t.Fatalf("good signature: %v", err)
+	}
+	if err := verifyAdminSignature(req("acct", "AAAA", now), "acct", key, now); err == nil {
+		t.Error("bad signature accepted")
+	}
+	if err := verifyAdminSignature(req("acct", "", now.Add(-16*time.Minute)), "acct", key, now); err == nil {
+		t.Error("old date accepted")
+	}
+	if err := verifyAdminSignature(req("other", "", now), "acct", key, now); err == nil {
+		t.Error("another account's name accepted")
+	}
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/server"
+	"github.com/localtable/localtable/storage"
+)
+
+// accountFlags collects repeated --account name:base64key flags.
+type accountFlags []server.AccountConfig
+
+// String is the flag's default text: none.
+func (a *accountFlags) String() string { return "" }
+
+// Set adds one name:base64key account.
+func (a *accountFlags) Set(v string) error {
+	name, key, ok := strings.Cut(v, ":")
+	if !ok || name == "" {
+		return errors.New("want name:base64key")
+	}
+	k, err := base64.StdEncoding.DecodeString(key)
+	if err != nil {
+		return fmt.Errorf("key of %s is not base64: %v", name, err)
+	}
+	*a = append(*a, server.AccountConfig{Name: name, Key: k})
+	return nil
+}
+
+func init() {
+	register(&command{
+		name:    "serve",
+		args:    "[flags]",
+		summary: "serve the Table REST API and the web explorer (the default command)",
+		details: `
+Serves the accounts' Table REST API at http://ADDR/ACCOUNT (and the read-only
+secondary at http://ADDR/ACCOUNT-secondary), the web explorer at http://ADDR/,
+and GET /-/health. Data is in memory unless --location names a directory,
+where each account is a pebble store in DIR/ACCOUNT. On start it prints a
+banner with the version, engine, data directory, endpoints, authentication
+and each account's connection string. Each request is logged at info (method,
+path, operation, table, status, error code, duration, request id); request
+and response bodies at debug. SIGINT or SIGTERM finish the requests in
+flight and close the stores; a second signal ends it at once.
+
+The explorer asks for an account's key (a session cookie then holds the
+login), unless --no-auth. While it serves, 'localtable backup --endpoint'
+takes a consistent backup through it (GET /-/admin/backup, signed with the
+account key): see 'localtable backup --help'.`,
+		examples: `
+localtable                                        # in memory, Azurite's address and account
+localtable serve --location ./data                # pebble on disk, one directory per account
+localtable --addr 127.0.0.1:0 --no-auth           # any free port, no credentials checked
+localtable --account myacct:$(head -c32 /dev/urandom | base64) --log-format json --log-level debug
+localtable --restore backup.ltbk                  # in memory, loaded from a backup
+localtable --cert cert.pem --key key.pem          # HTTPS; bearer tokens accepted`,
+		run: runServe,
+	})
+}
+
+// serveConfig is what serve's flags say.
+type serveConfig struct {
+	addr, location, cert, keyFile string
+	accounts                      accountFlags
+	noAuth, noExplorer            bool
+	restore                       string
+}
+
+func runServe(ctx context.Context, e *env, c *command, args []string) error {
+	fs := c.flagSet()
+	var cfg serveConfig
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:10002", "listen address (loopback by default)")
+	fs.StringVar(&cfg.location, "location", "", "directory for data on disk (pebble, one directory per account); empty: in memory")
+	fs.Var(&cfg.accounts, "account", "account as name:base64key (repeatable); default devstoreaccount1 with the emulator key")
+	fs.StringVar(&cfg.cert, "cert", "", "TLS certificate file: serve HTTPS (bearer tokens then accepted: claims checked, signature not)")
+	fs.StringVar(&cfg.keyFile, "key", "", "TLS key file")
+	fs.BoolVar(&cfg.noAuth, "no-auth", false, "accept requests (and open the explorer) without checking credentials")
+	fs.BoolVar(&cfg.noExplorer, "no-explorer", false, "do not serve the web explorer")
+	fs.StringVar(&cfg.restore, "restore", "", "in memory only: load the backup `FILE` (localtable backup) into its account before serving")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error (debug logs request and response bodies)")
+	logFormat := fs.String("log-format", "text", "text or json")
+	if _, err := c.parse(e, fs, args, 0, 0); err != nil {
+		return err
+	}
+	log, err := newLogger(e.stderr, *logLevel, *logFormat)
+	if err != nil {
+		return usagef(c, "%v", err)
+	}
+	if (cfg.cert == "") != (cfg.keyFile == "") {
+		return usagef(c, "--cert and --key go together")
+	}
+	if cfg.restore != "" && cfg.location != "" {
+		return usagef(c, "--restore loads a backup into memory; for a data directory use 'localtable restore'")
+	}
+	if len(cfg.accounts) == 0 {
+		k, _ := base64.StdEncoding.DecodeString(server.DevAccountKey)
+		cfg.accounts = append(cfg.accounts, server.AccountConfig{Name: server.DevAccountName, Key: k})
+	}
+	accounts := cfg.accounts
+	var restored *archiveHeader
+	for i := range accounts {
+		var eng storage.Engine
+		var err error
+		if cfg.location == "" {
+			eng = storage.NewMemory()
+			if cfg.restore != "" && (restored == nil || restored.Account == accounts[i].Name) {
+				h, rerr := restoreFileInto(cfg.restore, eng, accounts[i].Name)
+				if rerr == nil {
+					restored = &h
+				} else if !errors.Is(rerr, errOtherAccount) {
+					err = rerr
+				}
+			}
+		} else {
+			eng, err = openPebble(filepath.Join(cfg.location, accounts[i].Name), false)
+		}
+		var acct *localtable.Account
+		if err == nil {
+			acct, err = localtable.Open(&localtable.Options{Engine: eng})
+		} else if eng != nil {
+			eng.Close()
+		}
+		if err != nil {
+			for _, a := range accounts[:i] {
+				a.Account.Close()
+			}
+			return fmt.Errorf("opening account %s: %w", accounts[i].Name, err)
+		}
+		accounts[i].Account = acct
+	}
+	defer func() {
+		for _, a := range accounts {
+			if err := a.Account.Close(); err != nil {
+				log.Error("closing account", "account", a.Name, "err", err)
+			}
+		}
+	}()
+	if cfg.restore != "" && restored == nil {
+		return fmt.Errorf("--restore %s: the backup's account is not served (add --account NAME:KEY)", cfg.restore)
+	}
+	srv := server.New(nil, &server.Options{
+		Accounts:           accounts,
+		DisableAuth:        cfg.noAuth,
+		AcceptBearerTokens: cfg.cert != "",
+		Logger:             log,
+	})
+	var tlsConfig *tls.Config
+	if cfg.cert != "" {
+		// Load the pair now: a bad file fails the command before it
+		// reports ready, not on the first connection.
+		pair, err := tls.LoadX509KeyPair(cfg.cert, cfg.keyFile)
+		if err != nil {
+			return fmt.Errorf("--cert/--key: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	scheme := "http"
+	if cfg.cert != "" {
+		scheme = "https"
+	}
+	host := dialAddr(ln.Addr())
+	h := http.Handler(srv)
+	h = mountTools(h, &toolsConfig{accounts: accounts, noAuth: cfg.noAuth, explorer: !cfg.noExplorer, log: log})
+	h = logRequests(log, h)
+	hs := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	printBanner(e.stdout, &cfg, scheme, host, restored)
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() {
+		if tlsConfig != nil {
+			errc <- hs.ServeTLS(ln, "", "")
+		} else {
+			errc <- hs.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// A second signal now ends the process at once, as a second Ctrl-C
+	// should, instead of waiting for the requests in flight.
+	stop()
+	log.Info("shutting down: finishing requests in flight (signal again to stop at once)")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return hs.Shutdown(sctx)
+}
+
+// newLogger returns the server's logger: text or JSON on w, at level.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %v", err)
+	}
+	o := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, o)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// printBanner writes what is served, and the connection strings, then the
+// ready line.
+func printBanner(w io.Writer, cfg *serveConfig, scheme, host string, restored *archiveHeader) {
+	fmt.Fprintln(w, versionString())
+	engine, data := "memory", "none: in memory, gone at exit"
+	if cfg.location != "" {
+		abs, err := filepath.Abs(cfg.location)
+		if err != nil {
+			abs = cfg.location
+		}
+		engine, data = "pebble (every commit fsynced)", abs+string(filepath.Separator)+"ACCOUNT"
+	}
+	if restored != nil {
+		data += fmt.Sprintf(" (restored from %s: %d records, taken %s)", cfg.restore, restored.Records, restored.Created)
+	}
+	auth := "Shared Key, Shared Key Lite, SAS (account keys)"
+	switch {
+	case cfg.noAuth:
+		auth = "none (--no-auth): every request is accepted"
+	case cfg.cert != "":
+		auth += ", bearer tokens (claims checked)"
+	}
+	fmt.Fprintf(w, "  engine:    %s\n  data:      %s\n  auth:      %s\n", engine, data, auth)
+	if !cfg.noExplorer {
+		fmt.Fprintf(w, "  explorer:  %s://%s/\n", scheme, host)
+	}
+	for _, a := range cfg.accounts {
+		endpoint := scheme + "://" + host + "/" + a.Name
+		fmt.Fprintf(w, "  account %s\n    primary:   %s\n    secondary: %s\n", a.Name, endpoint, server.SecondaryEndpoint(endpoint, a.Name))
+		fmt.Fprintln(w, server.ConnectionString(endpoint, a.Name, base64.StdEncoding.EncodeToString(a.Key)))
+	}
+	fmt.Fprintf(w, "localtable: ready (%s://%s%s)\n", scheme, host, server.HealthPath)
+}
+
+// dialAddr returns the host:port clients dial for a listener's address:
+// an unspecified host (0.0.0.0, or :: which Go listens on dual-stack)
+// becomes 127.0.0.1, which a connection string can name.
+func dialAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/server"
+	"github.com/localtable/localtable/storage"
+)
+
+// store is where the data commands read and write: an account opened on
+// a data directory, or a running server through aztables.
+type store interface {
+	ListTables(ctx context.Context) ([]string, error)
+	CreateTable(ctx context.Context, name string) error
+	DeleteTable(ctx context.Context, name string) error
+	// Query returns one page.
+	Query(ctx context.Context, table string, q queryReq) (queryPage, error)
+	Get(ctx context.Context, table, pk, rk string) (localtable.Entity, error)
+	// Write applies one action outside a transaction and returns the new
+	// ETag ("" for a delete).
+	Write(ctx context.Context, table string, a localtable.Action) (localtable.ETag, error)
+	// Transact applies up to 100 actions on one partition, all or none.
+	Transact(ctx context.Context, table string, acts []localtable.Action) error
+	// Describe names the store for messages.
+	Describe() string
+	Close() error
+}
+
+// queryReq is one page's request.
+type queryReq struct {
+	Filter string   // $filter; "" selects all
+	Select []string // nil: all properties
+	Top    int      // page size, 1 to 1000
+	Cont   localtable.Continuation
+}
+
+// queryPage is one page of entities.
+type queryPage struct {
+	Entities []localtable.Entity
+	Next     localtable.Continuation
+	Stats    *localtable.QueryStats // the work the page took; nil over HTTP
+}
+
+// scan calls fn for each entity of a query, paging, up to limit entities
+// (0: all).
+func scan(ctx context.Context, st store, table string, q queryReq, limit int, fn func(*localtable.Entity) error) error {
+	n := 0
+	for {
+		if limit > 0 && (q.Top == 0 || q.Top > limit-n) {
+			q.Top = limit - n
+		}
+		page, err := st.Query(ctx, table, q)
+		if err != nil {
+			return err
+		}
+		for i := range page.Entities {
+			if err := fn(&page.Entities[i]); err != nil {
+				return err
+			}
+			n++
+		}
+		if page.Next.IsZero() || (limit > 0 && n >= limit) {
+			return nil
+		}
+		q.Cont = page.Next
+	}
+}
+
+// sourceFlags say where the data commands find their data.
+type sourceFlags struct {
+	location   string
+	account    string
+	endpoint   string
+	connString string
+	key        string
+}
+
+func (s *sourceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.location, "location", "", "data directory (offline: pebble, one directory per account; no server may be running on it)")
+	fs.StringVar(&s.account, "account", "", "account name (default devstoreaccount1, or the endpoint's)")
+	fs.StringVar(&s.endpoint, "endpoint", "", "a running server's table endpoint, such as http://127.0.0.1:10002/devstoreaccount1")
+	fs.StringVar(&s.connString, "connection-string", "", "a running server's connection string (default $LOCALTABLE_CONNECTION_STRING, then $AZURE_STORAGE_CONNECTION_STRING)")
+	fs.StringVar(&s.key, "account-key", "", "the account's base64 key, with --endpoint (default: the emulator key for devstoreaccount1)")
+}
+
+// remoteTarget is a running server's account: its endpoint and key.
+type remoteTarget struct {
+	connString string
+	endpoint   string // http://host:port/account
+	account    string
+	key        []byte
+}
+
+// resolve decides between a data directory and a running server.
+func (s *sourceFlags) resolve(e *env, c *command) (local string, remote *remoteTarget, err error) {
+	if s.location != "" {
+		if s.endpoint != "" || s.connString != "" {
+			return "", nil, usagef(c, "--location (a data directory) and --endpoint/--connection-string (a server) exclude each other")
+		}
+		acct := s.account
+		if acct == "" {
+			acct = server.DevAccountName
+		}
+		return filepath.Join(s.location, acct), nil, nil
+	}
+	cs := s.connString
+	if cs == "" && s.endpoint == "" {
+		cs = e.getenv("LOCALTABLE_CONNECTION_STRING")
+		if cs == "" {
+			cs = e.getenv("AZURE_STORAGE_CONNECTION_STRING")
+		}
+	}
+	if cs == "" && s.endpoint == "" {
+		return "", nil, usagef(c, "no data: give --location DIR (a data directory), or --endpoint URL or --connection-string (a running server), or set LOCALTABLE_CONNECTION_STRING")
+	}
+	t := &remoteTarget{}
+	if cs != "" {
+		kv := parseConnString(cs)
+		t.account, t.endpoint = kv["accountname"], kv["tableendpoint"]
+		if t.endpoint == "" {
+			return "", nil, usagef(c, "the connection string names no TableEndpoint")
+		}
+		if t.key, err = base64.StdEncoding.DecodeString(kv["accountkey"]); err != nil {
+			return "", nil, usagef(c, "the connection string's AccountKey is not base64")
+		}
+	} else {
+		u, err := url.Parse(s.endpoint)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return "", nil, usagef(c, "--endpoint %q: want http(s)://host:port/ACCOUNT", s.endpoint)
+		}
+		t.endpoint = strings.TrimSuffix(s.endpoint, "/")
+		t.account = s.account
+		if t.account == "" {
+			t.account = strings.Trim(u.Path, "/")
+		}
+		if t.account == "" {
+			return "", nil, usagef(c, "--endpoint %q names no account: add /ACCOUNT or --account", s.endpoint)
+		}
+		key := s.key
+		if key == "" {
+			if t.account != server.DevAccountName {
+				return "", nil, usagef(c, "--account-key: the key of account %s", t.account)
+			}
+			key = server.DevAccountKey
+		}
+		if t.key, err = base64.StdEncoding.DecodeString(key); err != nil {
+			return "", nil, usagef(c, "--account-key is not base64")
+		}
+	}
+	if s.account != "" && s.account != t.account {
+		return "", nil, usagef(c, "--account %s, but the server's account is %s", s.account, t.account)
+	}
+	t.connString = server.ConnectionString(t.endpoint, t.account, base64.StdEncoding.EncodeToString(t.key))
+	return "", t, nil
+}
+
+// parseConnString reads a connection string's settings, keys lower-cased.
+func parseConnString(cs string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range strings.Split(cs, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if ok {
+			out[strings.ToLower(k)] = v
+		}
+	}
+	return out
+}
+
+// openOpts say how a command opens a data directory.
+type openOpts struct {
+	write  bool // the command writes: create the directory if need be
+	noSync bool // bulk load: no fsync per commit (the command syncs)
+}
+
+// open opens the store the flags name.
+func (s *sourceFlags) open(ctx context.Context, e *env, c *command, o openOpts) (store, error) {
+	dir, remote, err := s.resolve(e, c)
+	if err != nil {
+		return nil, err
+	}
+	if remote != nil {
+		return openRemote(remote)
+	}
+	return openLocal(dir, o)
+}
+
+// localStore is an account opened on a data directory.
+type localStore struct {
+	acct *localtable.Account
+	eng  storage.Engine
+	dir  string
+}
+
+func openLocal(dir string, o openOpts) (*localStore, error) {
+	if !o.write && !exists(dir) {
+		return nil, fmt.Errorf("no data in %s (the account's directory under --location)", dir)
+	}
+	if o.write && !exists(dir) {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	eng, err := openPebble(dir, o.noSync)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := localtable.Open(&localtable.Options{Engine: eng})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", dir, err)
+	}
+	return &localStore{acct: acct, eng: eng, dir: dir}, nil
+}
+
+func (l *localStore) Describe() string { return "data directory " + l.dir }
+
+func (l *localStore) Close() error { return l.acct.Close() }
+
+// sync makes every commit so far durable.
+func (l *localStore) sync() error {
+	if s, ok := l.eng.(storage.Syncer); ok {
+		return s.Sync()
+	}
+	return nil
+}
+
+func (l *localStore) ListTables(ctx context.Context) ([]string, error) {
+	var out []string
+	for t, err := range l.acct.Tables(ctx, localtable.ListTablesOptions{}) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t.Name)
+	}
+	return out, nil
+}
+
+func (l *localStore) CreateTable(ctx context.Context, name string) error {
+	_, err := l.acct.CreateTable(ctx, name)
+	return err
+}
+
+func (l *localStore) DeleteTable(ctx context.Context, name string) error {
+	return l.acct.DeleteTable(ctx, name)
+}
+
+func (l *localStore) Query(ctx context.Context, table string, q queryReq) (queryPage, error) {
+	opts := localtable.QueryOptions{Select: q.Select, Top: q.Top, Continuation: q.Cont}
+	if q.Filter != "" {
+		f, err := filter.Parse(q.Filter)
+		if err != nil {
+			return queryPage{}, err
+		}
+		opts.Filter = f
+	}
+	p, err := l.acct.Table(table).Query(ctx, opts)
+	if err != nil {
+		return queryPage{}, err
+	}
+	return queryPage{Entities: p.Entities, Next: p.Continuation, Stats: &p.Stats}, nil
+}
+
+func (l *localStore) Get(ctx context.Context, table, pk, rk string) (localtable.Entity, error) {
+	return l.acct.Table(table).Get(ctx, pk, rk, nil)
+}
+
+func (l *localStore) Write(ctx context.Context, table string, a localtable.Action) (localtable.ETag, error) {
+	t := l.acct.Table(table)
+	switch a.Type {
+	case localtable.ActionInsert:
+		return t.Insert(ctx, a.Entity)
+	case localtable.ActionUpdateReplace:
+		return t.Update(ctx, a.Entity, localtable.Replace, a.IfMatch)
+	case localtable.ActionUpdateMerge:
+		return t.Update(ctx, a.Entity, localtable.Merge, a.IfMatch)
+	case localtable.ActionUpsertReplace:
+		return t.Upsert(ctx, a.Entity, localtable.Replace)
+	case localtable.ActionUpsertMerge:
+		return t.Upsert(ctx, a.Entity, localtable.Merge)
+	case localtable.ActionDelete:
+		return "", t.Delete(ctx, a.Entity.PartitionKey, a.Entity.RowKey, a.IfMatch)
+	}
+	return "", errors.New("unknown action")
+}
+
+func (l *localStore) Transact(ctx context.Context, table string, acts []localtable.Action) error {
+	_, err := l.acct.Table(table).Transact(ctx, acts)
+	return err
+}

@@ -1,0 +1,81 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/localtable/localtable"
+)
+
+var flatSeeds = []string{
+	`{"PartitionKey":"p","RowKey":"r","N":1,"D":1.5,"B":true,"F":false,"Z":null}`,
+	` { "PartitionKey" : "p" , "RowKey":"r\u00e9\n\"","X@odata.type":"Edm.Int64","X":"5" } `,
+	`{}`, `{"a":1}x`, `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e}`, `{"a":+1}`, `{"a":1E+5}`, `{"a":-0.0e-0}`,
+	`{"a":"\x"}`, `{"a":"\u12"}`, `{"a\"b":1}`, `{"a":1,"a":2}`, `{"a":{"b":1}}`, `{"a":[1]}`, `{"a":tru}`,
+	`{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `["a"]`, ``, `{"a":"` + "\xff" + `"}`, `{"` + "\xff" + `":1}`,
+	`{"PartitionKey":"p","RowKey":"r","T@odata.type":"Edm.DateTime","T":"2024-01-01T00:00:00Z"}`,
+	`{"PartitionKey":"p","RowKey":"r","N":2147483648,"M":-2147483648,"Big":1e400}`,
+	"{\"a\":\"tab\there\"}", `{"a":"ok"}   ` + "\n",
+}
+
+// FuzzScanFlatObject checks the fast reader against readObject: whatever
+// it accepts, readObject reads the same; and DecodeEntityJSON, which
+// uses it, decodes as decodeEntity does, with the same error codes.
+func FuzzScanFlatObject(f *testing.F) {
+	for _, s := range flatSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		keys, vals, ok := scanFlatObject(b)
+		wkeys, wvals, err := readObject(b)
+		if ok {
+			if err != nil {
+				t.Fatalf("%q: the fast reader accepts what readObject refuses (%v)", b, err)
+			}
+			if !slices.Equal(keys, wkeys) || len(vals) != len(wvals) {
+				t.Fatalf("%q: keys %q, readObject %q", b, keys, wkeys)
+			}
+			for k, v := range wvals {
+				if !bytes.Equal(vals[k], v) {
+					t.Fatalf("%q: %s is %q, readObject %q", b, k, vals[k], v)
+				}
+			}
+		}
+		got, gerr := DecodeEntityJSON(b, false)
+		want, werr := decodeEntity(b, true)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: error %v, decodeEntity %v", b, gerr, werr)
+		}
+		if gerr != nil {
+			var g, w *localtable.Error
+			if !errors.As(gerr, &g) || !errors.As(werr, &w) || g.Code != w.Code || g.Message != w.Message {
+				t.Fatalf("%q: error %v, decodeEntity %v", b, gerr, werr)
+			}
+			return
+		}
+		if got.PartitionKey != want.PartitionKey || got.RowKey != want.RowKey || len(got.Properties) != len(want.Properties) {
+			t.Fatalf("%q: %+v, decodeEntity %+v", b, got, want)
+		}
+		for k, v := range want.Properties {
+			if g := got.Properties[k]; g.Kind() != v.Kind() || (!g.Equal(v) && !(v.Kind() == localtable.KindDouble && v.Double() != v.Double())) {
+				t.Fatalf("%q: %s %v, decodeEntity %v", b, k, g, v)
+			}
+		}
+	})
+}
+
+// The seeds the fast reader must accept do take the fast path.
+func TestScanFlatObjectAcceptsEntityLines(t *testing.T) {
+	for _, s := range flatSeeds[:3] {
+		if _, _, ok := scanFlatObject([]byte(s)); !ok {
+			t.Errorf("%s: not read by the fast path", s)
+		}
+	}
+	for _, s := range []string{`{"a":01}`, `{"a\"b":1}`, `{"a":1,"a":2}`, `{"a":{"b":1}}`, `{"a":1}x`, `{"a":"` + "\xff" + `"}`} {
+		if _, _, ok := scanFlatObject([]byte(s)); ok && s != `{"a":"`+"\xff"+`"}` {
+			t.Errorf("%s: taken by the fast path", s)
+		}
+	}
+}

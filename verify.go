@@ -1,0 +1,190 @@
+package localtable
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/localtable/localtable/internal/keyenc"
+)
+
+// VerifyReport is what Account.Verify found.
+type VerifyReport struct {
+	Tables []TableReport // in the order of the catalog (by lower-cased name)
+	Keys   int           // keys read
+	// Problems are those of no table: catalog records that do not decode,
+	// entities of no table, unknown keys, metadata.
+	Problems []string
+}
+
+// TableReport is what Verify found of one table.
+type TableReport struct {
+	Name       string
+	Entities   int
+	Partitions int
+	Problems   []string
+}
+
+// OK reports whether Verify found no problem.
+func (r *VerifyReport) OK() bool {
+	if len(r.Problems) > 0 {
+		return false
+	}
+	for _, t := range r.Tables {
+		if len(t.Problems) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// maxProblems bounds the problems listed per table (and for the account);
+// the last entry then says how many more there were.
+const maxProblems = 50
+
+func addProblem(list *[]string, more *int, format string, args ...any) {
+	if len(*list) < maxProblems {
+		*list = append(*list, fmt.Sprintf(format, args...))
+		return
+	}
+	*more++
+}
+
+// Verify reads every key of the account's store, from one snapshot, and
+// checks that it is what localtable writes: every catalog record decodes,
+// is filed under its lower-cased name, names a valid table and a table ID
+// of its own below the next ID to assign; every entity key decodes and
+// belongs to a table of the catalog; every entity record decodes, and the
+// entity it holds (keys, property names and values, size) passes the data
+// model's rules, with a Timestamp no later than the clock's persisted
+// high-water mark; the metadata decodes; no other key exists. Problems
+// are reported, not returned as errors: the error is for failing to read.
+func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
+	if err := a.check(ctx); err != nil {
+		return nil, err
+	}
+	snap, err := a.eng.NewSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Close()
+	it, err := snap.NewIter(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	rep := &VerifyReport{}
+	var more int
+	byID := map[uint64]int{} // table ID → index in rep.Tables
+	tableMore := map[int]int{}
+	var nextID uint64
+	var clockMark int64 = -1
+	var maxTicks int64
+	var maxTicksAt string
+	lastTable, lastPK := -1, ""
+	for ok := it.First(); ok; ok = it.Next() {
+		if rep.Keys%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		rep.Keys++
+		k, v := it.Key(), it.Value()
+		switch k[0] {
+		case keyenc.PrefixCatalog:
+			lower := string(k[1:])
+			rec, err := decodeTableRecord(v)
+			if err != nil {
+				addProblem(&rep.Problems, &more, "catalog record %q does not decode: %v", lower, err)
+				continue
+			}
+			tr := TableReport{Name: rec.Name}
+			if strings.ToLower(rec.Name) != lower {
+				addProblem(&tr.Problems, new(int), "filed under %q, not its lower-cased name", lower)
+			}
+			if err := ValidateTableName(rec.Name); err != nil {
+				addProblem(&tr.Problems, new(int), "the name is not valid: %v", err)
+			}
+			if other, dup := byID[rec.ID]; dup {
+				addProblem(&tr.Problems, new(int), "table ID %d is also %s's", rec.ID, rep.Tables[other].Name)
+			}
+			byID[rec.ID] = len(rep.Tables)
+			rep.Tables = append(rep.Tables, tr)
+		case keyenc.PrefixEntity:
+			if len(k) < keyenc.TablePrefixLen {
+				addProblem(&rep.Problems, &more, "entity key %q is too short", k)
+				continue
+			}
+			id := binary.BigEndian.Uint64(k[1:keyenc.TablePrefixLen])
+			ti, known := byID[id]
+			pk, rk, kerr := keyenc.DecodeEntityKey(k)
+			if !known {
+				addProblem(&rep.Problems, &more, "entity key %q belongs to table ID %d, which the catalog lacks", k, id)
+				continue
+			}
+			tr := &rep.Tables[ti]
+			m := tableMore[ti]
+			if kerr != nil {
+				addProblem(&tr.Problems, &m, "entity key %q does not decode: %v", k, kerr)
+				tableMore[ti] = m
+				continue
+			}
+			tr.Entities++
+			if ti != lastTable || pk != lastPK || tr.Partitions == 0 {
+				tr.Partitions++
+				lastTable, lastPK = ti, pk
+			}
+			ticks, props, err := decodeRecord(v, nil)
+			if err != nil {
+				addProblem(&tr.Problems, &m, "entity (%q, %q): the record does not decode: %v", pk, rk, err)
+			} else {
+				e := Entity{PartitionKey: pk, RowKey: rk, Properties: props}
+				if err := validateEntity(&e); err != nil {
+					addProblem(&tr.Problems, &m, "entity (%q, %q) breaks a rule: %v", pk, rk, err)
+				}
+				if ticks > maxTicks {
+					maxTicks, maxTicksAt = ticks, fmt.Sprintf("entity (%q, %q) of %s", pk, rk, tr.Name)
+				}
+			}
+			tableMore[ti] = m
+		case keyenc.PrefixMeta:
+			t, ok := decodeTicks(v)
+			switch {
+			case !ok:
+				addProblem(&rep.Problems, &more, "metadata %q does not decode", k[1:])
+			case string(k) == string(metaClock):
+				clockMark = t
+			case string(k) == string(metaNextID):
+				nextID = uint64(t)
+			default:
+				addProblem(&rep.Problems, &more, "unknown metadata %q", k[1:])
+			}
+		default:
+			addProblem(&rep.Problems, &more, "unknown key %q", k)
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	for id, ti := range byID {
+		if nextID != 0 && id >= nextID {
+			addProblem(&rep.Tables[ti].Problems, new(int), "table ID %d is not below the next ID to assign, %d", id, nextID)
+		}
+	}
+	if len(byID) > 0 && nextID == 0 {
+		addProblem(&rep.Problems, &more, "the next table ID is not recorded")
+	}
+	if maxTicks > 0 && maxTicks > clockMark {
+		addProblem(&rep.Problems, &more, "%s has a Timestamp after the clock's persisted mark", maxTicksAt)
+	}
+	for ti, m := range tableMore {
+		if m > 0 {
+			rep.Tables[ti].Problems = append(rep.Tables[ti].Problems, fmt.Sprintf("and %d more problems", m))
+		}
+	}
+	if more > 0 {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("and %d more problems", more))
+	}
+	return rep, nil
+}
