@@ -61,6 +61,10 @@ func (e *SyntaxError) Unwrap() error {
 // error: a query without a filter passes a nil predicate instead.
 //
 // Errors are *SyntaxError.
+//
+// On error the returned Filter is not nil: it carries the error (Err), so
+// a query given it despite the error fails with that error instead of
+// selecting every entity, as a nil Filter would.
 func Parse(s string) (*Filter, error) {
 	return ParseWithOptions(s, Options{MaxComparisons: MaxComparisons})
 }
@@ -69,6 +73,11 @@ func Parse(s string) (*Filter, error) {
 // a filter longer than MaxLength bytes is refused, as is nesting deeper
 // than MaxDepth.
 func ParseWithOptions(s string, opts Options) (f *Filter, err error) {
+	defer func() {
+		if err != nil {
+			f = &Filter{err: err}
+		}
+	}()
 	if len(s) > MaxLength {
 		return nil, &SyntaxError{MaxLength, fmt.Sprintf("filter too long: %d bytes, at most %d are allowed", len(s), MaxLength)}
 	}
