@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/server"
@@ -544,5 +546,58 @@ func TestBinaryServeLogsAndExplorer(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/-/explorer/login") {
 		t.Fatalf("the explorer without a login: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// serve's paging flags make the served pages hostile as asked: tiny,
+// empty first, and cut at partition boundaries; the SDK's pager still
+// reads every entity once.
+func TestBinaryServePagingFlags(t *testing.T) {
+	p := serveBin(t, "--max-page-size", "2", "--empty-first-page", "--page-at-partition-boundary")
+	ctx := context.Background()
+	sc, err := aztables.NewServiceClientFromConnectionString(p.connString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.CreateTable(ctx, "Paged", nil); err != nil {
+		t.Fatal(err)
+	}
+	c := sc.NewClient("Paged")
+	for i := 0; i < 7; i++ {
+		e, _ := json.Marshal(map[string]string{"PartitionKey": fmt.Sprint("p", i%2), "RowKey": fmt.Sprint("r", i)})
+		if _, err := c.AddEntity(ctx, e, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sizes []int
+	seen := map[string]bool{}
+	pager := c.NewListEntitiesPager(nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(page.Entities))
+		parts := map[string]bool{}
+		for _, raw := range page.Entities {
+			var e struct{ PartitionKey, RowKey string }
+			json.Unmarshal(raw, &e)
+			parts[e.PartitionKey] = true
+			if len(parts) > 1 {
+				t.Fatalf("a page spans partitions %v", parts)
+			}
+			if seen[e.PartitionKey+"/"+e.RowKey] {
+				t.Fatalf("%s/%s returned twice", e.PartitionKey, e.RowKey)
+			}
+			seen[e.PartitionKey+"/"+e.RowKey] = true
+		}
+	}
+	// p0 holds r0 r2 r4 r6, p1 holds r1 r3 r5: an empty first page, then
+	// pages of at most 2 that never span the two partitions.
+	if fmt.Sprint(sizes) != "[0 2 2 2 1]" {
+		t.Fatalf("page sizes %v, want [0 2 2 2 1]", sizes)
+	}
+	if len(seen) != 7 {
+		t.Fatalf("read %d entities, want 7 (pages %v)", len(seen), sizes)
 	}
 }

@@ -69,7 +69,8 @@ localtable serve --location ./data                # pebble on disk, one director
 localtable --addr 127.0.0.1:0 --no-auth           # any free port, no credentials checked
 localtable --account myacct:$(head -c32 /dev/urandom | base64) --log-format json --log-level debug
 localtable --restore backup.ltbk                  # in memory, loaded from a backup
-localtable --cert cert.pem --key key.pem          # HTTPS; bearer tokens accepted`,
+localtable --cert cert.pem --key key.pem          # HTTPS; bearer tokens accepted
+localtable --max-page-size 2 --empty-first-page   # hostile paging, to prove clients' paging loops`,
 		run: runServe,
 	})
 }
@@ -80,6 +81,10 @@ type serveConfig struct {
 	accounts                      accountFlags
 	noAuth, noExplorer            bool
 	restore                       string
+
+	// Paging torture, for testing clients' paging loops.
+	maxPageSize, queryScanLimit    int
+	emptyFirstPage, partitionPages bool
 }
 
 func runServe(ctx context.Context, e *env, c *command, args []string) error {
@@ -93,6 +98,10 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	fs.BoolVar(&cfg.noAuth, "no-auth", false, "accept requests (and open the explorer) without checking credentials")
 	fs.BoolVar(&cfg.noExplorer, "no-explorer", false, "do not serve the web explorer")
 	fs.StringVar(&cfg.restore, "restore", "", "in memory only: load the backup `FILE` (localtable backup) into its account before serving")
+	fs.IntVar(&cfg.maxPageSize, "max-page-size", 0, "paging torture: at most `N` entities (or tables) a page; 0: the service's 1000")
+	fs.BoolVar(&cfg.emptyFirstPage, "empty-first-page", false, "paging torture: answer the first page of every query empty, with a continuation")
+	fs.BoolVar(&cfg.partitionPages, "page-at-partition-boundary", false, "paging torture: end every page where its partition ends")
+	fs.IntVar(&cfg.queryScanLimit, "query-scan-limit", 0, "entities one page may read before it ends early, perhaps empty (the service's 5-second cut-off); 0: 100000, negative: no bound")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error (debug logs request and response bodies)")
 	logFormat := fs.String("log-format", "text", "text or json")
 	if _, err := c.parse(e, fs, args, 0, 0); err != nil {
@@ -155,10 +164,14 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		return fmt.Errorf("--restore %s: the backup's account is not served (add --account NAME:KEY)", cfg.restore)
 	}
 	srv := server.New(nil, &server.Options{
-		Accounts:           accounts,
-		DisableAuth:        cfg.noAuth,
-		AcceptBearerTokens: cfg.cert != "",
-		Logger:             log,
+		Accounts:                accounts,
+		DisableAuth:             cfg.noAuth,
+		AcceptBearerTokens:      cfg.cert != "",
+		Logger:                  log,
+		MaxPageSize:             cfg.maxPageSize,
+		EmptyFirstPage:          cfg.emptyFirstPage,
+		PageAtPartitionBoundary: cfg.partitionPages,
+		QueryScanLimit:          cfg.queryScanLimit,
 	})
 	var tlsConfig *tls.Config
 	if cfg.cert != "" {
