@@ -8,7 +8,7 @@
 // of the department with a property filter.
 //
 // The pattern: the review's RowKey is CompoundKey(employee id, year),
-// e.g. "000123!2024". One review is a point query; an employee's reviews
+// e.g. "0000000000000000123!2024" (Int64Key pads to 19 digits). One review is a point query; an employee's reviews
 // are the RowKey range CompoundKeyRange(employee id); and they come back
 // in year order. CompoundKey escapes the characters a key may not hold
 // (/ \ # ? and control characters) and its separator, reversibly and

@@ -229,6 +229,7 @@ func run(ctx context.Context, acct *localtable.Account, dir string, w io.Writer)
 	if err := save(ctx, tbl, blobs, "bob", "notes.pdf", pdf(2<<20, 4)); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "bob replaced notes.pdf: its old content is an orphan too (%d blobs)\n", countBlobs(dir))
 	// No save runs now, so no grace period is needed; beside live saves,
 	// pass one longer than a save takes.
 	n, err := blobs.Sweep(ctx, tbl, 0)

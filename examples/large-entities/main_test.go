@@ -18,6 +18,7 @@ loaded it back: 3145728 bytes, identical: true
 3 documents, 2 blobs (equal contents share one)
 
 an interrupted save left 3 blobs for 3 documents
+bob replaced notes.pdf: its old content is an orphan too (4 blobs)
 the sweep removed 2 orphans: 2 blobs for 3 documents
 every document still loads with its hash verified
 `

@@ -21,7 +21,7 @@
 // second lands in one partition (the hottest partition takes 100% of the
 // writes at every moment); with hashed keys the busiest takes a small share;
 // and the newest events still read back correctly, with 16 range queries
-// that each scan exactly what they return.
+// whose merge reads about as many entities as the one partition query.
 package main
 
 import (
