@@ -133,7 +133,13 @@ func TestMemberRestart(t *testing.T) {
 			t.Fatalf("restart: %v", err)
 		}
 		phase.Store(2)
-		time.Sleep(time.Second)
+		// Wait for writes to be acknowledged again: a commit caught by the
+		// kill ends only at its timeout, which on a loaded machine outlasts
+		// any fixed pause.
+		before := ackedIn[2].Load()
+		for deadline := time.Now().Add(60 * time.Second); ackedIn[2].Load() < before+int32(writers) && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 	stop.Store(true)
 	wg.Wait()
