@@ -1,0 +1,212 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestQuick runs every workload at a tiny size and checks that each
+// produced figures and that the outputs are well formed. It asserts no
+// timing. The Azurite column runs when node and npm are present (npm
+// installs Azurite on first use) and is reported as skipped otherwise.
+func TestQuick(t *testing.T) {
+	cfg := tinyConfig()
+	res, err := run(cfg, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Command = command(true, "results", "", true)
+
+	// Every embedded workload on its systems, every round.
+	want := map[string][]string{
+		wReopen: {sLtPeb, sRawPeb, sSQLite, sBolt},
+		wUpdate: {sLtMem, sLtPeb, sSQLite, sBolt},
+	}
+	all := []string{sLtMem, sRawTree, sLtPeb, sRawPeb, sSQLite, sBolt}
+	for _, w := range []string{wGet, wRange, wPart, wFull, wInsert, wTx100} {
+		want[w] = all
+	}
+	for w, systems := range want {
+		for _, s := range systems {
+			checkFigure(t, res.Embedded, w, s, cfg.Rounds)
+		}
+	}
+	if len(res.Embedded) != 6*6+4+4 {
+		t.Errorf("%d embedded figures, want %d", len(res.Embedded), 6*6+4+4)
+	}
+	for _, s := range []string{sLtMem, sLtPeb} {
+		for _, f := range res.Embedded {
+			if f.Workload == wUpdate && f.System == s && sum(f.Ops) == 0 {
+				t.Errorf("contended update on %s: no update", s)
+			}
+		}
+	}
+
+	// Memory per entity of the memory stores.
+	if len(res.Memory) != 2 {
+		t.Errorf("memory figures: %+v", res.Memory)
+	}
+	for _, m := range res.Memory {
+		if m.HeapPerEntity <= 0 || m.Entities != cfg.Data.n() {
+			t.Errorf("memory of %s: %+v", m.System, m)
+		}
+	}
+
+	// The or filters: parse, plan, and three queries per size.
+	if len(res.OrPlan) != 5*len(cfg.OrTerms) {
+		t.Errorf("%d or-plan figures, want %d", len(res.OrPlan), 5*len(cfg.OrTerms))
+	}
+	for _, f := range res.OrPlan {
+		if f.Median <= 0 || len(f.NsPerOp) != cfg.Rounds {
+			t.Errorf("or plan %s %s: %+v", f.Workload, f.System, f)
+		}
+	}
+
+	// HTTP: every workload on every server, Azurite when node is here.
+	servers := []string{hLtMem, hLtPeb}
+	_, nodeErr := exec.LookPath("node")
+	_, npmErr := exec.LookPath("npm")
+	if nodeErr == nil && npmErr == nil {
+		servers = append(servers, hAzurit)
+	} else if !strings.Contains(strings.Join(res.Skipped, "\n"), "Azurite column is skipped") {
+		t.Errorf("without node, skipped = %q", res.Skipped)
+	}
+	for _, w := range httpWorkloads {
+		for _, s := range servers {
+			f := findHTTP(res.HTTP, w, s)
+			if f == nil {
+				t.Errorf("HTTP %s on %s: no figure", w, s)
+				continue
+			}
+			if len(f.Ops) != cfg.Rounds || sum(f.Ops) == 0 || f.MedOpsSec <= 0 || f.MedP50 <= 0 || f.MedP99 < f.MedP50 {
+				t.Errorf("HTTP %s on %s: %+v", w, s, f)
+			}
+			for _, c := range f.CPUPerOpNs {
+				if c < 0 {
+					t.Errorf("HTTP %s on %s: negative CPU %v", w, s, c)
+				}
+			}
+		}
+	}
+	if len(res.Servers) != len(servers) {
+		t.Errorf("servers: %+v", res.Servers)
+	}
+	for _, s := range res.Servers {
+		if s.PeakRSS <= 0 || s.LoadSeconds <= 0 {
+			t.Errorf("server %s: %+v", s.Server, s)
+		}
+	}
+
+	// Ratios: one per workload and comparison.
+	groups := map[string]int{}
+	for _, r := range res.Ratios {
+		if r.Value <= 0 {
+			t.Errorf("ratio %+v", r)
+		}
+		groups[r.Group]++
+	}
+	wantGroups := map[string]int{gMemRaw: 6 + 1, gPebRaw: 7, gPebSQL: 8, gPebBolt: 8}
+	if len(servers) == 3 {
+		wantGroups[gHTTPMem], wantGroups[gHTTPPeb] = len(httpWorkloads), len(httpWorkloads)
+	}
+	for g, n := range wantGroups {
+		if groups[g] != n {
+			t.Errorf("%d ratios in group %q, want %d", groups[g], g, n)
+		}
+	}
+
+	// The outputs.
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "doc", "BENCHMARKS.md")
+	if err := os.MkdirAll(filepath.Dir(doc), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if err := writeOutputs(res, out, doc); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back results
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	if len(back.Embedded) != len(res.Embedded) || len(back.HTTP) != len(res.HTTP) || len(back.Ratios) != len(res.Ratios) || back.Machine.NProc == 0 || back.Versions["Go"] == "" {
+		t.Errorf("results.json does not round-trip the figures")
+	}
+	checkSVG(t, filepath.Join(out, "ratios.svg"), len(res.Ratios))
+	md, err := os.ReadFile(filepath.Join(out, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"](ratios.svg)", "## Embedded", "## Over HTTP", "| " + wTx100 + " |", res.Command} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("results.md lacks %q", s)
+		}
+	}
+	d, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(d), "](../out/ratios.svg)") {
+		t.Errorf("the doc does not link the chart relative to itself:\n%s", d)
+	}
+}
+
+func checkFigure(t *testing.T, figs []figure, workload, system string, rounds int) {
+	t.Helper()
+	for _, f := range figs {
+		if f.Workload == workload && f.System == system {
+			if len(f.NsPerOp) != rounds && workload != wReopen {
+				t.Errorf("%s on %s: %d rounds, want %d", workload, system, len(f.NsPerOp), rounds)
+			}
+			if f.Median <= 0 || sum(f.Ops) == 0 {
+				t.Errorf("%s on %s: %+v", workload, system, f)
+			}
+			return
+		}
+	}
+	t.Errorf("%s on %s: no figure", workload, system)
+}
+
+// checkSVG checks that the chart is well-formed XML with an svg root and a
+// bar per ratio.
+func checkSVG(t *testing.T, path string, ratios int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dec := xml.NewDecoder(f)
+	root, rects := "", 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("ratios.svg: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = se.Name.Local
+			}
+			if se.Name.Local == "rect" {
+				rects++
+			}
+		}
+	}
+	if root != "svg" || rects != ratios+1 { // the background and a bar per ratio
+		t.Errorf("ratios.svg: root %q, %d rects, want svg and %d", root, rects, ratios+1)
+	}
+}

@@ -1,0 +1,80 @@
+package main
+
+import "time"
+
+// config sizes a run. The modes differ only in sizes and durations: every
+// mode runs every workload.
+type config struct {
+	Mode string `json:"mode"`
+	// Data is the embedded data set; HTTPData the one loaded into each
+	// server (smaller, since a server is loaded through its API).
+	Data     shape `json:"data"`
+	HTTPData shape `json:"http_data"`
+	// Rounds is how many times each workload runs on each system,
+	// interleaved (A, B, A, B…); figures are the median over rounds.
+	Rounds int `json:"rounds"`
+	// Phase is how long one workload runs on one system in one round;
+	// HTTPPhase the same over HTTP.
+	Phase     time.Duration `json:"phase_ns"`
+	HTTPPhase time.Duration `json:"http_phase_ns"`
+	// Workers is the number of concurrent clients: the HTTP workers and
+	// the goroutines of the contended update.
+	Workers int `json:"workers"`
+	// OrTerms are the sizes of the or-of-point-lookups filters planned.
+	OrTerms []int `json:"or_terms"`
+	// MaxOps bounds the operations of one phase (the keys of write
+	// workloads are made in advance, outside the timed loop).
+	MaxOps int `json:"max_ops"`
+	// Azurite runs the Azurite column when node and npm are present;
+	// InstallTimeout bounds npm's install of it.
+	Azurite        bool          `json:"azurite"`
+	InstallTimeout time.Duration `json:"install_timeout_ns"`
+}
+
+// fullConfig is the standard workload: 200,000 entities.
+func fullConfig() config {
+	return config{
+		Mode:           "full",
+		Data:           shape{Parts: 100, Rows: 2000},
+		HTTPData:       shape{Parts: 10, Rows: 2000},
+		Rounds:         3,
+		Phase:          time.Second,
+		HTTPPhase:      3 * time.Second,
+		Workers:        8,
+		OrTerms:        []int{10, 100, 1000},
+		MaxOps:         1 << 18,
+		Azurite:        true,
+		InstallTimeout: 5 * time.Minute,
+	}
+}
+
+// quickConfig has the same shapes at 10,000 entities and short phases,
+// for CI and a first look.
+func quickConfig() config {
+	c := fullConfig()
+	c.Mode = "quick"
+	c.Data = shape{Parts: 5, Rows: 2000}
+	c.HTTPData = shape{Parts: 2, Rows: 2000}
+	c.Phase = 150 * time.Millisecond
+	c.HTTPPhase = 400 * time.Millisecond
+	c.MaxOps = 1 << 16
+	// A thousand-term or takes the planner a minute or more (see
+	// BENCHMARKS.md): the full run measures it.
+	c.OrTerms = []int{10, 100}
+	return c
+}
+
+// tinyConfig is for the test: every workload, on a few hundred entities,
+// for a few milliseconds each.
+func tinyConfig() config {
+	c := quickConfig()
+	c.Mode = "tiny"
+	c.Data = shape{Parts: 3, Rows: 300}
+	c.HTTPData = shape{Parts: 2, Rows: 200}
+	c.Phase = 5 * time.Millisecond
+	c.HTTPPhase = 30 * time.Millisecond
+	c.MaxOps = 2000
+	c.OrTerms = []int{10, 100}
+	c.InstallTimeout = 2 * time.Minute
+	return c
+}

@@ -1,0 +1,464 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/localtable/localtable/filter"
+)
+
+// The embedded workloads, in the order they run: the reads first, on the
+// data set as loaded, then the writes.
+const (
+	wReopen = "reopen"
+	wGet    = "point get"
+	wRange  = "range of 100 rows"
+	wPart   = "partition scan, Int32 filter"
+	wFull   = "full-table filter, 1% match"
+	wInsert = "single insert"
+	wTx100  = "transaction of 100"
+	wUpdate = "ETag-contended update"
+)
+
+// The embedded systems.
+const (
+	sLtMem   = "localtable memory"
+	sRawTree = "raw btree"
+	sLtPeb   = "localtable pebble"
+	sRawPeb  = "raw pebble"
+	sSQLite  = "SQLite"
+	sBolt    = "bbolt"
+)
+
+// embedded runs the embedded workloads on one data set.
+type embedded struct {
+	cfg    config
+	dir    string
+	logf   func(format string, args ...any)
+	stores []store // in column order
+	res    *results
+}
+
+func (e *embedded) store(name string) store {
+	for _, s := range e.stores {
+		if s.name() == name {
+			return s
+		}
+	}
+	panic("no store " + name)
+}
+
+// memNow returns the live heap after a GC, and the RSS after giving free
+// memory back to the OS.
+func memNow() (uint64, int64) {
+	debug.FreeOSMemory()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss, _ := procStatus(0, "VmRSS")
+	return ms.HeapAlloc, rss
+}
+
+// load builds every store over the data set, inserted in a shuffled
+// order, measuring the memory stores' footprint on the way.
+func (e *embedded) load() error {
+	s := e.cfg.Data
+	order := shuffled(s.n(), 1)
+	timed := func(name string, f func() (store, error)) error {
+		start := time.Now()
+		st, err := f()
+		if err != nil {
+			return fmt.Errorf("loading %s: %w", name, err)
+		}
+		e.logf("loaded %-18s %d entities in %.1fs", name, s.n(), time.Since(start).Seconds())
+		e.stores = append(e.stores, st)
+		return nil
+	}
+	mem := func(name string, f func() (store, error)) error {
+		h0, r0 := memNow()
+		err := timed(name, f)
+		h1, r1 := memNow()
+		e.res.Memory = append(e.res.Memory, memFigure{System: name, Entities: s.n(),
+			HeapPerEntity: float64(int64(h1)-int64(h0)) / float64(s.n()),
+			RSSPerEntity:  float64(r1-r0) / float64(s.n())})
+		return err
+	}
+	var lt *ltStore
+	if err := mem(sLtMem, func() (store, error) {
+		var err error
+		lt, err = newLocaltable(sLtMem, "", s, order)
+		return lt, err
+	}); err != nil {
+		return err
+	}
+	rec, err := captureRecords(lt, s)
+	if err != nil {
+		return err
+	}
+	if err := mem(sRawTree, func() (store, error) { return newRawMemory(rec, s, order) }); err != nil {
+		return err
+	}
+	sub := func(name string) string { return filepath.Join(e.dir, strings.ReplaceAll(name, " ", "-")) }
+	for _, d := range []string{sLtPeb, sRawPeb, sSQLite, sBolt} {
+		if err := os.MkdirAll(sub(d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := timed(sLtPeb, func() (store, error) { return newLocaltable(sLtPeb, sub(sLtPeb), s, order) }); err != nil {
+		return err
+	}
+	if err := timed(sRawPeb, func() (store, error) { return newRawPebble(sub(sRawPeb), rec, s, order) }); err != nil {
+		return err
+	}
+	if err := timed(sSQLite, func() (store, error) { return newSQLite(sub(sSQLite), s, order) }); err != nil {
+		return err
+	}
+	return timed(sBolt, func() (store, error) { return newBolt(sub(sBolt), s, order) })
+}
+
+func (e *embedded) close() {
+	for _, s := range e.stores {
+		if err := s.close(); err != nil {
+			e.logf("closing %s: %v", s.name(), err)
+		}
+	}
+}
+
+// phase is one workload on one system for one round: it returns the
+// operations done, the time they took, and the conflicts (contended
+// update only).
+type phase func(s store, round int) (ops int, took time.Duration, conflicts int, err error)
+
+// interleave runs a workload on each of the named systems, round after
+// round, each round visiting every system in turn (A, B, A, B…), and
+// records the figures.
+func (e *embedded) interleave(workload string, rounds int, names []string, run phase) ([]figure, error) {
+	figs := make([]figure, len(names))
+	conflicts := make([]int, len(names))
+	for r := range rounds {
+		for j, name := range names {
+			s := e.store(name)
+			runtime.GC()
+			ops, took, c, err := run(s, r)
+			if err != nil {
+				return nil, fmt.Errorf("%s on %s: %w", workload, name, err)
+			}
+			figs[j].NsPerOp = append(figs[j].NsPerOp, float64(took.Nanoseconds())/float64(ops))
+			figs[j].Ops = append(figs[j].Ops, ops)
+			conflicts[j] += c
+		}
+	}
+	for j := range figs {
+		figs[j].Workload, figs[j].System = workload, names[j]
+		figs[j].Median = median(figs[j].NsPerOp)
+		if total := sum(figs[j].Ops); conflicts[j] > 0 && total > 0 {
+			figs[j].Conflicts = float64(conflicts[j]) / float64(total)
+		}
+		e.logf("%-34s %-18s %s/op (rounds %s)", workload, names[j], fmtNs(figs[j].Median), fmtRounds(figs[j].NsPerOp))
+	}
+	e.res.Embedded = append(e.res.Embedded, figs...)
+	return figs, nil
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+// simple adapts a per-operation function to a phase that runs it for the
+// configured time.
+func (e *embedded) simple(max int, op func(s store, round, i int) error) phase {
+	return func(s store, round int) (int, time.Duration, int, error) {
+		n, took, err := runFor(e.cfg.Phase, max, func(i int) error { return op(s, round, i) })
+		return n, took, 0, err
+	}
+}
+
+// run runs every embedded workload.
+func (e *embedded) run() error {
+	cfg, s := e.cfg, e.cfg.Data
+	all := []string{sLtMem, sRawTree, sLtPeb, sRawPeb, sSQLite, sBolt}
+	durable := []string{sLtPeb, sRawPeb, sSQLite, sBolt}
+
+	// Reopen: close and open each store on disk, and read one entity.
+	if _, err := e.interleave(wReopen, max(cfg.Rounds, 5), durable, func(st store, _ int) (int, time.Duration, int, error) {
+		start := time.Now()
+		err := st.(reopener).reopen(pk(1%s.Parts), rk(7))
+		return 1, time.Since(start), 0, err
+	}); err != nil {
+		return err
+	}
+
+	// Reads of existing entities at random.
+	const nkeys = 1 << 14
+	getKeys := make([][2]string, nkeys)
+	for i, x := range pick(nkeys, s.n(), 2) {
+		getKeys[i][0], getKeys[i][1] = s.keys(x)
+	}
+	if _, err := e.interleave(wGet, cfg.Rounds, all, e.simple(cfg.MaxOps, func(st store, _, i int) error {
+		k := getKeys[i%nkeys]
+		return st.get(k[0], k[1])
+	})); err != nil {
+		return err
+	}
+
+	type rng struct{ pk, lo, hi string }
+	ranges := make([]rng, nkeys)
+	parts, starts := pick(nkeys, s.Parts, 3), pick(nkeys, max(1, s.Rows-100), 4)
+	for i := range ranges {
+		ranges[i] = rng{pk(parts[i]), rk(starts[i]), rk(starts[i] + 100)}
+	}
+	if _, err := e.interleave(wRange, cfg.Rounds, all, e.simple(cfg.MaxOps, func(st store, _, i int) error {
+		q := ranges[i%nkeys]
+		n, err := st.rangeQuery(q.pk, q.lo, q.hi)
+		if err == nil && n != min(100, s.Rows) {
+			err = errCount(wRange, n, 100)
+		}
+		return err
+	})); err != nil {
+		return err
+	}
+
+	matches := make([]int, s.Parts)
+	for p := range matches {
+		matches[p] = s.ageMatches(p)
+	}
+	if _, err := e.interleave(wPart, cfg.Rounds, all, e.simple(cfg.MaxOps, func(st store, _, i int) error {
+		p := parts[i%nkeys]
+		n, err := st.partitionFilter(pk(p))
+		want := s.Rows
+		if st.filters() {
+			want = matches[p]
+		}
+		if err == nil && n != want {
+			err = errCount(wPart, n, want)
+		}
+		return err
+	})); err != nil {
+		return err
+	}
+
+	fullWant := s.scoreMatches()
+	if _, err := e.interleave(wFull, cfg.Rounds, all, e.simple(cfg.MaxOps, func(st store, _, _ int) error {
+		n, err := st.fullFilter()
+		want := s.n()
+		if st.filters() {
+			want = fullWant
+		}
+		if err == nil && n != want {
+			err = errCount(wFull, n, want)
+		}
+		return err
+	})); err != nil {
+		return err
+	}
+
+	if err := e.orPlan(); err != nil {
+		return err
+	}
+
+	// Writes under new keys: each round has keys of its own, the same for
+	// every system. They are made before the timed loops.
+	pks := make([]string, s.Parts)
+	for p := range pks {
+		pks[p] = pk(p)
+	}
+	insKeys := make([][]string, cfg.Rounds)
+	for r := range insKeys {
+		insKeys[r] = make([]string, cfg.MaxOps)
+		for i := range insKeys[r] {
+			insKeys[r][i] = "i" + pad(r, 2) + "-" + pad(i, 7)
+		}
+	}
+	if _, err := e.interleave(wInsert, cfg.Rounds, all, e.simple(cfg.MaxOps, func(st store, round, i int) error {
+		return st.insert(pks[i%s.Parts], insKeys[round][i])
+	})); err != nil {
+		return err
+	}
+	nTx := max(1, cfg.MaxOps/100)
+	txKeys := make([][][]string, cfg.Rounds)
+	for r := range txKeys {
+		txKeys[r] = make([][]string, nTx)
+		for i := range txKeys[r] {
+			rks := make([]string, 100)
+			for j := range rks {
+				rks[j] = "t" + pad(r, 2) + "-" + pad(i, 6) + "-" + pad(j, 3)
+			}
+			txKeys[r][i] = rks
+		}
+	}
+	if _, err := e.interleave(wTx100, cfg.Rounds, all, e.simple(nTx, func(st store, round, i int) error {
+		return st.tx100(pks[i%s.Parts], txKeys[round][i])
+	})); err != nil {
+		return err
+	}
+
+	upd := []string{sLtMem, sLtPeb, sSQLite, sBolt}
+	_, err := e.interleave(wUpdate, cfg.Rounds, upd, func(st store, _ int) (int, time.Duration, int, error) {
+		return contended(st.(updater), cfg.Workers, cfg.Phase, pk(0), rk(0))
+	})
+	return err
+}
+
+// contended runs workers goroutines updating one entity for d, and
+// returns the successful updates, the time, and the conflicts.
+func contended(u updater, workers int, d time.Duration, pk, rk string) (int, time.Duration, int, error) {
+	var ops, conflicts atomic.Int64
+	var firstErr error
+	var once sync.Once
+	start := time.Now()
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				c, err := u.update(pk, rk)
+				conflicts.Add(int64(c))
+				if err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+				ops.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return int(ops.Load()), time.Since(start), int(conflicts.Load()), firstErr
+}
+
+// slowPlan is the plan time above which an or filter is planned only once.
+const slowPlan = 2 * time.Second
+
+// orFilter is a filter of n or-ed point lookups of distinct entities of
+// the data set (fewer if the data set has fewer), and their keys.
+func orFilter(s shape, n int) (string, [][2]string) {
+	terms := make([]string, 0, n)
+	var keys [][2]string
+	seen := map[[2]int]bool{}
+	for i := 0; len(terms) < n && i < 100*n; i++ {
+		p, r := i*7%s.Parts, (i*197+17)%s.Rows
+		if seen[[2]int{p, r}] {
+			continue
+		}
+		seen[[2]int{p, r}] = true
+		keys = append(keys, [2]string{pk(p), rk(r)})
+		terms = append(terms, "(PartitionKey eq '"+pk(p)+"' and RowKey eq '"+rk(r)+"')")
+	}
+	return strings.Join(terms, " or "), keys
+}
+
+// orPlan measures filters of N or-ed point lookups: parsing, planning
+// (KeyRanges, on freshly parsed filters, since a filter keeps its plan),
+// and the query on localtable's engines against as many gets on the bare
+// btree.
+func (e *embedded) orPlan() error {
+	s := e.cfg.Data
+	for _, n := range e.cfg.OrTerms {
+		text, keys := orFilter(s, n)
+		terms := len(keys)
+		parsed, err := filter.ParseWithOptions(text, filter.Options{})
+		if err != nil {
+			return err
+		}
+		// The first plan is timed on its own: when it is slow (the
+		// planner's cost grows faster than the terms), the later rounds
+		// reuse its time instead of planning again.
+		t0 := time.Now()
+		rs, ok := parsed.KeyRanges()
+		firstPlan := time.Since(t0)
+		if !ok || len(rs) != terms {
+			return fmt.Errorf("or of %d points: %d key ranges (bounded %v)", terms, len(rs), ok)
+		}
+		pool := max(4, 20000/n)
+		label := fmt.Sprintf("or of %d point lookups", terms)
+		var res []figure
+		for r := range e.cfg.Rounds {
+			// Parse.
+			var fresh []*filter.Filter
+			nParse, tParse, err := runFor(e.cfg.Phase, pool, func(int) error {
+				f, err := filter.ParseWithOptions(text, filter.Options{})
+				fresh = append(fresh, f)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			// Plan, on the filters just parsed.
+			nPlan, tPlan := 1, firstPlan
+			if firstPlan < slowPlan {
+				nPlan, tPlan, err = runFor(e.cfg.Phase, len(fresh), func(i int) error {
+					if _, ok := fresh[i].KeyRanges(); !ok {
+						return fmt.Errorf("%s: not bounded", label)
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			} else if r == 0 {
+				e.logf("%s: one plan took %v; later rounds reuse that figure", label, firstPlan.Round(time.Millisecond))
+			}
+			times := []struct {
+				what string
+				n    int
+				t    time.Duration
+			}{{"parse", nParse, tParse}, {"plan", nPlan, tPlan}}
+			for _, sys := range []string{sLtMem, sLtPeb, sRawTree} {
+				st := e.store(sys)
+				runtime.GC()
+				n, t, err := runFor(e.cfg.Phase, e.cfg.MaxOps, func(int) error {
+					if lt, ok := st.(*ltStore); ok {
+						got, err := lt.count(parsed)
+						if err == nil && got != terms {
+							err = errCount(label, got, terms)
+						}
+						return err
+					}
+					for _, k := range keys {
+						if err := st.get(k[0], k[1]); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				what := "query, " + sys
+				if sys == sRawTree {
+					what = fmt.Sprintf("%d gets, %s", terms, sys)
+				}
+				times = append(times, struct {
+					what string
+					n    int
+					t    time.Duration
+				}{what, n, t})
+			}
+			if r == 0 {
+				res = make([]figure, len(times))
+			}
+			for j, x := range times {
+				res[j].Workload, res[j].System = label, x.what
+				res[j].NsPerOp = append(res[j].NsPerOp, float64(x.t.Nanoseconds())/float64(x.n))
+				res[j].Ops = append(res[j].Ops, x.n)
+			}
+		}
+		for j := range res {
+			res[j].Median = median(res[j].NsPerOp)
+			e.logf("%-34s %-18s %s/op", label, res[j].System, fmtNs(res[j].Median))
+		}
+		e.res.OrPlan = append(e.res.OrPlan, res...)
+	}
+	return nil
+}

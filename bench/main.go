@@ -1,0 +1,209 @@
+// Command bench is localtable's standard workload program: it measures
+// the library and its server against the engines under it and against
+// what an embedded or emulator user would otherwise pick, in one run,
+// interleaved, and writes the figures as JSON, a markdown report and an
+// SVG chart of the ratios.
+//
+//	cd bench && go run . [-quick] [-out DIR] [-doc FILE] [-azurite=false]
+//
+// It lives in a module of its own so that its peers (SQLite, bbolt, the
+// SDK, Azurite) never become dependencies of the library's users. See
+// README.md beside it for what each workload does.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	quick := flag.Bool("quick", false, "the same workloads on 10,000 entities with short phases (CI)")
+	out := flag.String("out", "results", "directory for results.json, results.md and ratios.svg")
+	doc := flag.String("doc", "", "also write the markdown report to this file (e.g. ../BENCHMARKS.md)")
+	az := flag.Bool("azurite", true, "compare against Azurite when node and npm are present")
+	flag.Parse()
+	cfg := fullConfig()
+	if *quick {
+		cfg = quickConfig()
+	}
+	cfg.Azurite = *az
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+	res, err := run(cfg, logf)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	res.Command = command(*quick, *out, *doc, *az)
+	if err := writeOutputs(res, *out, *doc); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	logf("wrote %s in %.0fs", *out, res.Seconds)
+}
+
+// command is the command line that reproduces a run.
+func command(quick bool, out, doc string, az bool) string {
+	c := "cd bench && go run ."
+	if quick {
+		c += " -quick"
+	}
+	if out != "results" {
+		c += " -out " + out
+	}
+	if doc != "" {
+		c += " -doc " + doc
+	}
+	if !az {
+		c += " -azurite=false"
+	}
+	return c
+}
+
+// benchDir returns the directory of the bench module: the current
+// directory, which must hold its go.mod.
+func benchDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil || !strings.Contains(string(b), "module github.com/localtable/localtable/bench\n") {
+		return "", errors.New("run it from the bench directory of the repository (cd bench && go run .)")
+	}
+	return dir, nil
+}
+
+// run runs every workload of cfg and returns the figures.
+func run(cfg config, logf func(string, ...any)) (*results, error) {
+	t0 := time.Now()
+	dir, err := benchDir()
+	if err != nil {
+		return nil, err
+	}
+	root := filepath.Dir(dir)
+	work, err := os.MkdirTemp("", "localtable-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	res := &results{Mode: cfg.Mode, Started: t0.UTC(), Config: cfg, Machine: machineInfo(), Versions: versions(root)}
+	logf("%s run: %d entities embedded, %d over HTTP, %d rounds; work dir %s", cfg.Mode, cfg.Data.n(), cfg.HTTPData.n(), cfg.Rounds, work)
+
+	e := &embedded{cfg: cfg, dir: work, logf: logf, res: res}
+	err = e.load()
+	if err == nil {
+		err = e.run()
+	}
+	if err == nil {
+		if sq, ok := e.store(sSQLite).(*sqliteStore); ok {
+			var v string
+			if sq.db.QueryRow("select sqlite_version()").Scan(&v) == nil {
+				res.Versions["SQLite"] += " (SQLite " + v + ")"
+			}
+		}
+	}
+	e.close()
+	e = nil
+	if err != nil {
+		return nil, err
+	}
+	runtime.GC()
+
+	var az *azurite
+	if cfg.Azurite {
+		var skip string
+		az, skip = setupAzurite(dir, cfg.InstallTimeout, logf)
+		if skip != "" {
+			logf("%s", skip)
+			res.Skipped = append(res.Skipped, skip)
+		} else {
+			res.Versions["Azurite"] = az.version + " (node " + az.node + ")"
+		}
+	} else {
+		res.Skipped = append(res.Skipped, "Azurite: not requested (-azurite=false)")
+	}
+	if err := runHTTP(cfg, root, work, az, res, logf); err != nil {
+		return nil, err
+	}
+	computeRatios(res)
+	res.Seconds = time.Since(t0).Seconds()
+	return res, nil
+}
+
+// machineInfo describes this machine from /proc.
+func machineInfo() machine {
+	m := machine{NProc: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var kb int64
+			if n, _ := fmt.Sscanf(sc.Text(), "MemTotal: %d kB", &kb); n == 1 {
+				m.MemTotal = kb << 10
+				break
+			}
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	return m
+}
+
+// versions names the versions of Go, localtable and every peer.
+func versions(root string) map[string]string {
+	v := map[string]string{"Go": runtime.Version()}
+	rev, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err == nil {
+		v["localtable"] = "commit " + strings.TrimSpace(string(rev))
+		if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+			v["localtable"] += " (with uncommitted changes)"
+		}
+	}
+	names := map[string]string{
+		"github.com/cockroachdb/pebble/v2":                    "pebble",
+		"github.com/tidwall/btree":                            "tidwall/btree",
+		"go.etcd.io/bbolt":                                    "bbolt",
+		"modernc.org/sqlite":                                  "SQLite",
+		"github.com/Azure/azure-sdk-for-go/sdk/data/aztables": "Go SDK (aztables)",
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if n, ok := names[d.Path]; ok {
+				v[n] = d.Path + " " + d.Version
+			}
+		}
+	}
+	return v
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

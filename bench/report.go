@@ -1,0 +1,344 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// fmtNs formats nanoseconds with a unit that keeps three figures.
+func fmtNs(ns float64) string {
+	switch {
+	case ns == 0:
+		return "—"
+	case ns < 1e3:
+		return fmt.Sprintf("%.0f ns", ns)
+	case ns < 1e6:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	case ns < 1e9:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	}
+	return fmt.Sprintf("%.3g s", ns/1e9)
+}
+
+func fmtRounds(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmtNs(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func fmtBytes(b float64) string {
+	switch {
+	case b < 1<<10:
+		return fmt.Sprintf("%.0f B", b)
+	case b < 1<<20:
+		return fmt.Sprintf("%.1f KiB", b/(1<<10))
+	case b < 1<<30:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	}
+	return fmt.Sprintf("%.2f GiB", b/(1<<30))
+}
+
+func fmtRatio(r float64) string {
+	switch {
+	case r == 0 || math.IsNaN(r) || math.IsInf(r, 0):
+		return "—"
+	case r < 0.1:
+		return fmt.Sprintf("%.3f×", r)
+	case r < 10:
+		return fmt.Sprintf("%.2f×", r)
+	}
+	return fmt.Sprintf("%.0f×", r)
+}
+
+// find returns the median of a workload on a system, or 0.
+func find(figs []figure, workload, system string) float64 {
+	for _, f := range figs {
+		if f.Workload == workload && f.System == system {
+			return f.Median
+		}
+	}
+	return 0
+}
+
+func findHTTP(figs []httpFigure, workload, server string) *httpFigure {
+	for i := range figs {
+		if figs[i].Workload == workload && figs[i].Server == server {
+			return &figs[i]
+		}
+	}
+	return nil
+}
+
+// Ratio groups.
+const (
+	gMemRaw   = "localtable memory ÷ raw btree (time/op)"
+	gPebRaw   = "localtable pebble ÷ raw pebble (time/op)"
+	gPebSQL   = "localtable pebble ÷ SQLite (time/op)"
+	gPebBolt  = "localtable pebble ÷ bbolt (time/op)"
+	gHTTPMem  = "HTTP: localtable memory ÷ Azurite (server CPU/op)"
+	gHTTPPeb  = "HTTP: localtable pebble ÷ Azurite (server CPU/op)"
+	wHeapPerE = "heap per entity"
+)
+
+var embeddedWorkloads = []string{wGet, wInsert, wTx100, wRange, wPart, wFull, wUpdate, wReopen}
+var httpWorkloads = []string{hwGet, hwInsert, hwTx100, hwRange, hwPart, hwFull, hwUpdate}
+
+// computeRatios fills res.Ratios from the figures.
+func computeRatios(res *results) {
+	res.Ratios = nil
+	add := func(group, w, a, b, metric string, va, vb float64) {
+		if va > 0 && vb > 0 {
+			res.Ratios = append(res.Ratios, ratio{Group: group, Workload: w, A: a, B: b, Metric: metric, Value: va / vb})
+		}
+	}
+	for _, w := range embeddedWorkloads {
+		add(gMemRaw, w, sLtMem, sRawTree, "ns/op", find(res.Embedded, w, sLtMem), find(res.Embedded, w, sRawTree))
+	}
+	var heap [2]float64
+	for _, m := range res.Memory {
+		switch m.System {
+		case sLtMem:
+			heap[0] = m.HeapPerEntity
+		case sRawTree:
+			heap[1] = m.HeapPerEntity
+		}
+	}
+	add(gMemRaw, wHeapPerE, sLtMem, sRawTree, "bytes", heap[0], heap[1])
+	for _, g := range []struct{ group, peer string }{{gPebRaw, sRawPeb}, {gPebSQL, sSQLite}, {gPebBolt, sBolt}} {
+		for _, w := range embeddedWorkloads {
+			add(g.group, w, sLtPeb, g.peer, "ns/op", find(res.Embedded, w, sLtPeb), find(res.Embedded, w, g.peer))
+		}
+	}
+	for _, g := range []struct{ group, lt string }{{gHTTPMem, hLtMem}, {gHTTPPeb, hLtPeb}} {
+		for _, w := range httpWorkloads {
+			a, b := findHTTP(res.HTTP, w, g.lt), findHTTP(res.HTTP, w, hAzurit)
+			if a != nil && b != nil {
+				add(g.group, w, g.lt, hAzurit, "server CPU ns/op", a.MedCPUPerOp, b.MedCPUPerOp)
+			}
+		}
+	}
+}
+
+// writeOutputs writes results.json, results.md and ratios.svg into dir,
+// and the markdown to doc too when it is not empty (with the chart linked
+// relative to it).
+func writeOutputs(res *results, dir, doc string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	j, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(j, '\n'), 0o644); err != nil {
+		return err
+	}
+	svg := filepath.Join(dir, "ratios.svg")
+	if err := os.WriteFile(svg, []byte(ratioSVG(res)), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.md"), []byte(markdown(res, "ratios.svg")), 0o644); err != nil {
+		return err
+	}
+	if doc == "" {
+		return nil
+	}
+	absDoc, err1 := filepath.Abs(doc)
+	absSVG, err2 := filepath.Abs(svg)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("paths of %s and %s: %v %v", doc, svg, err1, err2)
+	}
+	rel, err := filepath.Rel(filepath.Dir(absDoc), absSVG)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(doc, []byte(markdown(res, filepath.ToSlash(rel))), 0o644)
+}
+
+// markdown renders the results as a document, linking the chart at svg.
+func markdown(res *results, svg string) string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("# Benchmarks\n\n")
+	p("Produced by the standard workload program in [`bench/`](bench/README.md) (its own Go module), %s mode, on %s. ", res.Mode, res.Started.Format("2006-01-02"))
+	p("Reproduce with:\n\n```sh\n%s\n```\n\n", res.Command)
+	if res.Mode != "full" {
+		p("**This is a %s run**: the same workloads on %d entities (the full run has 200,000); figures are noisier.\n\n", res.Mode, res.Config.Data.n())
+	}
+	p("Every figure is the median of %d rounds run interleaved (A, B, A, B…), so that drifts of a shared machine fall on every column alike. ", res.Config.Rounds)
+	p("Ratios are localtable's figure divided by the peer's: below 1× localtable is faster or smaller.\n\n")
+	p("![localtable ÷ peer ratios](%s)\n\n", svg)
+
+	p("## Machine and versions\n\n")
+	m := res.Machine
+	p("| | |\n|---|---|\n")
+	p("| CPU | %s, %d cores (nproc) |\n| memory | %s |\n| OS | %s/%s, kernel %s |\n", m.CPU, m.NProc, fmtBytes(float64(m.MemTotal)), m.OS, m.Arch, m.Kernel)
+	for _, k := range sortedKeys(res.Versions) {
+		p("| %s | %s |\n", k, res.Versions[k])
+	}
+	p("| run time | %.0f s |\n\n", res.Seconds)
+
+	p("## Summary: localtable ÷ peer\n\n")
+	p("| comparison | workload | ratio |\n|---|---|---|\n")
+	for _, r := range res.Ratios {
+		p("| %s | %s | %s |\n", r.Group, r.Workload, fmtRatio(r.Value))
+	}
+	p("\n")
+
+	d := res.Config.Data
+	p("## Embedded: time per operation\n\n")
+	p("%d entities (%d partitions × %d rows, 10 properties of every Edm type, ~300 bytes each), inserted in a shuffled order. ", d.n(), d.Parts, d.Rows)
+	p("Each workload ran for %v per system per round. Writes to the disk stores are fsynced before they return.\n\n", res.Config.Phase)
+	cols := []string{sLtMem, sRawTree, sLtPeb, sRawPeb, sSQLite, sBolt}
+	p("| workload | %s |\n|---|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+	for _, w := range embeddedWorkloads {
+		p("| %s |", w)
+		for _, c := range cols {
+			p(" %s |", fmtNs(find(res.Embedded, w, c)))
+		}
+		p("\n")
+	}
+	p("\nThe raw engines hold localtable's own keys and record bytes; they copy each value they read and decode nothing, so their filter rows read and copy every entity of the range (the floor of any filter). ")
+	p("The contended update is %d goroutines adding one to the same entity under its ETag (read, then write if unchanged, retrying on conflict); its time is wall time per successful update", res.Config.Workers)
+	for _, f := range res.Embedded {
+		if f.Workload == wUpdate && f.Conflicts > 0 {
+			p("; %s met %.2f conflicts per update", f.System, f.Conflicts)
+		}
+	}
+	p(". Reopen is closing the store, opening it again and reading one entity.\n\n")
+
+	if len(res.Memory) > 0 {
+		p("## Memory per entity\n\n| store | heap/entity | RSS/entity |\n|---|---|---|\n")
+		for _, x := range res.Memory {
+			p("| %s | %.0f B | %.0f B |\n", x.System, x.HeapPerEntity, x.RSSPerEntity)
+		}
+		p("\nLive heap after a GC, and RSS after returning free memory to the OS, before and after loading %d entities.\n\n", d.n())
+	}
+
+	if len(res.OrPlan) > 0 {
+		p("## Filters of N or-ed point lookups\n\n")
+		p("Parsing the filter, planning it (its key ranges, one per term), and running it (plan cached) on localtable's engines, against as many gets on the bare btree.\n\n")
+		p("| filter | step | time |\n|---|---|---|\n")
+		for _, f := range res.OrPlan {
+			p("| %s | %s | %s |\n", f.Workload, f.System, fmtNs(f.Median))
+		}
+		p("\n")
+	}
+
+	if len(res.HTTP) > 0 {
+		h := res.Config.HTTPData
+		p("## Over HTTP: the Go SDK against each server\n\n")
+		p("The official Go SDK (aztables, retries off), %d concurrent workers, against each server running as a child process; %d entities (%d partitions × %d rows) loaded in transactions of 100. ", res.Config.Workers, h.n(), h.Parts, h.Rows)
+		p("Each workload ran for %v per server per round. Server CPU is utime+stime from /proc/<pid>/stat (10 ms ticks) over the phase, divided by the operations; latencies are seen by the client, on a machine whose %d cores the client shares with the server.\n\n", res.Config.HTTPPhase, res.Machine.NProc)
+		p("| workload | server | ops/s | server CPU/op | ÷ Azurite | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
+		for _, w := range httpWorkloads {
+			az := findHTTP(res.HTTP, w, hAzurit)
+			for _, srv := range []string{hLtMem, hLtPeb, hAzurit} {
+				f := findHTTP(res.HTTP, w, srv)
+				if f == nil {
+					continue
+				}
+				rat := "—"
+				if az != nil && srv != hAzurit {
+					rat = fmtRatio(f.MedCPUPerOp / az.MedCPUPerOp)
+				}
+				p("| %s | %s | %.0f | %s | %s | %s | %s |\n", w, srv, f.MedOpsSec, fmtNs(f.MedCPUPerOp), rat, fmtNs(f.MedP50), fmtNs(f.MedP99))
+			}
+		}
+		p("\n| server | version | ready after | load | load CPU | RSS loaded | peak RSS |\n|---|---|---|---|---|---|---|\n")
+		for _, s := range res.Servers {
+			p("| %s | %s | %.0f ms | %.1f s | %.1f s | %s | %s |\n", s.Server, s.Version, s.StartupMs, s.LoadSeconds, s.LoadCPUSecs, fmtBytes(float64(s.RSSLoaded)), fmtBytes(float64(s.PeakRSS)))
+		}
+		p("\n")
+	}
+	if len(res.Skipped) > 0 {
+		p("## Not measured\n\n")
+		for _, s := range res.Skipped {
+			p("- %s\n", s)
+		}
+		p("\n")
+	}
+	p("Raw figures of every round: [`results.json`](%s).\n", strings.TrimSuffix(svg, "ratios.svg")+"results.json")
+	return b.String()
+}
+
+// ratioSVG draws res.Ratios as horizontal bars on a log scale around a
+// line at 1×: bars to the left, localtable is faster or smaller.
+func ratioSVG(res *results) string {
+	const (
+		labelW = 300
+		plotW  = 460
+		rightW = 70
+		barH   = 14
+		rowH   = 19
+		top    = 56
+	)
+	lo, hi := -1.0, 1.0 // decades shown, at least 0.1× to 10×
+	for _, r := range res.Ratios {
+		l := math.Log10(r.Value)
+		lo, hi = math.Min(lo, math.Floor(l)), math.Max(hi, math.Ceil(l))
+	}
+	x := func(v float64) float64 { return labelW + (math.Log10(v)-lo)/(hi-lo)*plotW }
+	rows := 0
+	group := ""
+	for _, r := range res.Ratios {
+		if r.Group != group {
+			rows++
+			group = r.Group
+		}
+		rows++
+	}
+	height := top + rows*rowH + 40
+	width := labelW + plotW + rightW
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
+	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
+	p(`<text x="%d" y="20" font-size="15" font-weight="bold">localtable ÷ peer (%s run, median of %d interleaved rounds; log scale)</text>`+"\n", 8, html.EscapeString(res.Mode), res.Config.Rounds)
+	p(`<text x="%d" y="38" fill="#555">left of 1×: localtable faster or smaller; right: slower or larger</text>`+"\n", 8)
+	bottom := top + rows*rowH
+	for d := lo; d <= hi; d++ {
+		v := math.Pow(10, d)
+		xx := x(v)
+		stroke, w := "#ddd", 1
+		if d == 0 {
+			stroke, w = "#000", 2
+		}
+		p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="%d"/>`+"\n", xx, top-6, xx, bottom, stroke, w)
+		p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#333">%s</text>`+"\n", xx, bottom+16, fmtTick(v))
+	}
+	y := top
+	group = ""
+	for _, r := range res.Ratios {
+		if r.Group != group {
+			group = r.Group
+			p(`<text x="8" y="%d" font-weight="bold">%s</text>`+"\n", y+barH-2, html.EscapeString(group))
+			y += rowH
+		}
+		p(`<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", labelW-8, y+barH-3, html.EscapeString(r.Workload))
+		x0, x1 := x(1), x(r.Value)
+		color := "#2b8a3e"
+		if r.Value > 1 {
+			color = "#c92a2a"
+		}
+		p(`<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", math.Min(x0, x1), y, math.Max(math.Abs(x1-x0), 1), barH, color)
+		p(`<text x="%.1f" y="%d" fill="#222">%s</text>`+"\n", math.Max(x0, x1)+4, y+barH-3, fmtRatio(r.Value))
+		y += rowH
+	}
+	p("</svg>\n")
+	return b.String()
+}
+
+func fmtTick(v float64) string {
+	if v >= 1 {
+		return fmt.Sprintf("%.0f×", v)
+	}
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", v), "0"), ".") + "×"
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/storage/pebble"
+)
+
+// ltStore is localtable on the memory engine (dir "") or on pebble in
+// dir, with the defaults: a pebble commit is synced before it returns.
+type ltStore struct {
+	label string
+	dir   string
+	acct  *localtable.Account
+	tbl   *localtable.Table
+	tmpl  localtable.Properties
+}
+
+const tableName = "bench"
+
+var ctx = context.Background()
+
+// openLocaltable opens an account on a new memory engine, or a pebble
+// engine in dir (with its fsync skipped when noSync: for loading).
+func openLocaltable(dir string, noSync bool) (*localtable.Account, error) {
+	if dir == "" {
+		return localtable.Open(nil)
+	}
+	eng, err := pebble.Open(dir, &pebble.Options{NoSync: noSync})
+	if err != nil {
+		return nil, err
+	}
+	return localtable.Open(&localtable.Options{Engine: eng})
+}
+
+// newLocaltable opens a localtable store and loads it with data set s,
+// one Insert per entity in the given order. A pebble store is loaded with
+// its fsync off, then closed: the reopen workload opens it.
+func newLocaltable(label, dir string, s shape, order []int) (*ltStore, error) {
+	acct, err := openLocaltable(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := acct.CreateTable(ctx, tableName)
+	if err != nil {
+		acct.Close()
+		return nil, err
+	}
+	for _, i := range order {
+		r := s.makeRow(i)
+		if _, err := tbl.Insert(ctx, r.entity()); err != nil {
+			acct.Close()
+			return nil, fmt.Errorf("%s: load: %w", label, err)
+		}
+	}
+	st := &ltStore{label: label, dir: dir, acct: acct, tbl: tbl}
+	tmpl := templateRow("", "")
+	st.tmpl = tmpl.props()
+	if dir != "" {
+		if err := acct.Close(); err != nil {
+			return nil, err
+		}
+		if err := st.reopen(pk(0), rk(0)); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func (s *ltStore) name() string  { return s.label }
+func (s *ltStore) filters() bool { return true }
+
+func (s *ltStore) get(pk, rk string) error {
+	e, err := s.tbl.Get(ctx, pk, rk, nil)
+	if err != nil {
+		return err
+	}
+	if len(e.Properties) != 10 {
+		return fmt.Errorf("get %s/%s: %d properties", pk, rk, len(e.Properties))
+	}
+	return nil
+}
+
+func (s *ltStore) insert(pk, rk string) error {
+	_, err := s.tbl.Insert(ctx, localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: s.tmpl})
+	return err
+}
+
+func (s *ltStore) tx100(pk string, rks []string) error {
+	acts := make([]localtable.Action, len(rks))
+	for i, rk := range rks {
+		acts[i] = localtable.Action{Type: localtable.ActionInsert, Entity: localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: s.tmpl}}
+	}
+	_, err := s.tbl.Transact(ctx, acts)
+	return err
+}
+
+func (s *ltStore) count(f *filter.Filter) (int, error) {
+	n := 0
+	for e, err := range s.tbl.QueryAll(ctx, localtable.QueryOptions{Filter: f}) {
+		if err != nil {
+			return n, err
+		}
+		if len(e.Properties) != 10 {
+			return n, fmt.Errorf("query: %d properties", len(e.Properties))
+		}
+		n++
+	}
+	return n, nil
+}
+
+func (s *ltStore) rangeQuery(pk, lo, hi string) (int, error) {
+	return s.count(filter.And(filter.PartitionKey().Eq(pk), filter.RowKey().Ge(lo), filter.RowKey().Lt(hi)))
+}
+
+func (s *ltStore) partitionFilter(pk string) (int, error) {
+	return s.count(filter.And(filter.PartitionKey().Eq(pk), filter.Prop("Age").Gt(int32(50))))
+}
+
+func (s *ltStore) fullFilter() (int, error) {
+	return s.count(filter.Prop("Score").Lt(1.0))
+}
+
+func (s *ltStore) update(pk, rk string) (int, error) {
+	for conflicts := 0; ; conflicts++ {
+		e, err := s.tbl.Get(ctx, pk, rk, nil)
+		if err != nil {
+			return conflicts, err
+		}
+		patch := localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: localtable.Properties{
+			"Visits": localtable.Int64Value(e.Properties["Visits"].Int64() + 1),
+		}}
+		_, err = s.tbl.Update(ctx, patch, localtable.Merge, e.ETag)
+		if !errors.Is(err, localtable.ErrConditionNotMet) {
+			return conflicts, err
+		}
+	}
+}
+
+func (s *ltStore) reopen(pk, rk string) error {
+	if s.dir == "" {
+		return errors.New("reopen: memory store")
+	}
+	if s.acct != nil {
+		s.acct.Close() // already closed after the load
+	}
+	acct, err := openLocaltable(s.dir, false)
+	if err != nil {
+		return err
+	}
+	tbl, err := acct.GetTable(ctx, tableName)
+	if err != nil {
+		acct.Close()
+		return err
+	}
+	s.acct, s.tbl = acct, tbl
+	return s.get(pk, rk)
+}
+
+func (s *ltStore) close() error { return s.acct.Close() }
