@@ -37,9 +37,9 @@ func fullConfig() config {
 		Mode:           "full",
 		Data:           shape{Parts: 100, Rows: 2000},
 		HTTPData:       shape{Parts: 10, Rows: 2000},
-		Rounds:         3,
-		Phase:          time.Second,
-		HTTPPhase:      3 * time.Second,
+		Rounds:         7,
+		Phase:          700 * time.Millisecond,
+		HTTPPhase:      2 * time.Second,
 		Workers:        8,
 		OrTerms:        []int{10, 100, 1000},
 		MaxOps:         1 << 18,
@@ -55,6 +55,7 @@ func quickConfig() config {
 	c.Mode = "quick"
 	c.Data = shape{Parts: 5, Rows: 2000}
 	c.HTTPData = shape{Parts: 2, Rows: 2000}
+	c.Rounds = 3
 	c.Phase = 150 * time.Millisecond
 	c.HTTPPhase = 400 * time.Millisecond
 	c.MaxOps = 1 << 16

@@ -322,7 +322,7 @@ func contended(u updater, workers int, d time.Duration, pk, rk string) (int, tim
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
+			for first := true; first || time.Now().Before(deadline); first = false {
 				c, err := u.update(pk, rk)
 				conflicts.Add(int64(c))
 				if err != nil {

@@ -177,7 +177,9 @@ func (h *httpRun) phase(t *httpTarget, round int, op httpOp) (ops int, opsSec, c
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
+			// Every worker does at least one operation, however late
+			// it starts on a busy machine.
+			for first := true; first || time.Now().Before(deadline); first = false {
 				i := int(next.Add(1)) - 1
 				if i >= h.cfg.MaxOps {
 					return

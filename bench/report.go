@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -23,6 +25,15 @@ func fmtNs(ns float64) string {
 		return fmt.Sprintf("%.3g ms", ns/1e6)
 	}
 	return fmt.Sprintf("%.3g s", ns/1e9)
+}
+
+// fmtInt formats n with thousands separators.
+func fmtInt(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func fmtRounds(xs []float64) string {
@@ -144,37 +155,61 @@ func writeOutputs(res *results, dir, doc string) error {
 	if err := os.WriteFile(svg, []byte(ratioSVG(res)), 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.md"), []byte(markdown(res, "ratios.svg")), 0o644); err != nil {
-		return err
+	for _, d := range []string{filepath.Join(dir, "results.md"), doc} {
+		if d == "" {
+			continue
+		}
+		l, err := linksFrom(d, dir)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(d, []byte(markdown(res, l)), 0o644); err != nil {
+			return err
+		}
 	}
-	if doc == "" {
-		return nil
-	}
-	absDoc, err1 := filepath.Abs(doc)
-	absSVG, err2 := filepath.Abs(svg)
-	if err1 != nil || err2 != nil {
-		return fmt.Errorf("paths of %s and %s: %v %v", doc, svg, err1, err2)
-	}
-	rel, err := filepath.Rel(filepath.Dir(absDoc), absSVG)
+	return nil
+}
+
+// links are the paths a markdown document links to, relative to it.
+type links struct{ svg, json, readme string }
+
+// linksFrom returns the links of a document at doc to the outputs in dir
+// and to the program's README.md (in the current directory).
+func linksFrom(doc, dir string) (links, error) {
+	base, err := filepath.Abs(filepath.Dir(doc))
 	if err != nil {
-		return err
+		return links{}, err
 	}
-	return os.WriteFile(doc, []byte(markdown(res, filepath.ToSlash(rel))), 0o644)
+	rel := func(p string) (string, error) {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		r, err := filepath.Rel(base, a)
+		return filepath.ToSlash(r), err
+	}
+	var l links
+	var e1, e2, e3 error
+	l.svg, e1 = rel(filepath.Join(dir, "ratios.svg"))
+	l.json, e2 = rel(filepath.Join(dir, "results.json"))
+	l.readme, e3 = rel("README.md")
+	return l, errors.Join(e1, e2, e3)
 }
 
 // markdown renders the results as a document, linking the chart at svg.
-func markdown(res *results, svg string) string {
+func markdown(res *results, l links) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# Benchmarks\n\n")
-	p("Produced by the standard workload program in [`bench/`](bench/README.md) (its own Go module), %s mode, on %s. ", res.Mode, res.Started.Format("2006-01-02"))
+	p("Produced by the standard workload program in `bench/` (its own Go module; [what it measures and how](%s)), %s mode, on %s. ", l.readme, res.Mode, res.Started.Format("2006-01-02"))
 	p("Reproduce with:\n\n```sh\n%s\n```\n\n", res.Command)
 	if res.Mode != "full" {
-		p("**This is a %s run**: the same workloads on %d entities (the full run has 200,000); figures are noisier.\n\n", res.Mode, res.Config.Data.n())
+		p("**This is a %s run**: the same workloads on %s entities (the full run has 200,000); figures are noisier.\n\n", res.Mode, fmtInt(res.Config.Data.n()))
 	}
 	p("Every figure is the median of %d rounds run interleaved (A, B, A, B…), so that drifts of a shared machine fall on every column alike. ", res.Config.Rounds)
-	p("Ratios are localtable's figure divided by the peer's: below 1× localtable is faster or smaller.\n\n")
-	p("![localtable ÷ peer ratios](%s)\n\n", svg)
+	p("Ratios are localtable's figure divided by the peer's: below 1× localtable is faster or smaller. ")
+	p("Absolute times depend on the machine and on what else runs on it; the ratios, measured interleaved, are the figures to compare.\n\n")
+	p("![localtable ÷ peer ratios](%s)\n\n", l.svg)
 
 	p("## Machine and versions\n\n")
 	m := res.Machine
@@ -194,7 +229,7 @@ func markdown(res *results, svg string) string {
 
 	d := res.Config.Data
 	p("## Embedded: time per operation\n\n")
-	p("%d entities (%d partitions × %d rows, 10 properties of every Edm type, ~300 bytes each), inserted in a shuffled order. ", d.n(), d.Parts, d.Rows)
+	p("%s entities (%d partitions × %s rows, 10 properties of every Edm type, ~300 bytes each), inserted in a shuffled order. ", fmtInt(d.n()), d.Parts, fmtInt(d.Rows))
 	p("Each workload ran for %v per system per round. Writes to the disk stores are fsynced before they return.\n\n", res.Config.Phase)
 	cols := []string{sLtMem, sRawTree, sLtPeb, sRawPeb, sSQLite, sBolt}
 	p("| workload | %s |\n|---|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
@@ -219,7 +254,7 @@ func markdown(res *results, svg string) string {
 		for _, x := range res.Memory {
 			p("| %s | %.0f B | %.0f B |\n", x.System, x.HeapPerEntity, x.RSSPerEntity)
 		}
-		p("\nLive heap after a GC, and RSS after returning free memory to the OS, before and after loading %d entities.\n\n", d.n())
+		p("\nLive heap after a GC, and RSS after returning free memory to the OS, before and after loading %s entities.\n\n", fmtInt(d.n()))
 	}
 
 	if len(res.OrPlan) > 0 {
@@ -235,7 +270,7 @@ func markdown(res *results, svg string) string {
 	if len(res.HTTP) > 0 {
 		h := res.Config.HTTPData
 		p("## Over HTTP: the Go SDK against each server\n\n")
-		p("The official Go SDK (aztables, retries off), %d concurrent workers, against each server running as a child process; %d entities (%d partitions × %d rows) loaded in transactions of 100. ", res.Config.Workers, h.n(), h.Parts, h.Rows)
+		p("The official Go SDK (aztables, retries off), %d concurrent workers, against each server running as a child process; %s entities (%d partitions × %s rows) loaded in transactions of 100. ", res.Config.Workers, fmtInt(h.n()), h.Parts, fmtInt(h.Rows))
 		p("Each workload ran for %v per server per round. Server CPU is utime+stime from /proc/<pid>/stat (10 ms ticks) over the phase, divided by the operations; latencies are seen by the client, on a machine whose %d cores the client shares with the server.\n\n", res.Config.HTTPPhase, res.Machine.NProc)
 		p("| workload | server | ops/s | server CPU/op | ÷ Azurite | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
 		for _, w := range httpWorkloads {
@@ -265,7 +300,7 @@ func markdown(res *results, svg string) string {
 		}
 		p("\n")
 	}
-	p("Raw figures of every round: [`results.json`](%s).\n", strings.TrimSuffix(svg, "ratios.svg")+"results.json")
+	p("Raw figures of every round: [`results.json`](%s).\n", l.json)
 	return b.String()
 }
 

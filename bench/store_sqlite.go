@@ -208,8 +208,20 @@ func (s *sqliteStore) update(pk, rk string) (int, error) {
 		if err := s.stmt.ver.QueryRow(pk, rk).Scan(&etag, &visits); err != nil {
 			return conflicts, err
 		}
-		res, err := s.stmt.upd.Exec(visits+1, time.Now().UnixNano(), pk, rk, etag)
+		// The write takes the write lock first (BEGIN IMMEDIATE, which
+		// waits as busy_timeout says): an autocommit UPDATE would start
+		// as a reader, and in WAL mode a reader whose snapshot another
+		// writer has overtaken fails at once with SQLITE_BUSY.
+		tx, err := s.db.Begin()
 		if err != nil {
+			return conflicts, err
+		}
+		res, err := tx.Stmt(s.stmt.upd).Exec(visits+1, time.Now().UnixNano(), pk, rk, etag)
+		if err != nil {
+			tx.Rollback()
+			return conflicts, err
+		}
+		if err := tx.Commit(); err != nil {
 			return conflicts, err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 1 {
