@@ -13,6 +13,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,7 +32,15 @@ func main() {
 	out := flag.String("out", "results", "directory for results.json, results.md and ratios.svg")
 	doc := flag.String("doc", "", "also write the markdown report to this file (e.g. ../BENCHMARKS.md)")
 	az := flag.Bool("azurite", true, "compare against Azurite when node and npm are present")
+	render := flag.String("render", "", "run nothing: write the outputs again from this results.json")
 	flag.Parse()
+	if *render != "" {
+		if err := rerender(*render, *out, *doc); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg := fullConfig()
 	if *quick {
 		cfg = quickConfig()
@@ -51,6 +60,21 @@ func main() {
 		os.Exit(1)
 	}
 	logf("wrote %s in %.0fs", *out, res.Seconds)
+}
+
+// rerender writes the outputs of a past run from its results.json, with
+// the ratios computed again (the figures themselves are kept).
+func rerender(path, out, doc string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var res results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	computeRatios(&res)
+	return writeOutputs(&res, out, doc)
 }
 
 // command is the command line that reproduces a run.

@@ -68,14 +68,37 @@ func fmtRatio(r float64) string {
 	return fmt.Sprintf("%.0f×", r)
 }
 
-// find returns the median of a workload on a system, or 0.
-func find(figs []figure, workload, system string) float64 {
-	for _, f := range figs {
-		if f.Workload == workload && f.System == system {
-			return f.Median
+// find returns the figure of a workload on a system, or nil.
+func find(figs []figure, workload, system string) *figure {
+	for i := range figs {
+		if figs[i].Workload == workload && figs[i].System == system {
+			return &figs[i]
 		}
 	}
-	return 0
+	return nil
+}
+
+// med is the median of a figure, or 0 for none.
+func med(f *figure) float64 {
+	if f == nil {
+		return 0
+	}
+	return f.Median
+}
+
+// pairedRatio is the median over rounds of a[i]/b[i]: the two were
+// measured side by side in each round, so what the round's load did to
+// both cancels in the quotient. With rounds that do not pair, it is the
+// quotient of the medians.
+func pairedRatio(a, b []float64) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return median(a) / median(b)
+	}
+	q := make([]float64, len(a))
+	for i := range a {
+		q[i] = a[i] / b[i]
+	}
+	return median(q)
 }
 
 func findHTTP(figs []httpFigure, workload, server string) *httpFigure {
@@ -101,40 +124,60 @@ const (
 var embeddedWorkloads = []string{wGet, wInsert, wTx100, wRange, wPart, wFull, wUpdate, wReopen}
 var httpWorkloads = []string{hwGet, hwInsert, hwTx100, hwRange, hwPart, hwFull, hwUpdate}
 
-// computeRatios fills res.Ratios from the figures.
+// computeRatios fills res.Ratios from the figures: for each workload, the
+// median of the per-round ratios of localtable to the peer.
 func computeRatios(res *results) {
 	res.Ratios = nil
-	add := func(group, w, a, b, metric string, va, vb float64) {
-		if va > 0 && vb > 0 {
-			res.Ratios = append(res.Ratios, ratio{Group: group, Workload: w, A: a, B: b, Metric: metric, Value: va / vb})
+	add := func(group, w, a, b, metric string, ra, rb []float64) {
+		if len(ra) == 0 || len(rb) == 0 {
+			return
+		}
+		if v := pairedRatio(ra, rb); v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			res.Ratios = append(res.Ratios, ratio{Group: group, Workload: w, A: a, B: b, Metric: metric, Value: v})
 		}
 	}
-	for _, w := range embeddedWorkloads {
-		add(gMemRaw, w, sLtMem, sRawTree, "ns/op", find(res.Embedded, w, sLtMem), find(res.Embedded, w, sRawTree))
+	rounds := func(f *figure) []float64 {
+		if f == nil {
+			return nil
+		}
+		return f.NsPerOp
 	}
-	var heap [2]float64
+	for _, w := range embeddedWorkloads {
+		add(gMemRaw, w, sLtMem, sRawTree, "ns/op", rounds(find(res.Embedded, w, sLtMem)), rounds(find(res.Embedded, w, sRawTree)))
+	}
+	var heap [2][]float64
 	for _, m := range res.Memory {
 		switch m.System {
 		case sLtMem:
-			heap[0] = m.HeapPerEntity
+			heap[0] = []float64{m.HeapPerEntity}
 		case sRawTree:
-			heap[1] = m.HeapPerEntity
+			heap[1] = []float64{m.HeapPerEntity}
 		}
 	}
 	add(gMemRaw, wHeapPerE, sLtMem, sRawTree, "bytes", heap[0], heap[1])
 	for _, g := range []struct{ group, peer string }{{gPebRaw, sRawPeb}, {gPebSQL, sSQLite}, {gPebBolt, sBolt}} {
 		for _, w := range embeddedWorkloads {
-			add(g.group, w, sLtPeb, g.peer, "ns/op", find(res.Embedded, w, sLtPeb), find(res.Embedded, w, g.peer))
+			add(g.group, w, sLtPeb, g.peer, "ns/op", rounds(find(res.Embedded, w, sLtPeb)), rounds(find(res.Embedded, w, g.peer)))
 		}
 	}
 	for _, g := range []struct{ group, lt string }{{gHTTPMem, hLtMem}, {gHTTPPeb, hLtPeb}} {
 		for _, w := range httpWorkloads {
 			a, b := findHTTP(res.HTTP, w, g.lt), findHTTP(res.HTTP, w, hAzurit)
 			if a != nil && b != nil {
-				add(g.group, w, g.lt, hAzurit, "server CPU ns/op", a.MedCPUPerOp, b.MedCPUPerOp)
+				add(g.group, w, g.lt, hAzurit, "server CPU ns/op", a.CPUPerOpNs, b.CPUPerOpNs)
 			}
 		}
 	}
+}
+
+// findRatio returns the value of a ratio, or 0.
+func findRatio(res *results, group, workload string) float64 {
+	for _, r := range res.Ratios {
+		if r.Group == group && r.Workload == workload {
+			return r.Value
+		}
+	}
+	return 0
 }
 
 // writeOutputs writes results.json, results.md and ratios.svg into dir,
@@ -207,7 +250,7 @@ func markdown(res *results, l links) string {
 		p("**This is a %s run**: the same workloads on %s entities (the full run has 200,000); figures are noisier.\n\n", res.Mode, fmtInt(res.Config.Data.n()))
 	}
 	p("Every figure is the median of %d rounds run interleaved (A, B, A, B…), so that drifts of a shared machine fall on every column alike. ", res.Config.Rounds)
-	p("Ratios are localtable's figure divided by the peer's: below 1× localtable is faster or smaller. ")
+	p("Ratios are localtable's figure divided by the peer's, the median over rounds of the ratio within each round: below 1× localtable is faster or smaller. ")
 	p("Absolute times depend on the machine and on what else runs on it; the ratios, measured interleaved, are the figures to compare.\n\n")
 	p("![localtable ÷ peer ratios](%s)\n\n", l.svg)
 
@@ -236,7 +279,7 @@ func markdown(res *results, l links) string {
 	for _, w := range embeddedWorkloads {
 		p("| %s |", w)
 		for _, c := range cols {
-			p(" %s |", fmtNs(find(res.Embedded, w, c)))
+			p(" %s |", fmtNs(med(find(res.Embedded, w, c))))
 		}
 		p("\n")
 	}
@@ -282,7 +325,11 @@ func markdown(res *results, l links) string {
 				}
 				rat := "—"
 				if az != nil && srv != hAzurit {
-					rat = fmtRatio(f.MedCPUPerOp / az.MedCPUPerOp)
+					g := gHTTPMem
+					if srv == hLtPeb {
+						g = gHTTPPeb
+					}
+					rat = fmtRatio(findRatio(res, g, w))
 				}
 				p("| %s | %s | %.0f | %s | %s | %s | %s |\n", w, srv, f.MedOpsSec, fmtNs(f.MedCPUPerOp), rat, fmtNs(f.MedP50), fmtNs(f.MedP99))
 			}
