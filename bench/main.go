@@ -163,6 +163,7 @@ func run(cfg config, logf func(string, ...any)) (*results, error) {
 	}
 	computeRatios(res)
 	res.Seconds = time.Since(t0).Seconds()
+	res.Machine.LoadEnd = loadAvg()
 	return res, nil
 }
 
@@ -193,7 +194,17 @@ func machineInfo() machine {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
+	m.LoadStart = loadAvg()
 	return m
+}
+
+// loadAvg returns the 1, 5 and 15 minute load averages, or "".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return ""
 }
 
 // versions names the versions of Go, localtable and every peer.

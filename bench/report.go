@@ -258,6 +258,9 @@ func markdown(res *results, l links) string {
 	m := res.Machine
 	p("| | |\n|---|---|\n")
 	p("| CPU | %s, %d cores (nproc) |\n| memory | %s |\n| OS | %s/%s, kernel %s |\n", m.CPU, m.NProc, fmtBytes(float64(m.MemTotal)), m.OS, m.Arch, m.Kernel)
+	if m.LoadStart != "" {
+		p("| load average (1, 5, 15 min) | %s at the start, %s at the end (other work shared the machine) |\n", m.LoadStart, m.LoadEnd)
+	}
 	for _, k := range sortedKeys(res.Versions) {
 		p("| %s | %s |\n", k, res.Versions[k])
 	}
@@ -272,7 +275,7 @@ func markdown(res *results, l links) string {
 
 	d := res.Config.Data
 	p("## Embedded: time per operation\n\n")
-	p("%s entities (%d partitions × %s rows, 10 properties of every Edm type, ~300 bytes each), inserted in a shuffled order. ", fmtInt(d.n()), d.Parts, fmtInt(d.Rows))
+	p("%s entities (%d partitions × %s rows, 10 properties of every Edm type: records of ~250 bytes, ~520 bytes as JSON), inserted in a shuffled order. ", fmtInt(d.n()), d.Parts, fmtInt(d.Rows))
 	p("Each workload ran for %v per system per round. Writes to the disk stores are fsynced before they return.\n\n", res.Config.Phase)
 	cols := []string{sLtMem, sRawTree, sLtPeb, sRawPeb, sSQLite, sBolt}
 	p("| workload | %s |\n|---|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))

@@ -34,6 +34,10 @@ type machine struct {
 	OS       string `json:"os"`
 	Arch     string `json:"arch"`
 	Kernel   string `json:"kernel"`
+	// LoadStart and LoadEnd are /proc/loadavg's 1, 5 and 15 minute
+	// averages when the run began and ended: how busy the machine was.
+	LoadStart string `json:"loadavg_start"`
+	LoadEnd   string `json:"loadavg_end"`
 }
 
 // figure is one workload on one system: the time per operation in each

@@ -43,8 +43,10 @@ func (s *serverProc) connString() string {
 
 // stop ends the server with SIGTERM (SIGKILL after ten seconds).
 func (s *serverProc) stop() {
-	if s.cmd.ProcessState != nil {
+	select {
+	case <-s.done:
 		return
+	default:
 	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {

@@ -145,8 +145,9 @@ func (s *ltStore) reopen(pk, rk string) error {
 	if s.dir == "" {
 		return errors.New("reopen: memory store")
 	}
-	if s.acct != nil {
-		s.acct.Close() // already closed after the load
+	// After the load the account is closed already.
+	if err := s.acct.Close(); err != nil && !errors.Is(err, localtable.ErrClosed) {
+		return err
 	}
 	acct, err := openLocaltable(s.dir, false)
 	if err != nil {
