@@ -88,19 +88,29 @@ func med(f *figure) float64 {
 
 // pairedRatio is the median over rounds of a[i]/b[i]: the two were
 // measured side by side in each round, so what the round's load did to
-// both cancels in the quotient. With rounds that do not pair, it is the
-// quotient of the medians.
+// both cancels in the quotient. Rounds where either figure is zero (a
+// server's CPU below one 10 ms tick, in a short phase) are left out; with
+// no round left, or rounds that do not pair, it is the quotient of the
+// medians. It is 0 when there is no ratio to take.
 func pairedRatio(a, b []float64) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return median(a) / median(b)
+	var q []float64
+	if len(a) == len(b) {
+		for i := range a {
+			if a[i] > 0 && b[i] > 0 {
+				q = append(q, a[i]/b[i])
+			}
+		}
 	}
-	q := make([]float64, len(a))
-	for i := range a {
-		q[i] = a[i] / b[i]
+	if len(q) > 0 {
+		return median(q)
 	}
-	return median(q)
+	if ma, mb := median(a), median(b); ma > 0 && mb > 0 {
+		return ma / mb
+	}
+	return 0
 }
 
+// findHTTP returns the figure of a workload on a server, or nil.
 func findHTTP(figs []httpFigure, workload, server string) *httpFigure {
 	for i := range figs {
 		if figs[i].Workload == workload && figs[i].Server == server {
