@@ -59,9 +59,6 @@ func quickConfig() config {
 	c.Phase = 150 * time.Millisecond
 	c.HTTPPhase = 400 * time.Millisecond
 	c.MaxOps = 1 << 16
-	// A thousand-term or takes the planner a minute or more (see
-	// BENCHMARKS.md): the full run measures it.
-	c.OrTerms = []int{10, 100}
 	return c
 }
 
