@@ -2,9 +2,12 @@ package storage
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tidwall/btree"
 )
@@ -47,13 +50,53 @@ func NewMemoryOptions(opts *MemoryOptions) Engine {
 	return m
 }
 
-// item is one key-value pair in the tree. Both slices are owned by the
-// engine and never modified once inserted.
+// item is one key-value pair in the tree: a pointer to one buffer holding
+// the key followed by the value, and their lengths. The buffer is owned by
+// the engine and never modified once inserted.
+//
+// The layout is what makes commits cheap: every commit copies the nodes on
+// the paths it changes (copy-on-write), so the bytes and pointers of an
+// item are paid for on every commit. Sixteen bytes with one pointer is a
+// third of two slices (48 bytes, two pointers), and a lookup needs no item
+// of its own: probe points at the caller's key.
 type item struct {
-	key, value []byte
+	p          *byte // the key's first byte (any pointer, nil included, when both are empty)
+	klen, vlen uint32
 }
 
-func itemLess(a, b item) bool { return bytes.Compare(a.key, b.key) < 0 }
+// maxLen bounds keys and values, whose lengths an item holds in 32 bits.
+const maxLen = math.MaxUint32
+
+// emptyValue is the value of an item whose value is empty: present, so
+// not nil.
+var emptyValue = []byte{}
+
+func (it item) key() []byte { return unsafe.Slice(it.p, it.klen) }
+
+func (it item) value() []byte {
+	if it.vlen == 0 {
+		// p+klen may point past the buffer: not a pointer to make.
+		return emptyValue
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(it.p), it.klen)), it.vlen)
+}
+
+// probe returns an item to look key up by. It points at key, which must
+// not change while the item is used, and has no value. Keys longer than
+// maxLen are never stored, so their lookups are not needed.
+func probe(key []byte) item {
+	return item{p: unsafe.SliceData(key), klen: uint32(min(uint64(len(key)), maxLen))}
+}
+
+// newItem copies key and value into one new buffer.
+func newItem(key, value []byte) item {
+	buf := make([]byte, len(key)+len(value))
+	copy(buf, key)
+	copy(buf[len(key):], value)
+	return item{p: unsafe.SliceData(buf), klen: uint32(len(key)), vlen: uint32(len(value))}
+}
+
+func itemLess(a, b item) bool { return string(a.key()) < string(b.key()) }
 
 type tree = btree.BTreeG[item]
 
@@ -132,12 +175,11 @@ func (m *memEngine) commit(ops []memOp) error {
 		op := &ops[i]
 		switch op.kind {
 		case opSet:
-			w.Set(item{key: op.key, value: op.value})
+			w.Set(op.it)
 		case opDelete:
-			w.Delete(item{key: op.key})
+			w.Delete(op.it)
 		case opDeleteRange:
-			w.DeleteRange(item{key: op.key}, item{key: op.value},
-				&btree.DeleteRangeOptions{NoReturn: true})
+			w.DeleteRange(op.it, op.end, &btree.DeleteRangeOptions{NoReturn: true})
 		}
 	}
 	// Copy gives w a fresh isoid, so its next mutation copies the nodes it
@@ -148,11 +190,11 @@ func (m *memEngine) commit(ops []memOp) error {
 }
 
 func treeGet(t *tree, key []byte) ([]byte, io.Closer, error) {
-	it, ok := t.Get(item{key: key})
+	it, ok := t.Get(probe(key))
 	if !ok {
 		return nil, nil, ErrNotFound
 	}
-	return it.value, NopCloser, nil
+	return it.value(), NopCloser, nil
 }
 
 // memSnapshot is a Snapshot of the in-memory engine: a published tree.
@@ -191,13 +233,19 @@ type opKind uint8
 const (
 	opSet opKind = iota
 	opDelete
-	opDeleteRange // key is start, value is end
+	opDeleteRange // it holds the start, end the end
 )
 
+// memOp is one write of a batch: for opSet the item to store, for
+// opDelete an item holding the key, for opDeleteRange the items of the
+// range's start and end keys.
 type memOp struct {
-	kind       opKind
-	key, value []byte
+	kind    opKind
+	it, end item
 }
+
+// errTooLong is the error for a key or value longer than maxLen.
+var errTooLong = errors.New("storage: key or value longer than 4 GiB")
 
 // memBatch is a Batch of the in-memory engine: a list of operations with
 // copied arguments.
@@ -207,24 +255,33 @@ type memBatch struct {
 	done bool // committed or closed
 }
 
-func (b *memBatch) add(kind opKind, key, value []byte) error {
+func (b *memBatch) add(op memOp) error {
 	if b.done {
 		return ErrClosed
 	}
-	// One allocation for both copies. Copies are never nil, so an empty
-	// value reads back as empty, not absent.
-	buf := make([]byte, len(key)+len(value))
-	copy(buf, key)
-	copy(buf[len(key):], value)
-	b.ops = append(b.ops, memOp{kind: kind, key: buf[:len(key):len(key)], value: buf[len(key):]})
+	b.ops = append(b.ops, op)
 	return nil
 }
 
-// Set implements Writer.
-func (b *memBatch) Set(key, value []byte) error { return b.add(opSet, key, value) }
+// Set implements Writer. The key and the value are copied into one buffer:
+// the item the commit stores.
+func (b *memBatch) Set(key, value []byte) error {
+	if uint64(len(key)) > maxLen || uint64(len(value)) > maxLen {
+		return errTooLong
+	}
+	if b.done {
+		return ErrClosed
+	}
+	return b.add(memOp{kind: opSet, it: newItem(key, value)})
+}
 
 // Delete implements Writer.
-func (b *memBatch) Delete(key []byte) error { return b.add(opDelete, key, nil) }
+func (b *memBatch) Delete(key []byte) error {
+	if b.done {
+		return ErrClosed
+	}
+	return b.add(memOp{kind: opDelete, it: newItem(key, nil)})
+}
 
 // DeleteRange implements Writer.
 func (b *memBatch) DeleteRange(start, end []byte) error {
@@ -234,7 +291,7 @@ func (b *memBatch) DeleteRange(start, end []byte) error {
 	if bytes.Compare(start, end) >= 0 {
 		return nil // empty range
 	}
-	return b.add(opDeleteRange, start, end)
+	return b.add(memOp{kind: opDeleteRange, it: newItem(start, nil), end: newItem(end, nil)})
 }
 
 // Len implements Batch.

@@ -53,9 +53,9 @@ func (i *memIter) settle(ok bool, dir int) bool {
 	if ok {
 		i.cur = i.it.Item()
 		switch {
-		case dir > 0 && i.upper != nil && bytes.Compare(i.cur.key, i.upper) >= 0:
+		case dir > 0 && i.upper != nil && bytes.Compare(i.cur.key(), i.upper) >= 0:
 			ok = false
-		case dir < 0 && i.lower != nil && bytes.Compare(i.cur.key, i.lower) < 0:
+		case dir < 0 && i.lower != nil && bytes.Compare(i.cur.key(), i.lower) < 0:
 			ok = false
 		}
 	}
@@ -78,7 +78,7 @@ func (i *memIter) First() bool {
 		return false
 	}
 	if i.lower != nil {
-		return i.settle(i.it.Seek(item{key: i.lower}), +1)
+		return i.settle(i.it.Seek(probe(i.lower)), +1)
 	}
 	return i.settle(i.it.First(), +1)
 }
@@ -89,7 +89,7 @@ func (i *memIter) Last() bool {
 		return false
 	}
 	var ok bool
-	if i.upper != nil && i.it.Seek(item{key: i.upper}) {
+	if i.upper != nil && i.it.Seek(probe(i.upper)) {
 		// At the first key >= upper: the one before it is the answer.
 		ok = i.it.Prev()
 	} else {
@@ -109,7 +109,7 @@ func (i *memIter) SeekGE(key []byte) bool {
 	if i.upper != nil && bytes.Compare(key, i.upper) >= 0 {
 		return i.settle(false, +1)
 	}
-	return i.settle(i.it.Seek(item{key: key}), +1)
+	return i.settle(i.it.Seek(probe(key)), +1)
 }
 
 // Next implements Iterator. On an unpositioned iterator, or one exhausted
@@ -142,10 +142,10 @@ func (i *memIter) Prev() bool {
 func (i *memIter) Valid() bool { return i.pos == posValid }
 
 // Key implements Iterator.
-func (i *memIter) Key() []byte { return i.cur.key }
+func (i *memIter) Key() []byte { return i.cur.key() }
 
 // Value implements Iterator.
-func (i *memIter) Value() []byte { return i.cur.value }
+func (i *memIter) Value() []byte { return i.cur.value() }
 
 // Error implements Iterator.
 func (i *memIter) Error() error {

@@ -70,7 +70,7 @@ func BenchmarkMemory(b *testing.B) {
 	storagetest.Bench(b, func(b *testing.B) storage.Engine { return storage.NewMemory() })
 }
 
-// rawItem mirrors the engine's item so the raw figures are comparable.
+// rawItem is an item of two slices, as a plain user of the btree writes it.
 type rawItem struct{ key, value []byte }
 
 func rawLess(a, b rawItem) bool { return bytes.Compare(a.key, b.key) < 0 }
