@@ -420,12 +420,14 @@ func loadRawScan(r rawEngine) {
 // rows 100 to 199 of partition p042, and Score lt 1.0 over the whole
 // table. The package's tests cannot import package filter, so they are
 // written here with the table layer's own types.
+// They are ReaderPredicates, as package filter's filters are.
 type benchPred struct {
 	ranges []KeyRange
-	match  func(e *Entity) bool
+	match  func(r PropertyReader) bool
 }
 
-func (p benchPred) Match(e *Entity) bool { return p.match(e) }
+func (p benchPred) Match(e *Entity) bool              { return p.match(e) }
+func (p benchPred) MatchReader(r PropertyReader) bool { return p.match(r) }
 func (p benchPred) KeyRanges() ([]KeyRange, bool) {
 	return p.ranges, p.ranges != nil
 }
@@ -434,10 +436,10 @@ func (p benchPred) String() string { return "bench" }
 var (
 	rangeFilter = benchPred{
 		ranges: []KeyRange{{Start: KeyAt("p042", "r000100"), End: KeyAt("p042", "r000200")}},
-		match:  func(*Entity) bool { return true },
+		match:  func(PropertyReader) bool { return true },
 	}
-	scanFilter = benchPred{match: func(e *Entity) bool {
-		v, ok := e.Property("Score")
+	scanFilter = benchPred{match: func(r PropertyReader) bool {
+		v, ok := r.Property("Score")
 		return ok && v.Kind() == KindDouble && v.Double() < 1.0
 	}}
 )

@@ -237,11 +237,17 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 		return false, false, err
 	}
 	defer it.Close()
-	// With a filter, each entity is decoded into one reused scratch entity
-	// for Match, and only a match is copied out with its ETag. A count
-	// copies nothing, and without a filter decodes nothing.
+	// A ReaderPredicate matches each entity on its stored record, and only
+	// a match is decoded. Another filter matches each entity decoded into
+	// one reused scratch entity, and only a match is copied out with its
+	// ETag. A count copies nothing, and without a filter decodes nothing.
+	rp, _ := opts.Filter.(ReaderPredicate)
+	var rr *recordReader
 	var scratch Entity
-	if opts.Filter != nil {
+	switch {
+	case rp != nil:
+		rr = new(recordReader)
+	case opts.Filter != nil:
 		scratch.Properties = make(Properties)
 	}
 	for ok := it.First(); ok; ok = it.Next() {
@@ -251,7 +257,6 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 			}
 		}
 		page.Stats.Scanned++
-		var pk, rk string
 		matched := false
 		switch {
 		case opts.Filter == nil && spec.count:
@@ -261,11 +266,23 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 			if err != nil {
 				return false, false, err
 			}
-			pk, rk = e.PartitionKey, e.RowKey
 			page.Entities = append(page.Entities, e)
 			matched = true
+		case rp != nil:
+			rr.reset(it.Key(), it.Value())
+			matched = rp.MatchReader(rr)
+			if rr.err != nil {
+				return false, false, rr.err
+			}
+			if matched && !spec.count {
+				e, err := decodeEntity(it.Key(), it.Value(), sel)
+				if err != nil {
+					return false, false, err
+				}
+				page.Entities = append(page.Entities, e)
+			}
 		default:
-			pk, rk, err = keyenc.DecodeEntityKey(it.Key())
+			pk, rk, err := keyenc.DecodeEntityKey(it.Key())
 			if err != nil {
 				return false, false, err
 			}
@@ -299,10 +316,9 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 			if spec.final && page.Stats.Returned == spec.top {
 				return true, false, nil
 			}
-			if opts.Filter == nil && spec.count {
-				if pk, rk, err = keyenc.DecodeEntityKey(it.Key()); err != nil {
-					return false, false, err
-				}
+			pk, rk, err := keyenc.DecodeEntityKey(it.Key())
+			if err != nil {
+				return false, false, err
 			}
 			page.Continuation = continuationAfter(pk, rk)
 			more := it.Next()

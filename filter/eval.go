@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"bytes"
 	"cmp"
 	"math"
 	"strings"
@@ -20,23 +21,40 @@ func (f *Filter) Match(e *localtable.Entity) bool {
 	case f.err != nil:
 		return false
 	}
-	return Eval(f.root, e)
+	return eval(f.root, e)
+}
+
+// MatchReader reports whether the entity r reads satisfies the filter, as
+// Match does; it makes *Filter a localtable.ReaderPredicate, so that a
+// query evaluates the filter on each entity's stored record. It reads only
+// the properties the filter compares, and keeps none of them.
+func (f *Filter) MatchReader(r localtable.PropertyReader) bool {
+	switch {
+	case f == nil:
+		return true
+	case f.err != nil:
+		return false
+	}
+	return eval(f.root, r)
 }
 
 // Eval evaluates the expression x against entity e.
-func Eval(x Expr, e *localtable.Entity) bool {
+func Eval(x Expr, e *localtable.Entity) bool { return eval(x, e) }
+
+// eval evaluates x against the entity r reads.
+func eval(x Expr, r localtable.PropertyReader) bool {
 	switch x := x.(type) {
 	case *Comparison:
-		v, ok := e.Property(x.Property)
+		v, ok := r.Property(x.Property)
 		return ok && Compare(v, x.Op, x.Value)
 	case *Constant:
 		return x.Value
 	case *AndExpr:
-		return Eval(x.Left, e) && Eval(x.Right, e)
+		return eval(x.Left, r) && eval(x.Right, r)
 	case *OrExpr:
-		return Eval(x.Left, e) || Eval(x.Right, e)
+		return eval(x.Left, r) || eval(x.Right, r)
 	case *NotExpr:
-		return !Eval(x.X, e)
+		return !eval(x.X, r)
 	}
 	return false
 }
@@ -89,7 +107,7 @@ func Compare(prop localtable.Value, op Op, lit localtable.Value) bool {
 		c = cmp.Compare(prop.Ticks(), lit.Ticks())
 	case localtable.KindGUID:
 		a, b := prop.GUID(), lit.GUID()
-		c = strings.Compare(string(a[:]), string(b[:]))
+		c = bytes.Compare(a[:], b[:])
 	case localtable.KindBinary:
 		c = strings.Compare(prop.BinaryString(), lit.BinaryString())
 	default:
@@ -136,3 +154,5 @@ func compareDouble(op Op, a, b float64) bool {
 	}
 	return result(op, 0)
 }
+
+var _ localtable.ReaderPredicate = (*Filter)(nil)

@@ -86,7 +86,16 @@ func appendEscaped(dst []byte, b byte) []byte {
 // DecodeString decodes one S(s) from the front of b and returns s and the
 // bytes after it.
 func DecodeString(b []byte) (string, []byte, error) {
-	out := make([]byte, 0, len(b))
+	out, rest, err := AppendDecoded(make([]byte, 0, len(b)), b)
+	if err != nil {
+		return "", nil, err
+	}
+	return string(out), rest, nil
+}
+
+// AppendDecoded decodes one S(s) from the front of b, appends s to dst, and
+// returns the extended dst and the bytes of b after S(s).
+func AppendDecoded(dst, b []byte) (out, rest []byte, err error) {
 	i := 0
 	next := func() (byte, bool, error) { // byte, isTerminator
 		if i >= len(b) {
@@ -113,27 +122,27 @@ func DecodeString(b []byte) (string, []byte, error) {
 	for {
 		c, term, err := next()
 		if err != nil {
-			return "", nil, err
+			return dst, nil, err
 		}
 		if term {
-			return string(out), b[i:], nil
+			return dst, b[i:], nil
 		}
 		if c == 0xED && i < len(b) && b[i] >= 0xA0 && b[i] <= 0xAF {
 			hi := b[i] - 0xA0
 			i++
 			mid, t1, err := next()
 			if err != nil || t1 {
-				return "", nil, ErrCorrupt
+				return dst, nil, ErrCorrupt
 			}
 			lo, t2, err := next()
 			if err != nil || t2 {
-				return "", nil, ErrCorrupt
+				return dst, nil, ErrCorrupt
 			}
 			r := rune(uint32(hi)<<16|uint32(mid)<<8|uint32(lo)) + 0x10000
-			out = utf8.AppendRune(out, r)
+			dst = utf8.AppendRune(dst, r)
 			continue
 		}
-		out = append(out, c)
+		dst = append(dst, c)
 	}
 }
 

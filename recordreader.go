@@ -1,0 +1,193 @@
+package localtable
+
+import (
+	"encoding/binary"
+	"strings"
+	"unsafe"
+
+	"github.com/localtable/localtable/internal/keyenc"
+)
+
+// PropertyReader reads the properties of one entity by name, as
+// (*Entity).Property does: PartitionKey and RowKey as Edm.String,
+// Timestamp as Edm.DateTime, and the custom properties. *Entity
+// implements it.
+type PropertyReader interface {
+	Property(name string) (Value, bool)
+}
+
+// ReaderPredicate is a Predicate that can also match an entity read
+// through a PropertyReader. Package filter's filters implement it.
+//
+// A query whose Predicate implements ReaderPredicate calls MatchReader,
+// not Match, on each entity it scans, with a reader over the entity's
+// stored record: the reader finds the properties asked for in the record's
+// bytes, without decoding the entity, so an entity the predicate rejects
+// costs no allocation. Only the entities it accepts are decoded.
+//
+// MatchReader must agree with Match. The reader, and the String, Binary
+// and Guid Values it returns, are valid only during the call (they may
+// share memory that the engine reuses for the next entity): MatchReader
+// must not retain them.
+type ReaderPredicate interface {
+	Predicate
+	MatchReader(r PropertyReader) bool
+}
+
+// recordReader is the PropertyReader of a query's scan: an entity's engine
+// key and record, read in place. Reset points it at the next entity.
+//
+// Reading never fails: a corrupt key or record reads as absent properties
+// and sets err, which the scan reports after the match.
+type recordReader struct {
+	key, rec []byte
+	keys     bool   // pk and rk are decoded
+	pk, rk   string // views of buf
+	buf      []byte // the decoded keys, reused
+	err      error  // the first corruption met
+}
+
+func (r *recordReader) reset(key, rec []byte) {
+	r.key, r.rec, r.keys, r.err = key, rec, false, nil
+}
+
+// Property implements PropertyReader.
+func (r *recordReader) Property(name string) (Value, bool) {
+	switch name {
+	case PartitionKeyName, RowKeyName:
+		if !r.keys && !r.decodeKeys() {
+			return Value{}, false
+		}
+		if name == PartitionKeyName {
+			return StringValue(r.pk), true
+		}
+		return StringValue(r.rk), true
+	case TimestampName:
+		ticks, err := recordTicks(r.rec)
+		if err != nil {
+			r.err = err
+			return Value{}, false
+		}
+		return DateTimeTicksValue(ticks), true
+	}
+	v, ok, err := findProperty(r.rec, name)
+	if err != nil {
+		r.err = err
+	}
+	return v, ok
+}
+
+// decodeKeys decodes the PartitionKey and RowKey of r.key into r.buf.
+func (r *recordReader) decodeKeys() bool {
+	if len(r.key) < keyenc.TablePrefixLen || r.key[0] != keyenc.PrefixEntity {
+		r.err = keyenc.ErrCorrupt
+		return false
+	}
+	buf, rest, err := keyenc.AppendDecoded(r.buf[:0], r.key[keyenc.TablePrefixLen:])
+	n := len(buf)
+	if err == nil {
+		buf, rest, err = keyenc.AppendDecoded(buf, rest)
+	}
+	r.buf = buf
+	if err == nil && len(rest) != 0 {
+		err = keyenc.ErrCorrupt
+	}
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.pk, r.rk, r.keys = bytesView(buf[:n]), bytesView(buf[n:]), true
+	return true
+}
+
+// bytesView returns b as a string without copying. The string is valid
+// only while b is unchanged.
+func bytesView(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// findProperty finds the named custom property in a record without
+// decoding the others, and returns its value, whose String, Binary and
+// Guid payloads are views of rec. Names are sorted in the record, so the
+// walk stops at the first name past the one sought. It checks every length
+// and kind it passes, returning errCorruptRecord rather than reading out
+// of bounds.
+func findProperty(rec []byte, name string) (Value, bool, error) {
+	if len(rec) < 9 || rec[0] != recordVersion {
+		return Value{}, false, errCorruptRecord
+	}
+	b := rec[9:]
+	n, w := uvarint(b)
+	if w <= 0 || n > uint64(len(b)) {
+		return Value{}, false, errCorruptRecord
+	}
+	i := w
+	for p := uint64(0); p < n; p++ {
+		l, w := uvarint(b[i:])
+		if w <= 0 || l > uint64(len(b)-i-w) {
+			return Value{}, false, errCorruptRecord
+		}
+		i += w
+		pname := b[i : i+int(l)]
+		i += int(l)
+		if i >= len(b) {
+			return Value{}, false, errCorruptRecord
+		}
+		kind := Kind(b[i])
+		i++
+		// The payload's extent.
+		var size int
+		switch kind {
+		case KindString, KindBinary:
+			l, w := uvarint(b[i:])
+			if w <= 0 || l > uint64(len(b)-i-w) {
+				return Value{}, false, errCorruptRecord
+			}
+			i += w
+			size = int(l)
+		case KindInt32:
+			size = 4
+		case KindInt64, KindDouble, KindDateTime:
+			size = 8
+		case KindBool:
+			size = 1
+		case KindGUID:
+			size = 16
+		default:
+			return Value{}, false, errCorruptRecord
+		}
+		if len(b)-i < size {
+			return Value{}, false, errCorruptRecord
+		}
+		switch c := compareName(pname, name); {
+		case c < 0:
+			i += size
+			continue
+		case c > 0:
+			return Value{}, false, nil
+		}
+		payload := b[i : i+size]
+		switch kind {
+		case KindString, KindBinary, KindGUID:
+			return Value{kind: kind, str: bytesView(payload)}, true, nil
+		case KindInt32:
+			return Int32Value(int32(binary.BigEndian.Uint32(payload))), true, nil
+		case KindBool:
+			if payload[0] > 1 {
+				return Value{}, false, errCorruptRecord
+			}
+			return BoolValue(payload[0] == 1), true, nil
+		}
+		return Value{kind: kind, num: binary.BigEndian.Uint64(payload)}, true, nil
+	}
+	return Value{}, false, nil
+}
+
+// compareName compares a name in a record with a name sought, bytewise,
+// the order of the record's names.
+func compareName(a []byte, b string) int {
+	return strings.Compare(bytesView(a), b)
+}
