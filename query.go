@@ -242,6 +242,8 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 	// one reused scratch entity, and only a match is copied out with its
 	// ETag. A count copies nothing, and without a filter decodes nothing.
 	rp, _ := opts.Filter.(ReaderPredicate)
+	view := stableReads(t.a.eng)
+	dec := entityDecoder{sel: sel, view: view}
 	var rr *recordReader
 	var scratch Entity
 	switch {
@@ -262,7 +264,7 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 		case opts.Filter == nil && spec.count:
 			matched = true
 		case opts.Filter == nil:
-			e, err := decodeEntity(it.Key(), it.Value(), sel)
+			e, err := dec.decode(it.Key(), it.Value())
 			if err != nil {
 				return false, false, err
 			}
@@ -275,7 +277,7 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 				return false, false, rr.err
 			}
 			if matched && !spec.count {
-				e, err := decodeEntity(it.Key(), it.Value(), sel)
+				e, err := dec.decode(it.Key(), it.Value())
 				if err != nil {
 					return false, false, err
 				}
@@ -287,7 +289,7 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 				return false, false, err
 			}
 			clear(scratch.Properties)
-			ticks, err := decodeInto(it.Value(), selection{}, scratch.Properties)
+			ticks, err := decodeInto(it.Value(), selection{}, scratch.Properties, view)
 			if err != nil {
 				return false, false, err
 			}

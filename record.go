@@ -138,8 +138,15 @@ func decodeRecord(b []byte, sel map[string]bool) (ticks int64, props Properties,
 // substrings of one string holding the record's body: one allocation for
 // all of them, and b is not retained.
 func decodeSelected(b []byte, sel selection) (ticks int64, props Properties, err error) {
+	return decodeProps(b, sel, false)
+}
+
+// decodeProps is decodeSelected that, with view, makes the strings views
+// of b instead of a copy: for a stable engine's reads (see
+// storage.StableReader), which never change.
+func decodeProps(b []byte, sel selection, view bool) (ticks int64, props Properties, err error) {
 	props = make(Properties, min(recordCount(b), 16))
-	ticks, err = decodeInto(b, sel, props)
+	ticks, err = decodeInto(b, sel, props, view)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -159,8 +166,9 @@ func recordCount(b []byte) int {
 }
 
 // decodeInto decodes a record's properties into props, which the caller
-// has emptied, and returns its Timestamp ticks.
-func decodeInto(b []byte, sel selection, props Properties) (ticks int64, err error) {
+// has emptied, and returns its Timestamp ticks. With view, the strings are
+// views of b; otherwise substrings of one copy of it.
+func decodeInto(b []byte, sel selection, props Properties, view bool) (ticks int64, err error) {
 	ticks, err = recordTicks(b)
 	if err != nil {
 		return 0, err
@@ -177,8 +185,13 @@ func decodeInto(b []byte, sel selection, props Properties) (ticks int64, err err
 		}
 		return ticks, nil
 	}
-	s := string(b) // s[i:] is b[i:] as a string
-	i := 0         // the read position in b and s
+	var s string // s[i:] is b[i:] as a string
+	if view {
+		s = bytesView(b)
+	} else {
+		s = string(b)
+	}
+	i := 0 // the read position in b and s
 	prev := ""
 	for p := uint64(0); p < n; p++ {
 		l, w := uvarint(b[i:])

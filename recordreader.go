@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/storage"
 )
 
 // PropertyReader reads the properties of one entity by name, as
@@ -190,4 +191,68 @@ func findProperty(rec []byte, name string) (Value, bool, error) {
 // the order of the record's names.
 func compareName(a []byte, b string) int {
 	return strings.Compare(bytesView(a), b)
+}
+
+// stableReads reports whether eng's reads are stable (see
+// storage.StableReader): then entities decoded from them may hold views of
+// their bytes instead of copies.
+func stableReads(eng storage.Engine) bool {
+	s, ok := eng.(storage.StableReader)
+	return ok && s.StableReads()
+}
+
+// decodeEntityKey returns the PartitionKey and RowKey of an entity key.
+// With view, a key without escapes is a view of key's bytes; otherwise
+// both are made in one allocation.
+func decodeEntityKey(key []byte, view bool) (pk, rk string, err error) {
+	if len(key) < keyenc.TablePrefixLen || key[0] != keyenc.PrefixEntity {
+		return "", "", keyenc.ErrCorrupt
+	}
+	b := key[keyenc.TablePrefixLen:]
+	if view {
+		if p, rest, ok := keyenc.CutPlain(b); ok {
+			if r, rest, ok := keyenc.CutPlain(rest); ok && len(rest) == 0 {
+				return bytesView(p), bytesView(r), nil
+			}
+		}
+	}
+	buf, rest, err := keyenc.AppendDecoded(make([]byte, 0, len(b)), b)
+	n := len(buf)
+	if err == nil {
+		buf, rest, err = keyenc.AppendDecoded(buf, rest)
+	}
+	if err == nil && len(rest) != 0 {
+		err = keyenc.ErrCorrupt
+	}
+	if err != nil {
+		return "", "", err
+	}
+	// buf is not changed after this, nor referenced elsewhere.
+	s := bytesView(buf)
+	return s[:n], s[n:], nil
+}
+
+// entityDecoder decodes the entities of one scan: views of a stable
+// engine's reads, and one ETag for consecutive entities of one Timestamp
+// (the entities of a transaction share it).
+type entityDecoder struct {
+	sel   selection
+	view  bool
+	ticks int64
+	tag   ETag
+}
+
+func (d *entityDecoder) decode(key, val []byte) (Entity, error) {
+	pk, rk, err := decodeEntityKey(key, d.view)
+	if err != nil {
+		return Entity{}, err
+	}
+	ticks, props, err := decodeProps(val, d.sel, d.view)
+	if err != nil {
+		return Entity{}, err
+	}
+	if d.tag == "" || ticks != d.ticks {
+		d.ticks, d.tag = ticks, etagOf(ticks)
+	}
+	return Entity{PartitionKey: pk, RowKey: rk, Timestamp: TicksToTime(ticks), ETag: d.tag, Properties: props}, nil
 }

@@ -120,7 +120,7 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 	if opts != nil {
 		sel = makeSelection(opts.Select)
 	}
-	ticks, props, err := decodeSelected(val, sel)
+	ticks, props, err := decodeProps(val, sel, stableReads(a.eng))
 	if err != nil {
 		return Entity{}, err
 	}
@@ -129,19 +129,6 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 
 func makeEntity(pk, rk string, ticks int64, props Properties) Entity {
 	return Entity{PartitionKey: pk, RowKey: rk, Timestamp: TicksToTime(ticks), ETag: etagOf(ticks), Properties: props}
-}
-
-// decodeEntity decodes an engine key and record into an Entity.
-func decodeEntity(key, val []byte, sel selection) (Entity, error) {
-	pk, rk, err := keyenc.DecodeEntityKey(key)
-	if err != nil {
-		return Entity{}, err
-	}
-	ticks, props, err := decodeSelected(val, sel)
-	if err != nil {
-		return Entity{}, err
-	}
-	return makeEntity(pk, rk, ticks, props), nil
 }
 
 // errBadETag is the error for an If-Match value that is neither "*" nor a

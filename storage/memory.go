@@ -137,6 +137,10 @@ func (m *memEngine) NewIter(opts *IterOptions) (Iterator, error) {
 	return newMemIter(t, opts), nil
 }
 
+// StableReads implements StableReader: the engine's items are never
+// modified once inserted, so the keys and values it returns stay valid.
+func (m *memEngine) StableReads() bool { return true }
+
 // NewBatch implements Engine.
 func (m *memEngine) NewBatch() Batch { return &memBatch{m: m} }
 

@@ -156,6 +156,17 @@ type Syncer interface {
 	Sync() error
 }
 
+// StableReader is implemented by engines whose reads stay valid: the keys
+// and values that Get and Iterator return never change and remain valid
+// for as long as the caller holds them, beyond the next positioning call
+// or Close, so a caller may keep them (or strings made over them) without
+// copying. It is an optional promise beyond the buffer ownership rules
+// above; the in-memory engine makes it.
+type StableReader interface {
+	// StableReads reports whether the engine's reads are stable.
+	StableReads() bool
+}
+
 // NopCloser is an io.Closer that does nothing; engines may return it from Get.
 var NopCloser io.Closer = nopCloser{}
 

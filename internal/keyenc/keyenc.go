@@ -93,6 +93,30 @@ func DecodeString(b []byte) (string, []byte, error) {
 	return string(out), rest, nil
 }
 
+// CutPlain returns the bytes of s when S(s), at the front of b, holds no
+// escape, so that its bytes before the terminator are s itself, and the
+// bytes of b after S(s). ok is false when S(s) has escapes or no
+// terminator: decode it with AppendDecoded.
+func CutPlain(b []byte) (s, rest []byte, ok bool) {
+	i := bytes.IndexByte(b, 0)
+	if i < 0 || i+1 >= len(b) || b[i+1] != 1 {
+		return nil, nil, false
+	}
+	// Valid UTF-8 has 0xED only before 0x80-0x9F; 0xED 0xA0-0xAF begins
+	// an encoded character above U+FFFF.
+	for j := 0; ; {
+		k := bytes.IndexByte(b[j:i], 0xED)
+		if k < 0 {
+			break
+		}
+		j += k + 1
+		if j < i && b[j] >= 0xA0 && b[j] <= 0xAF {
+			return nil, nil, false
+		}
+	}
+	return b[:i], b[i+2:], true
+}
+
 // AppendDecoded decodes one S(s) from the front of b, appends s to dst, and
 // returns the extended dst and the bytes of b after S(s).
 func AppendDecoded(dst, b []byte) (out, rest []byte, err error) {

@@ -182,3 +182,24 @@ func FuzzOrder(f *testing.F) {
 		}
 	})
 }
+
+func TestCutPlain(t *testing.T) {
+	for _, s := range []string{"", "abc", "a\x00b", "😀", "x\U0010fffdy", "\ud7ff", "퟿a", "\ue000", "é中"} {
+		enc := AppendString(nil, s)
+		b := append(append([]byte(nil), enc...), "tail"...)
+		plain, rest, ok := CutPlain(b)
+		escaped := strings.ContainsRune(s, 0) || strings.IndexFunc(s, func(r rune) bool { return r > 0xFFFF }) >= 0
+		if ok == escaped {
+			t.Errorf("CutPlain(S(%q)): ok %v, want %v", s, ok, !escaped)
+			continue
+		}
+		if ok && (string(plain) != s || string(rest) != "tail") {
+			t.Errorf("CutPlain(S(%q)) = %q, %q", s, plain, rest)
+		}
+	}
+	for _, b := range []string{"", "abc", "ab\x00", "ab\x00\x02"} {
+		if _, _, ok := CutPlain([]byte(b)); ok {
+			t.Errorf("CutPlain(%q): ok for a corrupt encoding", b)
+		}
+	}
+}

@@ -337,3 +337,39 @@ func testBufferOwnership(t *testing.T, e storage.Engine) {
 	copy(seek, "a")
 	wantAt(t, it, true, "after reusing seek key", "c", "3")
 }
+
+// testStableReads checks the promise of an engine that implements
+// storage.StableReader and reports stable reads: keys and values it
+// returned are unchanged after their closers and iterators are closed and
+// the keys are overwritten, deleted and range-deleted. Other engines skip
+// it.
+func testStableReads(t *testing.T, e storage.Engine) {
+	if s, ok := e.(storage.StableReader); !ok || !s.StableReads() {
+		t.Skip("the engine does not promise stable reads")
+	}
+	commitKVs(t, e, alphabet)
+	v, c, err := e.Get(bs("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	var keys, vals [][]byte
+	it := newIter(t, e, nil, nil)
+	for ok := it.First(); ok; ok = it.Next() {
+		keys, vals = append(keys, it.Key()), append(vals, it.Value())
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, e, set("b", "changed"), del("c"), delRange("a", "z"), set("d", "again"))
+	if string(v) != "2" {
+		t.Errorf("Get value changed to %q", v)
+	}
+	var got []KV
+	for i := range keys {
+		got = append(got, KV{string(keys[i]), string(vals[i])})
+	}
+	if !kvSliceEqual(got, alphabet) {
+		t.Errorf("iterated pairs changed to %v, want %v", got, alphabet)
+	}
+}

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Engine) {
 		{"SnapshotIterStable", testSnapshotIterStable},
 		{"SnapshotClose", testSnapshotClose},
 		{"BufferOwnership", testBufferOwnership},
+		{"StableReads", testStableReads},
 		{"SyncCommit", testSyncCommit},
 		{"Closed", testClosed},
 		{"RandomModel", testRandomModel},
