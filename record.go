@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -40,19 +41,24 @@ func uvarint(b []byte) (uint64, int) {
 
 // appendRecord appends the record of an entity written at ticks.
 func appendRecord(dst []byte, ticks int64, props Properties) []byte {
-	dst = append(dst, recordVersion)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(ticks))
-	var buf [32]string // entities rarely have more properties
-	names := buf[:0]
+	// The properties are gathered with their values, sorted by name, and
+	// written from there: one pass over the map, and dst grown once.
+	var buf [32]namedValue // entities rarely have more properties
+	ps := buf[:0]
+	size := 1 + 8 + binary.MaxVarintLen64
 	for name, v := range props {
 		if !v.IsNull() {
-			names = append(names, name)
+			ps = append(ps, namedValue{name, v})
+			size += 2*binary.MaxVarintLen64 + len(name) + 1 + len(v.str) + 8
 		}
 	}
-	slices.Sort(names)
-	dst = binary.AppendUvarint(dst, uint64(len(names)))
-	for _, name := range names {
-		v := props[name]
+	slices.SortFunc(ps, func(a, b namedValue) int { return strings.Compare(a.name, b.name) })
+	dst = slices.Grow(dst, size)
+	dst = append(dst, recordVersion)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(ticks))
+	dst = binary.AppendUvarint(dst, uint64(len(ps)))
+	for i := range ps {
+		name, v := ps[i].name, ps[i].v
 		dst = binary.AppendUvarint(dst, uint64(len(name)))
 		dst = append(dst, name...)
 		dst = append(dst, byte(v.kind))
@@ -71,6 +77,12 @@ func appendRecord(dst []byte, ticks int64, props Properties) []byte {
 		}
 	}
 	return dst
+}
+
+// namedValue is a property: its name and value.
+type namedValue struct {
+	name string
+	v    Value
 }
 
 // selection is a $select list of property names. The zero selection

@@ -199,6 +199,9 @@ func abbrev(s string) string {
 // a C#-identifier-like name (a letter or '_' first, then letters, digits
 // and '_'; no '-' since 2009-04-14) and not a system property name.
 func ValidatePropertyName(name string) error {
+	if asciiIdentifier(name) {
+		return checkSystemName(name)
+	}
 	if name == "" {
 		return newError(ErrPropertyNameInvalid, "property name is empty")
 	}
@@ -217,6 +220,28 @@ func ValidatePropertyName(name string) error {
 			return newError(ErrPropertyNameInvalid, "property name %q: character %q at byte %d is not allowed (names are C# identifiers: a letter or '_' first, then letters, digits and '_')", abbrev(name), r, i)
 		}
 	}
+	return checkSystemName(name)
+}
+
+// asciiIdentifier reports whether name is a valid property name of ASCII
+// letters, digits and '_' (not a digit first): the common case, which
+// needs no decoding.
+func asciiIdentifier(name string) bool {
+	if name == "" || len(name) > MaxPropertyNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if l := c | 0x20; 'a' <= l && l <= 'z' || c == '_' || i > 0 && '0' <= c && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// checkSystemName rejects the names of the system properties.
+func checkSystemName(name string) error {
 	switch name {
 	case PartitionKeyName, RowKeyName, TimestampName:
 		return newError(ErrPropertyNameInvalid, "property name %q is a system property", name)
@@ -267,7 +292,8 @@ func validateEntity(e *Entity) error {
 	if err := validateKey(RowKeyName, e.RowKey); err != nil {
 		return err
 	}
-	n := 0
+	// One pass checks each property and sums EntitySize.
+	n, size := 0, 4+2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
 	for name, v := range e.Properties {
 		if v.IsNull() {
 			continue
@@ -279,11 +305,12 @@ func validateEntity(e *Entity) error {
 		if err := validateValue(name, v); err != nil {
 			return err
 		}
+		size += 8 + 2*utf16Len(name) + valueSize(v)
 	}
 	if n > MaxCustomProperties {
 		return newError(ErrTooManyProperties, "entity (%q, %q) has %d custom properties; the limit is %d", abbrev(e.PartitionKey), abbrev(e.RowKey), n, MaxCustomProperties)
 	}
-	if size := EntitySize(e); size > MaxEntitySize {
+	if size > MaxEntitySize {
 		return newError(ErrEntityTooLarge, "entity (%q, %q) is %d bytes; the limit is %d (1 MiB)", abbrev(e.PartitionKey), abbrev(e.RowKey), size, MaxEntitySize)
 	}
 	return nil

@@ -231,3 +231,31 @@ func TestMergeBeyondLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestPropertyNameASCII checks ValidatePropertyName on every ASCII name of
+// one and two characters, and on the edges of the length limit, against
+// the rule ^[A-Za-z_][A-Za-z0-9_]*$ (up to 255 characters, not a system
+// property name): ASCII names take a fast path of their own.
+func TestPropertyNameASCII(t *testing.T) {
+	first := func(c byte) bool { return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' }
+	rest := func(c byte) bool { return first(c) || c >= '0' && c <= '9' }
+	check := func(name string, want bool) {
+		t.Helper()
+		if err := localtable.ValidatePropertyName(name); (err == nil) != want {
+			t.Errorf("ValidatePropertyName(%q) = %v, want valid %v", name, err, want)
+		}
+	}
+	for a := 0; a < 128; a++ {
+		check(string(rune(a)), first(byte(a)))
+		for b := 0; b < 128; b++ {
+			check(string([]byte{byte(a), byte(b)}), first(byte(a)) && rest(byte(b)))
+		}
+	}
+	check(strings.Repeat("a", 255), true)
+	check(strings.Repeat("a", 256), false)
+	check("", false)
+	for _, name := range []string{"PartitionKey", "RowKey", "Timestamp"} {
+		check(name, false)
+	}
+	check("partitionKey", true)
+}

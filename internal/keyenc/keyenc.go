@@ -34,6 +34,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -181,6 +182,8 @@ const TablePrefixLen = 9
 
 // AppendEntityKey appends the engine key of entity (pk, rk) of table id.
 func AppendEntityKey(dst []byte, id uint64, pk, rk string) []byte {
+	// Room for the common case: keys without escapes.
+	dst = slices.Grow(dst, TablePrefixLen+len(pk)+len(rk)+4)
 	dst = AppendTableID(dst, id)
 	dst = AppendString(dst, pk)
 	return AppendString(dst, rk)
