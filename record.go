@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -45,14 +46,53 @@ func appendRecord(dst []byte, ticks int64, props Properties) []byte {
 	// written from there: one pass over the map, and dst grown once.
 	var buf [32]namedValue // entities rarely have more properties
 	ps := buf[:0]
-	size := 1 + 8 + binary.MaxVarintLen64
 	for name, v := range props {
 		if !v.IsNull() {
 			ps = append(ps, namedValue{name, v})
-			size += 2*binary.MaxVarintLen64 + len(name) + 1 + len(v.str) + 8
 		}
 	}
-	slices.SortFunc(ps, func(a, b namedValue) int { return strings.Compare(a.name, b.name) })
+	return appendProps(dst, ticks, ps)
+}
+
+// appendValidRecord checks e as validateEntity does and appends its
+// record, with a zero Timestamp for setRecordTicks to fill in: one pass
+// over the properties checks and gathers them.
+func appendValidRecord(dst []byte, e *Entity) ([]byte, error) {
+	var buf [32]namedValue
+	ps, err := checkEntity(e, buf[:0])
+	if err != nil {
+		return dst, err
+	}
+	return appendProps(dst, 0, ps), nil
+}
+
+// recordBufs holds buffers for the records a write encodes: the engine
+// copies what it is given, so they are free again once the batch is
+// committed or discarded.
+var recordBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// putRecordBuf returns buf, grown to b, to recordBufs, unless it grew
+// beyond what a typical write needs.
+func putRecordBuf(buf *[]byte, b []byte) {
+	if cap(b) <= 256<<10 {
+		*buf = b[:0]
+		recordBufs.Put(buf)
+	}
+}
+
+// setRecordTicks sets the Timestamp of a record.
+func setRecordTicks(rec []byte, ticks int64) {
+	binary.BigEndian.PutUint64(rec[1:9], uint64(ticks))
+}
+
+// appendProps appends the record of the non-null properties ps, which it
+// sorts.
+func appendProps(dst []byte, ticks int64, ps []namedValue) []byte {
+	sortByName(ps)
+	size := 1 + 8 + binary.MaxVarintLen64
+	for i := range ps {
+		size += 2*binary.MaxVarintLen64 + len(ps[i].name) + 1 + len(ps[i].v.str) + 8
+	}
 	dst = slices.Grow(dst, size)
 	dst = append(dst, recordVersion)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(ticks))
@@ -83,6 +123,20 @@ func appendRecord(dst []byte, ticks int64, props Properties) []byte {
 type namedValue struct {
 	name string
 	v    Value
+}
+
+// sortByName sorts properties by name: by insertion for the few of a
+// typical entity, which needs no calls to compare.
+func sortByName(ps []namedValue) {
+	if len(ps) > 16 {
+		slices.SortFunc(ps, func(a, b namedValue) int { return strings.Compare(a.name, b.name) })
+		return
+	}
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && ps[j].name < ps[j-1].name; j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
 }
 
 // selection is a $select list of property names. The zero selection

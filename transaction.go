@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -96,7 +97,14 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 		}
 		return err
 	}
-	// Checks that need no state, before any lock.
+	// Checks that need no state, before any lock. The record of each
+	// entity written is encoded as it is checked, into recs, ending at
+	// ends[i]; its Timestamp is set at commit.
+	rb := recordBufs.Get().(*[]byte)
+	recs := (*rb)[:0]
+	defer func() { putRecordBuf(rb, recs) }()
+	var endBuf [MaxTransactionActions]int
+	ends := endBuf[:0]
 	for i := range actions {
 		act := &actions[i]
 		var err error
@@ -106,7 +114,9 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 				err = validateKey(RowKeyName, act.Entity.RowKey)
 			}
 		case ActionInsert, ActionUpdateReplace, ActionUpdateMerge, ActionUpsertReplace, ActionUpsertMerge:
-			err = validateEntity(&act.Entity)
+			if recs, err = appendValidRecord(recs, &act.Entity); err == nil && i == 0 {
+				recs = slices.Grow(recs, len(recs)*(len(actions)-1)) // room for the rest, if alike
+			}
 		default:
 			err = newError(ErrInvalidInput, "unknown action type %d", int(act.Type))
 		}
@@ -118,6 +128,7 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 		if err != nil {
 			return nil, fail(i, err)
 		}
+		ends = append(ends, len(recs))
 	}
 
 	if err := a.enter(ctx); err != nil {
@@ -183,7 +194,16 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 			}
 			tag = etagOf(ticks) // one Timestamp, so one ETag, per transaction
 		}
-		val = appendRecord(val[:0], ticks, props)
+		if exists && merge {
+			val = appendRecord(val[:0], ticks, props)
+		} else {
+			from := 0
+			if i > 0 {
+				from = ends[i-1]
+			}
+			val = recs[from:ends[i]]
+			setRecordTicks(val, ticks)
+		}
 		if err := b.Set(key, val); err != nil {
 			return nil, err
 		}
