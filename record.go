@@ -133,9 +133,12 @@ func sortByName(ps []namedValue) {
 		return
 	}
 	for i := 1; i < len(ps); i++ {
-		for j := i; j > 0 && ps[j].name < ps[j-1].name; j-- {
-			ps[j], ps[j-1] = ps[j-1], ps[j]
+		p := ps[i]
+		j := i
+		for ; j > 0 && p.name < ps[j-1].name; j-- {
+			ps[j] = ps[j-1]
 		}
+		ps[j] = p
 	}
 }
 

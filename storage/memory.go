@@ -254,17 +254,37 @@ var errTooLong = errors.New("storage: key or value longer than 4 GiB")
 // memBatch is a Batch of the in-memory engine: a list of operations with
 // copied arguments.
 type memBatch struct {
-	m    *memEngine
-	ops  []memOp
-	done bool // committed or closed
+	m      *memEngine
+	ops    []memOp
+	pooled *[]memOp // where ops came from, to go back to at release
+	done   bool     // committed or closed
 }
 
 func (b *memBatch) add(op memOp) error {
 	if b.done {
 		return ErrClosed
 	}
+	if b.pooled == nil {
+		b.pooled = opsPool.Get().(*[]memOp)
+		b.ops = (*b.pooled)[:0]
+	}
 	b.ops = append(b.ops, op)
 	return nil
+}
+
+// opsPool holds the emptied operation lists of committed and closed
+// batches, whose growth would otherwise be paid by every batch.
+var opsPool = sync.Pool{New: func() any { return new([]memOp) }}
+
+// release empties the batch's operations, dropping their items, and
+// returns the list to opsPool unless it grew large.
+func (b *memBatch) release() {
+	if b.pooled != nil && cap(b.ops) <= 1024 {
+		clear(b.ops)
+		*b.pooled = b.ops[:0]
+		opsPool.Put(b.pooled)
+	}
+	b.ops, b.pooled = nil, nil
 }
 
 // Set implements Writer. The key and the value are copied into one buffer:
@@ -308,15 +328,15 @@ func (b *memBatch) Commit(sync bool) error {
 		return ErrClosed
 	}
 	b.done = true
-	ops := b.ops
-	b.ops = nil
-	return b.m.commit(ops)
+	err := b.m.commit(b.ops)
+	b.release()
+	return err
 }
 
 // Close implements Batch. It always returns nil, so that a deferred Close
 // after Commit is harmless.
 func (b *memBatch) Close() error {
 	b.done = true
-	b.ops = nil
+	b.release()
 	return nil
 }
