@@ -15,10 +15,15 @@ import (
 // MemoryOptions configures an in-memory engine. The zero value is ready to
 // use.
 type MemoryOptions struct {
-	// Degree is the B-tree degree (items and children per node); zero
-	// selects the library default (32).
+	// Degree is the B-tree degree: a node holds up to 2*Degree-1 items.
+	// Zero selects 16. Every commit copies the nodes on the paths it
+	// changes, so smaller nodes than the B-tree library's default (32)
+	// make writes cheaper, at no measurable cost to reads.
 	Degree int
 }
+
+// defaultDegree is the B-tree degree unless MemoryOptions say otherwise.
+const defaultDegree = 16
 
 // NewMemory returns an empty in-memory engine with default options. It is
 // shorthand for NewMemoryOptions(nil).
@@ -43,6 +48,9 @@ func NewMemoryOptions(opts *MemoryOptions) Engine {
 	var o MemoryOptions
 	if opts != nil {
 		o = *opts
+	}
+	if o.Degree == 0 {
+		o.Degree = defaultDegree
 	}
 	w := btree.NewBTreeGOptions(itemLess, btree.Options{Degree: o.Degree, NoLocks: true})
 	m := &memEngine{w: w}
