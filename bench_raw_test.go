@@ -13,19 +13,21 @@ package localtable
 // collection included): on a machine shared with other work it varies far
 // less than the wall time, so its ratio is the steadier figure.
 //
-// What remains of the overhead, and why (see the durability branch's
-// commits for figures):
-//   - Get decodes the record into an Entity: a Properties map, one string
-//     for all names and strings, the ETag and the key; the raw read only
-//     finds the bytes. On pebble that is about 3 µs over a 2 µs read.
-//   - Writes validate the entity (names, values, sizes: validate.go walks
-//     the properties twice, for Transact once more for the 4 MiB limit)
-//     and encode a record with its names sorted; on pebble with sync the
-//     fsync dominates and a single Insert is within a few percent.
+// What remains of the overhead, and why (README's Benchmarks has figures):
+//   - Get decodes the record into an Entity, and its Properties map is most
+//     of that: a 10-entry map[string]Value costs about four copies of the
+//     record. The strings view the memory engine's immutable record; on
+//     pebble they are one copy.
+//   - Writes validate the entity and encode its record in one pass over
+//     its properties; on pebble with fsync the fsync dominates and an
+//     Insert is within about 10%.
 //   - The memory engine publishes a copy-on-write tree per commit, so that
 //     readers and snapshots never lock; the bare btree mutates in place.
-//     Most of memory Insert's remaining ratio is that path copying, a cost
-//     of the engine's MVCC, not of the table layer.
+//     That path copying, and the garbage collection it feeds, are half of a
+//     memory Insert's profile: a cost of the engine's MVCC, not of the
+//     table layer.
+//   - A filtered scan matches each record in place and decodes only the
+//     matches, so it keeps up with a bare scan that copies every value.
 
 import (
 	"bytes"
