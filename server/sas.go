@@ -199,7 +199,26 @@ type rangePredicate struct {
 }
 
 func restrict(p localtable.Predicate, r localtable.KeyRange) localtable.Predicate {
-	return &rangePredicate{inner: p, r: r}
+	rp := &rangePredicate{inner: p, r: r}
+	if _, ok := p.(localtable.ReaderPredicate); ok || p == nil {
+		return &readerRangePredicate{rp} // scans match on the stored record
+	}
+	return rp
+}
+
+// readerRangePredicate is a rangePredicate whose inner predicate (if any)
+// can match on the stored record too, so a SAS-restricted scan decodes
+// only the entities it returns.
+type readerRangePredicate struct{ *rangePredicate }
+
+// MatchReader is Match on a PropertyReader.
+func (p *readerRangePredicate) MatchReader(r localtable.PropertyReader) bool {
+	pk, ok1 := r.Property(localtable.PartitionKeyName)
+	rk, ok2 := r.Property(localtable.RowKeyName)
+	if !ok1 || !ok2 || !p.r.Contains(pk.Str(), rk.Str()) {
+		return false
+	}
+	return p.inner == nil || p.inner.(localtable.ReaderPredicate).MatchReader(r)
 }
 
 // Match reports whether e is in the range and matches the inner predicate.
