@@ -3,6 +3,7 @@ package localtable_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/localtable/localtable"
@@ -40,5 +41,36 @@ func TestQueryWithFailedParse(t *testing.T) {
 			t.Fatal("QueryAll with a failed filter yielded an entity")
 		}
 		break
+	}
+}
+
+// A Continuation naming only a partition resumes at its first entity, the
+// one with the empty RowKey included.
+func TestContinuationAtPartition(t *testing.T) {
+	ctx := context.Background()
+	acct, err := localtable.Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer acct.Close()
+	tbl, err := acct.CreateTable(ctx, "Resume")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range [][2]string{{"a", "1"}, {"b", ""}, {"b", "x"}, {"c", "y"}} {
+		if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: k[0], RowKey: k[1]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := tbl.Query(ctx, localtable.QueryOptions{Continuation: localtable.ContinuationAtPartition("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range page.Entities {
+		got = append(got, e.PartitionKey+"/"+e.RowKey)
+	}
+	if fmt.Sprint(got) != "[b/ b/x c/y]" {
+		t.Fatalf("resumed at partition b: %v", got)
 	}
 }

@@ -108,13 +108,24 @@ func decodeToken(tok string) (string, bool) {
 }
 
 // position decodes a continuation into the key it resumes after.
-func (c Continuation) position() (pk, rk string, err error) {
+func (c Continuation) position() (Key, error) {
 	pk, ok1 := decodeToken(c.NextPartitionKey)
+	if ok1 && c.NextRowKey == "" {
+		return PartitionStart(pk), nil // ContinuationAtPartition
+	}
 	rk, ok2 := decodeToken(c.NextRowKey)
 	if !ok1 || !ok2 {
-		return "", "", newError(ErrInvalidInput, "continuation token (NextPartitionKey %q, NextRowKey %q) is not valid", c.NextPartitionKey, c.NextRowKey)
+		return Key{}, newError(ErrInvalidInput, "continuation token (NextPartitionKey %q, NextRowKey %q) is not valid", c.NextPartitionKey, c.NextRowKey)
 	}
-	return pk, rk, nil
+	return KeyAfter(pk, rk), nil
+}
+
+// ContinuationAtPartition returns the Continuation that resumes a query at
+// the first entity of partition pk: a NextPartitionKey with no
+// NextRowKey, as the service sends when it ends a page at a partition
+// boundary.
+func ContinuationAtPartition(pk string) Continuation {
+	return Continuation{NextPartitionKey: encodeToken(pk)}
 }
 
 // Query returns one page of the entities that opts select, in
@@ -162,11 +173,10 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 	}
 	var after Key
 	if !opts.Continuation.IsZero() {
-		pk, rk, err := opts.Continuation.position()
-		if err != nil {
+		var err error
+		if after, err = opts.Continuation.position(); err != nil {
 			return page, err
 		}
-		after = KeyAfter(pk, rk)
 	}
 	ranges := []KeyRange{{}}
 	if opts.Filter != nil {

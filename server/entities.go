@@ -252,8 +252,8 @@ func (rc *reqCtx) queryEntities(table string) {
 		ScanLimit: rc.s.scanLimit(),
 		MaxBytes:  MaxQueryPageBytes,
 	}
-	start, fromPartition := rc.resumeAt(&opts) // paging.go
-	first := !fromPartition && opts.Continuation.IsZero()
+	rc.resumeAt(&opts) // paging.go
+	first := opts.Continuation.IsZero()
 	top, err := rc.parseTop()
 	if err != nil {
 		rc.fail(err)
@@ -268,9 +268,6 @@ func (rc *reqCtx) queryEntities(table string) {
 	}
 	if r, ok := rc.grant.keyRange(); ok {
 		opts.Filter = restrict(opts.Filter, r)
-	}
-	if fromPartition {
-		opts.Filter = restrict(opts.Filter, localtable.KeyRange{Start: start})
 	}
 	sel, custom := rc.parseSelect()
 	opts.Select = custom

@@ -1,10 +1,6 @@
 package server
 
 import (
-	"encoding/base64"
-	"strconv"
-	"strings"
-
 	"github.com/localtable/localtable"
 )
 
@@ -31,40 +27,11 @@ func (s *Server) pageSize(top int) int {
 	return n
 }
 
-// partitionToken is a NextPartitionKey naming the start of partition pk,
-// in the shape of the service's tokens.
-func partitionToken(pk string) string {
-	b := base64.StdEncoding.EncodeToString([]byte(pk))
-	return "1!" + strconv.Itoa(len(b)) + "!" + b
-}
-
-// parsePartitionToken reads a partitionToken.
-func parsePartitionToken(tok string) (string, bool) {
-	rest, ok := strings.CutPrefix(tok, "1!")
-	if !ok {
-		return "", false
-	}
-	n, b, ok := strings.Cut(rest, "!")
-	if !ok || n != strconv.Itoa(len(b)) {
-		return "", false
-	}
-	pk, err := base64.StdEncoding.DecodeString(b)
-	return string(pk), err == nil
-}
-
-// resumeAt reads the request's continuation: the core's pair into
-// opts.Continuation, or a NextPartitionKey sent alone as the start of its
-// partition (ok true). A lone NextPartitionKey that does not decode goes
-// to the core, which refuses it.
-func (rc *reqCtx) resumeAt(opts *localtable.QueryOptions) (start localtable.Key, ok bool) {
-	npk, nrk := rc.query.Get("NextPartitionKey"), rc.query.Get("NextRowKey")
-	if npk != "" && nrk == "" {
-		if pk, ok := parsePartitionToken(npk); ok {
-			return localtable.PartitionStart(pk), true
-		}
-	}
-	opts.Continuation = localtable.Continuation{NextPartitionKey: npk, NextRowKey: nrk}
-	return localtable.Key{}, false
+// resumeAt reads the request's continuation into opts: the service's
+// NextPartitionKey and NextRowKey, or a NextPartitionKey alone, which the
+// core resumes at the start of its partition (ContinuationAtPartition).
+func (rc *reqCtx) resumeAt(opts *localtable.QueryOptions) {
+	opts.Continuation = localtable.Continuation{NextPartitionKey: rc.query.Get("NextPartitionKey"), NextRowKey: rc.query.Get("NextRowKey")}
 }
 
 // nextPage is the continuation a page answers with: the two header
@@ -81,12 +48,12 @@ func (s *Server) shapePage(page *localtable.QueryPage, first bool) nextPage {
 	case first && s.opts.EmptyFirstPage:
 		// Nothing yet, and a continuation at the first result's partition.
 		page.Entities = es[:0]
-		return nextPage{pk: partitionToken(es[0].PartitionKey)}
+		return nextPage{pk: localtable.ContinuationAtPartition(es[0].PartitionKey).NextPartitionKey}
 	case s.opts.PageAtPartitionBoundary:
 		for i := 1; i < len(es); i++ {
 			if es[i].PartitionKey != es[0].PartitionKey {
 				page.Entities = es[:i]
-				return nextPage{pk: partitionToken(es[i].PartitionKey)}
+				return nextPage{pk: localtable.ContinuationAtPartition(es[i].PartitionKey).NextPartitionKey}
 			}
 		}
 	}
