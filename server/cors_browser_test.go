@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -16,27 +14,10 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/localtable/localtable/internal/browsertest"
 	"github.com/localtable/localtable/localtabletest"
 )
-
-// chromiumPath finds headless Chromium (Debian package chromium). Without
-// it the browser test skips, loudly, unless CI=true, where it fails.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	const msg = "chromium not found in PATH: the real-browser CORS test DID NOT RUN (install the Debian package chromium)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + "; CI=true requires it")
-	}
-	t.Skip("SKIPPED: " + msg)
-	return ""
-}
 
 // browserCase is one fetch the page makes; browserResult what the page
 // could read of it, or the error the browser gave instead.
@@ -87,7 +68,8 @@ const READ = ["etag", "x-ms-request-id", "x-ms-version", "x-ms-error-code", "con
 // Access-Control headers where a rule matches, and refuse the response
 // where none does.
 func TestBrowserCORS(t *testing.T) {
-	chrome := chromiumPath(t)
+	b := browsertest.Start(t, "the real-browser CORS test")
+	bctx := b.Ctx
 	ctx := context.Background()
 
 	var mu sync.Mutex
@@ -153,50 +135,6 @@ func TestBrowserCORS(t *testing.T) {
 		{Name: "get with credentials, rule for every origin", Method: "GET", URL: entityURL("r"), Headers: accept, Credentials: "include"},
 	}
 
-	// Not t.TempDir: chromium's helper processes may still write to the
-	// profile for a moment after the browser exits, which fails
-	// t.TempDir's cleanup. Remove it with retries instead.
-	userData, err := os.MkdirTemp("", "localtable-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := 0; ; i++ {
-			err := os.RemoveAll(userData)
-			if err == nil {
-				return
-			}
-			if i == 50 {
-				t.Logf("leaving chromium's profile %s: %v", userData, err)
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chrome),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(userData),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-	)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Run(bctx); err != nil { // start the browser, for the life of bctx
-		t.Fatalf("starting chromium: %v", err)
-	}
-	var consoleMu sync.Mutex
-	var console []string
-	chromedp.ListenTarget(bctx, func(ev any) {
-		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
-			consoleMu.Lock()
-			console = append(console, e.ExceptionDetails.Error())
-			consoleMu.Unlock()
-		}
-	})
 	run := func(phase string) map[string]browserResult {
 		t.Helper()
 		mu.Lock()
@@ -206,9 +144,7 @@ func TestBrowserCORS(t *testing.T) {
 		defer cancel()
 		var raw string
 		if err := chromedp.Run(tctx, chromedp.Navigate(page.URL+"/"+phase), chromedp.Poll("window.results", &raw)); err != nil {
-			consoleMu.Lock()
-			defer consoleMu.Unlock()
-			t.Fatalf("%s: running the page in chromium: %v (exceptions: %q)", phase, err, console)
+			t.Fatalf("%s: running the page in chromium: %v (exceptions: %q)", phase, err, b.Exceptions())
 		}
 		var list []browserResult
 		if err := json.Unmarshal([]byte(raw), &list); err != nil {

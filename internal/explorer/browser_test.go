@@ -4,35 +4,16 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/browsertest"
 	"github.com/localtable/localtable/server"
 )
-
-// chromiumPath finds headless Chromium (Debian package chromium). Without
-// it the browser test skips, loudly, unless CI=true, where it fails.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	const msg = "chromium not found in PATH: the explorer's browser test DID NOT RUN (install the Debian package chromium)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + "; CI=true requires it")
-	}
-	t.Skip("SKIPPED: " + msg)
-	return ""
-}
 
 // artifactDir is where screenshots go: $LOCALTABLE_ARTIFACTS if set, or
 // a directory of the test's.
@@ -51,46 +32,12 @@ func artifactDir(t *testing.T) string {
 // filter (reading the plan and the counts), edit one, meet an ETag
 // conflict, delete an entity and the table. It saves screenshots.
 func TestBrowserExplorer(t *testing.T) {
-	chrome := chromiumPath(t)
+	b := browsertest.Start(t, "the explorer's browser test", chromedp.WindowSize(1280, 860))
+	bctx := b.Ctx
 	hs, acct := newServer(t, false, nil)
 	ctx := context.Background()
 	art := artifactDir(t)
 
-	userData, err := os.MkdirTemp("", "localtable-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 50; i++ { // chromium's helpers may still write to it for a moment
-			if os.RemoveAll(userData) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chrome),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(userData), chromedp.WindowSize(1280, 860),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-	)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Run(bctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	var mu sync.Mutex
-	var exceptions []string
-	chromedp.ListenTarget(bctx, func(ev any) {
-		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
-			mu.Lock()
-			exceptions = append(exceptions, e.ExceptionDetails.Error())
-			mu.Unlock()
-		}
-	})
 	do := func(step string, actions ...chromedp.Action) {
 		t.Helper()
 		tctx, cancel := context.WithTimeout(bctx, 30*time.Second)
@@ -277,9 +224,7 @@ func TestBrowserExplorer(t *testing.T) {
 	if _, err := acct.GetTable(ctx, "Orders"); !errors.Is(err, localtable.ErrTableNotFound) {
 		t.Fatalf("deleted table: %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(exceptions) > 0 {
+	if exceptions := b.Exceptions(); len(exceptions) > 0 {
 		t.Fatalf("JavaScript exceptions: %q", exceptions)
 	}
 }
