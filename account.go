@@ -16,13 +16,14 @@ import (
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/memory"
 )
 
 // Options configure an Account. The zero Options (or nil) give an
 // in-memory account on the system clock.
 type Options struct {
 	// Engine stores the account's data. nil means a new in-memory engine
-	// (storage.NewMemory). For data on disk, pass a pebble engine (package
+	// (memory.New). For data on disk, pass a pebble engine (package
 	// storage/pebble).
 	//
 	// The Account owns the engine: nothing else may write to it, and Close
@@ -88,7 +89,7 @@ func Open(opts *Options) (*Account, error) {
 		o = *opts
 	}
 	if o.Engine == nil {
-		o.Engine = storage.NewMemory()
+		o.Engine = memory.New(nil)
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

@@ -44,6 +44,7 @@ import (
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/memory"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -74,7 +75,7 @@ type benchEngine struct {
 
 var benchEngines = []benchEngine{
 	{"memory",
-		func(*testing.B) storage.Engine { return storage.NewMemory() },
+		func(*testing.B) storage.Engine { return memory.New(nil) },
 		func(*testing.B) rawEngine { return newRawBTree() }},
 	{"pebble-disk",
 		func(b *testing.B) storage.Engine { return mustPebble(b, b.TempDir(), nil) },
@@ -528,7 +529,7 @@ func BenchmarkHeapVsRaw(b *testing.B) {
 	ctx := context.Background()
 	b.Run("memory/localtable", func(b *testing.B) {
 		measure(b, func() any {
-			a, err := Open(&Options{Engine: storage.NewMemory()})
+			a, err := Open(&Options{Engine: memory.New(nil)})
 			if err != nil {
 				b.Fatal(err)
 			}

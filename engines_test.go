@@ -8,6 +8,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/memory"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -19,7 +20,7 @@ type engine struct {
 }
 
 var engines = []engine{
-	{"memory", func(testing.TB) storage.Engine { return storage.NewMemory() }},
+	{"memory", func(testing.TB) storage.Engine { return memory.New(nil) }},
 	{"pebble", openPebble},
 }
 

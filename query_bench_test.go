@@ -9,6 +9,7 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/memory"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -38,7 +39,7 @@ func queryBenchEntity(p, r int) localtable.Entity {
 // errors rather than failing parent, since the benchmark that calls it is
 // one of parent's children.
 func openQueryBench(parent *testing.B, eng engine) (*localtable.Table, error) {
-	var e storage.Engine = storage.NewMemory()
+	var e storage.Engine = memory.New(nil)
 	if eng.name == "pebble" {
 		db, err := pebble.Open(parent.TempDir(), &pebble.Options{NoSync: true})
 		if err != nil {

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/memory"
 )
 
 // TestContextHelpers pins GetContext, NewIterContext and CommitContext on
 // an engine without context support (the in-memory one): an ended context
 // stops them before they act, a live one lets them through.
 func TestContextHelpers(t *testing.T) {
-	e := storage.NewMemory()
+	e := memory.New(nil)
 	defer e.Close()
 	live := context.Background()
 	ended, cancel := context.WithCancel(live)

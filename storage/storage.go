@@ -1,5 +1,6 @@
 // Package storage defines the ordered key-value engine interface that
-// localtable's table layer is built on, and the in-memory engine.
+// localtable's table layer is built on. The engines live beside it:
+// storage/memory (in memory) and storage/pebble (on disk).
 //
 // The interface is deliberately small and split by capability, in the
 // manner of pebble: a [Reader] reads keys and opens iterators, a [Batch]

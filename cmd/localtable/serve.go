@@ -21,6 +21,7 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/server"
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/memory"
 )
 
 // accountFlags collects repeated --account name:base64key flags.
@@ -127,7 +128,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		var eng storage.Engine
 		var err error
 		if cfg.location == "" {
-			eng = storage.NewMemory()
+			eng = memory.New(nil)
 			if cfg.restore != "" && (restored == nil || restored.Account == accounts[i].Name) {
 				h, rerr := restoreFileInto(cfg.restore, eng, accounts[i].Name)
 				if rerr == nil {

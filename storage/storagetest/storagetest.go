@@ -5,7 +5,7 @@
 //
 //	func TestConformance(t *testing.T) {
 //		storagetest.Run(t, func(t *testing.T) storage.Engine {
-//			return storage.NewMemory()
+//			return memory.New(nil)
 //		})
 //	}
 //

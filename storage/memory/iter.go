@@ -1,9 +1,11 @@
-package storage
+package memory
 
 import (
 	"bytes"
 
 	"github.com/tidwall/btree"
+
+	"github.com/localtable/localtable/storage"
 )
 
 // iterPos is where an iterator stands relative to its bounds.
@@ -17,7 +19,7 @@ const (
 	posClosed                // closed
 )
 
-// memIter is the Iterator of the in-memory engine. It walks a published
+// memIter is the storage.Iterator of the in-memory engine. It walks a published
 // (read-only) tree with the B-tree's read-only iterator, which only reads
 // shared nodes, and enforces the bounds itself. Whenever it leaves the
 // bounds or the tree, it forgets the underlying position and re-seeks on
@@ -29,7 +31,7 @@ type memIter struct {
 	cur          item
 }
 
-func newMemIter(t *tree, opts *IterOptions) *memIter {
+func newMemIter(t *tree, opts *storage.IterOptions) *memIter {
 	i := &memIter{it: t.Iter()}
 	if opts != nil {
 		i.lower = cloneBound(opts.LowerBound)
@@ -72,7 +74,7 @@ func (i *memIter) settle(ok bool, dir int) bool {
 	return true
 }
 
-// First implements Iterator.
+// First implements storage.Iterator.
 func (i *memIter) First() bool {
 	if i.pos == posClosed {
 		return false
@@ -83,7 +85,7 @@ func (i *memIter) First() bool {
 	return i.settle(i.it.First(), +1)
 }
 
-// Last implements Iterator.
+// Last implements storage.Iterator.
 func (i *memIter) Last() bool {
 	if i.pos == posClosed {
 		return false
@@ -98,7 +100,7 @@ func (i *memIter) Last() bool {
 	return i.settle(ok, -1)
 }
 
-// SeekGE implements Iterator.
+// SeekGE implements storage.Iterator.
 func (i *memIter) SeekGE(key []byte) bool {
 	if i.pos == posClosed {
 		return false
@@ -112,7 +114,7 @@ func (i *memIter) SeekGE(key []byte) bool {
 	return i.settle(i.it.Seek(probe(key)), +1)
 }
 
-// Next implements Iterator. On an unpositioned iterator, or one exhausted
+// Next implements storage.Iterator. On an unpositioned iterator, or one exhausted
 // backward, it behaves like First.
 func (i *memIter) Next() bool {
 	switch i.pos {
@@ -125,7 +127,7 @@ func (i *memIter) Next() bool {
 	}
 }
 
-// Prev implements Iterator. On an unpositioned iterator, or one exhausted
+// Prev implements storage.Iterator. On an unpositioned iterator, or one exhausted
 // forward, it behaves like Last.
 func (i *memIter) Prev() bool {
 	switch i.pos {
@@ -138,27 +140,27 @@ func (i *memIter) Prev() bool {
 	}
 }
 
-// Valid implements Iterator.
+// Valid implements storage.Iterator.
 func (i *memIter) Valid() bool { return i.pos == posValid }
 
-// Key implements Iterator.
+// Key implements storage.Iterator.
 func (i *memIter) Key() []byte { return i.cur.key() }
 
-// Value implements Iterator.
+// Value implements storage.Iterator.
 func (i *memIter) Value() []byte { return i.cur.value() }
 
-// Error implements Iterator.
+// Error implements storage.Iterator.
 func (i *memIter) Error() error {
 	if i.pos == posClosed {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	return nil
 }
 
-// Close implements Iterator. A second Close returns ErrClosed.
+// Close implements storage.Iterator. A second Close returns storage.ErrClosed.
 func (i *memIter) Close() error {
 	if i.pos == posClosed {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	i.it.Release()
 	i.pos = posClosed

@@ -1,8 +1,12 @@
-package storage
+package memory
 
-import "sync/atomic"
+import (
+	"sync/atomic"
 
-// memCheckpoint is a Checkpoint of the in-memory engine: a private copy of
+	"github.com/localtable/localtable/storage"
+)
+
+// memCheckpoint is a storage.Checkpoint of the in-memory engine: a private copy of
 // the writer tree. It shares every node with the engine; copy-on-write
 // keeps both unchanged by later commits. It is never published, so only
 // the engine, under its writer mutex, ever calls Copy on it.
@@ -12,33 +16,33 @@ type memCheckpoint struct {
 	released atomic.Bool
 }
 
-// Release implements Checkpoint.
+// Release implements storage.Checkpoint.
 func (c *memCheckpoint) Release() { c.released.Store(true) }
 
-// Checkpoint implements Checkpointer in O(1).
-func (m *memEngine) Checkpoint() (Checkpoint, error) {
+// Checkpoint implements storage.Checkpointer in O(1).
+func (m *memEngine) Checkpoint() (storage.Checkpoint, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.pub.Load() == nil {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
 	return &memCheckpoint{m: m, t: m.w.Copy()}, nil
 }
 
 // Restore implements Checkpointer in O(1): the writer tree becomes a copy
 // of the checkpoint's, and a copy of that is published.
-func (m *memEngine) Restore(cp Checkpoint) error {
+func (m *memEngine) Restore(cp storage.Checkpoint) error {
 	c, ok := cp.(*memCheckpoint)
 	if !ok || c.m != m {
-		return ErrForeignCheckpoint
+		return storage.ErrForeignCheckpoint
 	}
 	if c.released.Load() {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.pub.Load() == nil {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	m.w = c.t.Copy()
 	m.pub.Store(m.w.Copy())

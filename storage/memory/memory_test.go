@@ -1,4 +1,4 @@
-package storage_test
+package memory_test
 
 import (
 	"bytes"
@@ -8,23 +8,24 @@ import (
 	"github.com/tidwall/btree"
 
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/memory"
 	"github.com/localtable/localtable/storage/storagetest"
 )
 
 func TestMemory(t *testing.T) {
-	storagetest.Run(t, func(t *testing.T) storage.Engine { return storage.NewMemory() })
+	storagetest.Run(t, func(t *testing.T) storage.Engine { return memory.New(nil) })
 }
 
 // A small degree gives deep trees, exercising node splits, merges and
 // copy-on-write paths with few keys.
 func TestMemoryDegree2(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Engine {
-		return storage.NewMemoryOptions(&storage.MemoryOptions{Degree: 2})
+		return memory.New(&memory.Options{Degree: 2})
 	})
 }
 
-func ExampleNewMemory() {
-	e := storage.NewMemory()
+func ExampleNew() {
+	e := memory.New(nil)
 	defer e.Close()
 
 	b := e.NewBatch()
@@ -67,7 +68,7 @@ func ExampleNewMemory() {
 }
 
 func BenchmarkMemory(b *testing.B) {
-	storagetest.Bench(b, func(b *testing.B) storage.Engine { return storage.NewMemory() })
+	storagetest.Bench(b, func(b *testing.B) storage.Engine { return memory.New(nil) })
 }
 
 // rawItem is an item of two slices, as a plain user of the btree writes it.

@@ -1,4 +1,7 @@
-package storage
+// Package memory is the in-memory storage engine: a copy-on-write B-tree
+// (github.com/tidwall/btree) with lock-free readers. It is the default
+// engine of localtable.Open. Create one with New.
+package memory
 
 import (
 	"bytes"
@@ -10,11 +13,13 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/btree"
+
+	"github.com/localtable/localtable/storage"
 )
 
-// MemoryOptions configures an in-memory engine. The zero value is ready to
+// Options configures an in-memory engine. The zero value is ready to
 // use.
-type MemoryOptions struct {
+type Options struct {
 	// Degree is the B-tree degree: a node holds up to 2*Degree-1 items.
 	// Zero selects 16. Every commit copies the nodes on the paths it
 	// changes, so smaller nodes than the B-tree library's default (32)
@@ -22,14 +27,10 @@ type MemoryOptions struct {
 	Degree int
 }
 
-// defaultDegree is the B-tree degree unless MemoryOptions say otherwise.
+// defaultDegree is the B-tree degree unless Options say otherwise.
 const defaultDegree = 16
 
-// NewMemory returns an empty in-memory engine with default options. It is
-// shorthand for NewMemoryOptions(nil).
-func NewMemory() Engine { return NewMemoryOptions(nil) }
-
-// NewMemoryOptions returns an empty in-memory engine configured by opts (nil
+// New returns an empty in-memory engine configured by opts (nil
 // means the defaults). opts is not retained.
 //
 // The engine is a copy-on-write B-tree with multi-version concurrency
@@ -44,8 +45,8 @@ func NewMemory() Engine { return NewMemoryOptions(nil) }
 // valid for as long as the caller holds them, although the interface only
 // promises validity until the next positioning call or Close. Callers must
 // not modify them.
-func NewMemoryOptions(opts *MemoryOptions) Engine {
-	var o MemoryOptions
+func New(opts *Options) storage.Engine {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
@@ -108,7 +109,7 @@ func itemLess(a, b item) bool { return string(a.key()) < string(b.key()) }
 
 type tree = btree.BTreeG[item]
 
-// memEngine is the in-memory Engine.
+// memEngine is the in-memory storage.Engine.
 type memEngine struct {
 	mu sync.Mutex // serializes writers; guards w
 	w  *tree      // private writer tree; only ever read or written under mu
@@ -122,12 +123,12 @@ type memEngine struct {
 func (m *memEngine) load() (*tree, error) {
 	t := m.pub.Load()
 	if t == nil {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
 	return t, nil
 }
 
-// Get implements Reader. The returned closer is NopCloser.
+// Get implements storage.Reader. The returned closer is storage.NopCloser.
 func (m *memEngine) Get(key []byte) ([]byte, io.Closer, error) {
 	t, err := m.load()
 	if err != nil {
@@ -136,8 +137,8 @@ func (m *memEngine) Get(key []byte) ([]byte, io.Closer, error) {
 	return treeGet(t, key)
 }
 
-// NewIter implements Reader.
-func (m *memEngine) NewIter(opts *IterOptions) (Iterator, error) {
+// NewIter implements storage.Reader.
+func (m *memEngine) NewIter(opts *storage.IterOptions) (storage.Iterator, error) {
 	t, err := m.load()
 	if err != nil {
 		return nil, err
@@ -149,12 +150,12 @@ func (m *memEngine) NewIter(opts *IterOptions) (Iterator, error) {
 // modified once inserted, so the keys and values it returns stay valid.
 func (m *memEngine) StableReads() bool { return true }
 
-// NewBatch implements Engine.
-func (m *memEngine) NewBatch() Batch { return &memBatch{m: m} }
+// NewBatch implements storage.Engine.
+func (m *memEngine) NewBatch() storage.Batch { return &memBatch{m: m} }
 
-// NewSnapshot implements Engine. It is O(1): the snapshot holds the tree
+// NewSnapshot implements storage.Engine. It is O(1): the snapshot holds the tree
 // published by the last commit.
-func (m *memEngine) NewSnapshot() (Snapshot, error) {
+func (m *memEngine) NewSnapshot() (storage.Snapshot, error) {
 	t, err := m.load()
 	if err != nil {
 		return nil, err
@@ -162,14 +163,14 @@ func (m *memEngine) NewSnapshot() (Snapshot, error) {
 	return &memSnapshot{t: t}, nil
 }
 
-// Close implements Engine. A second Close returns ErrClosed. Snapshots and
+// Close implements storage.Engine. A second Close returns storage.ErrClosed. Snapshots and
 // iterators opened before Close keep working (they hold their own tree), but
-// every call on the engine itself returns ErrClosed.
+// every call on the engine itself returns storage.ErrClosed.
 func (m *memEngine) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.pub.Swap(nil) == nil {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	m.w = nil
 	return nil
@@ -180,7 +181,7 @@ func (m *memEngine) commit(ops []memOp) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.pub.Load() == nil {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	w := m.w
 	for i := range ops {
@@ -204,38 +205,38 @@ func (m *memEngine) commit(ops []memOp) error {
 func treeGet(t *tree, key []byte) ([]byte, io.Closer, error) {
 	it, ok := t.Get(probe(key))
 	if !ok {
-		return nil, nil, ErrNotFound
+		return nil, nil, storage.ErrNotFound
 	}
-	return it.value(), NopCloser, nil
+	return it.value(), storage.NopCloser, nil
 }
 
-// memSnapshot is a Snapshot of the in-memory engine: a published tree.
+// memSnapshot is a storage.Snapshot of the in-memory engine: a published tree.
 type memSnapshot struct {
 	t      *tree
 	closed atomic.Bool
 }
 
-// Get implements Reader.
+// Get implements storage.Reader.
 func (s *memSnapshot) Get(key []byte) ([]byte, io.Closer, error) {
 	if s.closed.Load() {
-		return nil, nil, ErrClosed
+		return nil, nil, storage.ErrClosed
 	}
 	return treeGet(s.t, key)
 }
 
-// NewIter implements Reader. The iterator stays valid after the snapshot
+// NewIter implements storage.Reader. The iterator stays valid after the snapshot
 // is closed.
-func (s *memSnapshot) NewIter(opts *IterOptions) (Iterator, error) {
+func (s *memSnapshot) NewIter(opts *storage.IterOptions) (storage.Iterator, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
 	return newMemIter(s.t, opts), nil
 }
 
-// Close implements Snapshot; a second Close returns ErrClosed.
+// Close implements storage.Snapshot; a second Close returns storage.ErrClosed.
 func (s *memSnapshot) Close() error {
 	if s.closed.Swap(true) {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	return nil
 }
@@ -259,7 +260,7 @@ type memOp struct {
 // errTooLong is the error for a key or value longer than maxLen.
 var errTooLong = errors.New("storage: key or value longer than 4 GiB")
 
-// memBatch is a Batch of the in-memory engine: a list of operations with
+// memBatch is a storage.Batch of the in-memory engine: a list of operations with
 // copied arguments.
 type memBatch struct {
 	m      *memEngine
@@ -270,7 +271,7 @@ type memBatch struct {
 
 func (b *memBatch) add(op memOp) error {
 	if b.done {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	if b.pooled == nil {
 		b.pooled = opsPool.Get().(*[]memOp)
@@ -295,30 +296,30 @@ func (b *memBatch) release() {
 	b.ops, b.pooled = nil, nil
 }
 
-// Set implements Writer. The key and the value are copied into one buffer:
+// Set implements storage.Writer. The key and the value are copied into one buffer:
 // the item the commit stores.
 func (b *memBatch) Set(key, value []byte) error {
 	if uint64(len(key)) > maxLen || uint64(len(value)) > maxLen {
 		return errTooLong
 	}
 	if b.done {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	return b.add(memOp{kind: opSet, it: newItem(key, value)})
 }
 
-// Delete implements Writer.
+// Delete implements storage.Writer.
 func (b *memBatch) Delete(key []byte) error {
 	if b.done {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	return b.add(memOp{kind: opDelete, it: newItem(key, nil)})
 }
 
-// DeleteRange implements Writer.
+// DeleteRange implements storage.Writer.
 func (b *memBatch) DeleteRange(start, end []byte) error {
 	if b.done {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	if bytes.Compare(start, end) >= 0 {
 		return nil // empty range
@@ -326,14 +327,14 @@ func (b *memBatch) DeleteRange(start, end []byte) error {
 	return b.add(memOp{kind: opDeleteRange, it: newItem(start, nil), end: newItem(end, nil)})
 }
 
-// Len implements Batch.
+// Len implements storage.Batch.
 func (b *memBatch) Len() int { return len(b.ops) }
 
-// Commit implements Batch. Committing a batch twice, or after Close, returns
-// ErrClosed.
+// Commit implements storage.Batch. Committing a batch twice, or after Close, returns
+// storage.ErrClosed.
 func (b *memBatch) Commit(sync bool) error {
 	if b.done {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	b.done = true
 	err := b.m.commit(b.ops)
@@ -341,7 +342,7 @@ func (b *memBatch) Commit(sync bool) error {
 	return err
 }
 
-// Close implements Batch. It always returns nil, so that a deferred Close
+// Close implements storage.Batch. It always returns nil, so that a deferred Close
 // after Commit is harmless.
 func (b *memBatch) Close() error {
 	b.done = true

@@ -1,4 +1,4 @@
-package storage_test
+package memory_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/memory"
 )
 
 func set(t *testing.T, e storage.Engine, kv ...string) {
@@ -39,7 +40,7 @@ func contents(t *testing.T, r storage.Reader) string {
 }
 
 func TestMemoryCheckpoint(t *testing.T) {
-	e := storage.NewMemoryOptions(&storage.MemoryOptions{Degree: 2}) // deep trees: copy-on-write paths
+	e := memory.New(&memory.Options{Degree: 2}) // deep trees: copy-on-write paths
 	cpr := e.(storage.Checkpointer)
 	for i := range 20 {
 		set(t, e, fmt.Sprintf("k%02d", i), "a")
@@ -74,7 +75,7 @@ func TestMemoryCheckpoint(t *testing.T) {
 		c.Close()
 	}
 
-	other := storage.NewMemory()
+	other := memory.New(nil)
 	if err := other.(storage.Checkpointer).Restore(cp); !errors.Is(err, storage.ErrForeignCheckpoint) {
 		t.Fatalf("Restore into another engine: %v", err)
 	}
@@ -95,7 +96,7 @@ func TestMemoryCheckpoint(t *testing.T) {
 // Restores race with readers and writers without a data race (run with
 // -race) and each read sees one whole state.
 func TestMemoryCheckpointConcurrent(t *testing.T) {
-	e := storage.NewMemory()
+	e := memory.New(nil)
 	cpr := e.(storage.Checkpointer)
 	set(t, e, "a", "1", "b", "1")
 	cp, _ := cpr.Checkpoint()
