@@ -1,7 +1,12 @@
 package localtable
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/localtable/localtable/internal/keyenc"
 )
 
 // MaxAccessPolicies is the most stored access policies a table may have.
@@ -59,4 +64,58 @@ func validatePolicies(ps []AccessPolicy) error {
 		}
 	}
 	return nil
+}
+
+// GetAccessPolicy returns the table's stored access policies.
+func (t *Table) GetAccessPolicy(ctx context.Context) ([]AccessPolicy, error) {
+	if err := t.a.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer t.a.exit()
+	lt, err := t.a.lookup(t.name)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(*lt.policies.Load()), nil
+}
+
+// SetAccessPolicy replaces the table's stored access policies (at most 5).
+func (t *Table) SetAccessPolicy(ctx context.Context, policies []AccessPolicy) error {
+	if err := validatePolicies(policies); err != nil {
+		return err
+	}
+	a := t.a
+	if err := a.enter(ctx); err != nil {
+		return err
+	}
+	defer a.exit()
+	a.ddl.Lock()
+	defer a.ddl.Unlock()
+	lt, err := a.lookup(t.name)
+	if err != nil {
+		return err
+	}
+	next := lt.record()
+	next.Policies = append([]AccessPolicy(nil), policies...)
+	for i := range next.Policies {
+		p := &next.Policies[i]
+		p.Start, p.Expiry = truncPolicyTime(p.Start), truncPolicyTime(p.Expiry)
+	}
+	b := a.eng.NewBatch()
+	defer b.Close()
+	if err := b.Set(keyenc.CatalogKey(strings.ToLower(lt.name)), next.append(nil)); err != nil {
+		return err
+	}
+	if err := b.Commit(true); err != nil {
+		return err
+	}
+	lt.policies.Store(&next.Policies)
+	return nil
+}
+
+func truncPolicyTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
 }

@@ -73,3 +73,12 @@ func decodeTicks(b []byte) (int64, bool) {
 	}
 	return int64(binary.BigEndian.Uint64(b)), true
 }
+
+func (a *Account) persistClock(mark int64) error {
+	b := a.eng.NewBatch()
+	defer b.Close()
+	if err := b.Set(metaClock, encodeTicks(mark)); err != nil {
+		return err
+	}
+	return b.Commit(true)
+}
