@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"iter"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -195,6 +197,21 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 	}
 	defer snap.Close()
 
+	// The page's entities are gathered in a pooled slice and copied out
+	// at its exact length: one allocation per page, not a growing
+	// slice's several.
+	var buf *[]Entity
+	if !spec.count {
+		buf = pageBufs.Get().(*[]Entity)
+		page.Entities = (*buf)[:0]
+		defer func() {
+			clear(page.Entities) // drop what it points to; the rest is clear already
+			if cap(page.Entities) <= MaxPageSize {
+				*buf = page.Entities[:0]
+				pageBufs.Put(buf)
+			}
+		}()
+	}
 	sel := makeSelection(opts.Select)
 	prefix := keyenc.AppendTableID(nil, rec.id)
 	tableEnd := keyenc.PrefixEnd(prefix)
@@ -234,8 +251,16 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 			break
 		}
 	}
-	return page, nil
+	out := page
+	out.Entities = nil
+	if len(page.Entities) > 0 {
+		out.Entities = slices.Clone(page.Entities)
+	}
+	return out, nil
 }
+
+// pageBufs holds the slices that query pages are gathered in.
+var pageBufs = sync.Pool{New: func() any { return new([]Entity) }}
 
 // scanRange reads [lo, hi) into page. It reports done when the page is
 // full or the scan budget is spent, leaving page.Continuation after the

@@ -262,15 +262,32 @@ func decodeInto(b []byte, sel selection, props Properties, view bool) (ticks int
 	}
 	i := 0 // the read position in b and s
 	prev := ""
+	all := !sel.on
 	for p := uint64(0); p < n; p++ {
-		l, w := uvarint(b[i:])
+		// Names and strings are mostly short, and names ASCII: their
+		// one-byte lengths and their ASCII are checked inline.
+		var l uint64
+		var w int
+		if i < len(b) && b[i] < 0x80 {
+			l, w = uint64(b[i]), 1
+		} else {
+			l, w = uvarint(b[i:])
+		}
 		if w <= 0 || l > uint64(len(b)-i-w) {
 			return 0, errCorruptRecord
 		}
 		name := s[i+w : i+w+int(l)]
 		i += w + int(l)
-		if (p > 0 && name <= prev) || !utf8.ValidString(name) {
+		if p > 0 && name <= prev {
 			return 0, errCorruptRecord
+		}
+		for j := 0; j < len(name); j++ {
+			if name[j] >= utf8.RuneSelf {
+				if !utf8.ValidString(name) {
+					return 0, errCorruptRecord
+				}
+				break
+			}
 		}
 		prev = name
 		if i >= len(b) {
@@ -281,7 +298,13 @@ func decodeInto(b []byte, sel selection, props Properties, view bool) (ticks int
 		var v Value
 		switch kind {
 		case KindString, KindBinary:
-			l, w := uvarint(b[i:])
+			var l uint64
+			var w int
+			if i < len(b) && b[i] < 0x80 {
+				l, w = uint64(b[i]), 1
+			} else {
+				l, w = uvarint(b[i:])
+			}
 			if w <= 0 || l > uint64(len(b)-i-w) {
 				return 0, errCorruptRecord
 			}
@@ -314,7 +337,7 @@ func decodeInto(b []byte, sel selection, props Properties, view bool) (ticks int
 		default:
 			return 0, errCorruptRecord
 		}
-		if sel.has(name) {
+		if all || sel.has(name) {
 			props[name] = v
 		}
 	}

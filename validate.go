@@ -177,6 +177,15 @@ func ValidateKey(which, k string) error { return validateKey(which, k) }
 
 // validateKey checks a PartitionKey or RowKey value.
 func validateKey(which, k string) error {
+	if len(k) <= MaxKeyUTF16 && plainKey(k) {
+		return nil
+	}
+	return checkKey(which, k)
+}
+
+// checkKey is validateKey without its fast path: every rule, checked
+// rune by rune.
+func checkKey(which, k string) error {
 	if !utf8.ValidString(k) {
 		return newError(ErrInvalidInput, "%s is not valid UTF-8", which)
 	}
@@ -192,6 +201,26 @@ func validateKey(which, k string) error {
 	}
 	return nil
 }
+
+// plainKey reports whether k is printable ASCII without the characters
+// keys forbid: a valid key of len(k) UTF-16 code units, found in one pass
+// over its bytes. Keys are checked on every read and write.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if !plainKeyByte[k[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// plainKeyByte marks the bytes plainKey accepts: U+0020 to U+007E but / \ # ?.
+var plainKeyByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7F; c++ {
+		t[c] = c != '/' && c != '\\' && c != '#' && c != '?'
+	}
+	return t
+}()
 
 func abbrev(s string) string {
 	if len(s) <= 40 {
