@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -101,8 +102,10 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 	if err := validateKey(RowKeyName, rk); err != nil {
 		return Entity{}, err
 	}
-	key := keyenc.AppendEntityKey(make([]byte, 0, keyenc.TablePrefixLen+len(pk)+len(rk)+8), lt.id, pk, rk)
-	val, c, err := a.eng.Get(key)
+	kb := keyBufs.Get().(*[]byte)
+	*kb = keyenc.AppendEntityKey((*kb)[:0], lt.id, pk, rk)
+	val, c, err := a.eng.Get(*kb)
+	putKeyBuf(kb)          // engines do not keep the keys they are given
 	if lt.dropped.Load() { // deleted under the read, which may have seen it
 		if err == nil {
 			c.Close()
@@ -125,6 +128,18 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 		return Entity{}, err
 	}
 	return makeEntity(pk, rk, ticks, props), nil
+}
+
+// keyBufs holds buffers for the engine keys of reads and writes, which
+// the engine copies or forgets before its call returns.
+var keyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// putKeyBuf returns kb to keyBufs, unless it grew beyond the keys of
+// most entities.
+func putKeyBuf(kb *[]byte) {
+	if cap(*kb) <= 1024 {
+		keyBufs.Put(kb)
+	}
 }
 
 func makeEntity(pk, rk string, ticks int64, props Properties) Entity {
