@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // This file serves table access policies, GET and PUT /{acct}/{table}?comp=acl.
@@ -48,7 +49,7 @@ func parseXMLTime(s string) (time.Time, error) {
 	if t, ok := sasTime(s); ok {
 		return t.UTC(), nil
 	}
-	return parseDateTime(s)
+	return entityjson.ParseDateTime(s)
 }
 
 func (rc *reqCtx) serveACL(table string) {

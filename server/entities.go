@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // readJSONBody checks that the body is JSON and reads it, at most limit
@@ -101,7 +102,7 @@ func (rc *reqCtx) insertEntity(table string) {
 		rc.fail(err)
 		return
 	}
-	e, err := decodeEntity(body, true)
+	e, _, err := entityjson.DecodeRequest(body, true)
 	if err != nil {
 		rc.fail(err)
 		return
@@ -170,7 +171,7 @@ func (rc *reqCtx) writeEntity(res resource, merge bool) {
 		rc.fail(err)
 		return
 	}
-	e, err := decodeEntity(body, false)
+	e, _, err := entityjson.DecodeRequest(body, false)
 	if err != nil {
 		rc.fail(err)
 		return
@@ -289,7 +290,7 @@ func (rc *reqCtx) queryEntities(table string) {
 	b = append(b, '{')
 	if level != metaNone {
 		b = append(b, `"odata.metadata":`...)
-		b = appendJSONString(b, eo.base+"/$metadata#"+table)
+		b = entityjson.AppendString(b, eo.base+"/$metadata#"+table)
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // Error codes the core has no constant for.
@@ -126,9 +127,9 @@ func errorBody(e *localtable.Error, prefix, requestID string, now time.Time) []b
 	msg := errorText(e, prefix, requestID, now)
 	var b []byte
 	b = append(b, `{"odata.error":{"code":`...)
-	b = appendJSONString(b, string(e.Code))
+	b = entityjson.AppendString(b, string(e.Code))
 	b = append(b, `,"message":{"lang":"en-US","value":`...)
-	b = appendJSONString(b, msg)
+	b = entityjson.AppendString(b, msg)
 	b = append(b, "}}}"...)
 	return b
 }
