@@ -10,6 +10,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/server/internal/auth"
 )
 
 // This file serves table access policies, GET and PUT /{acct}/{table}?comp=acl.
@@ -46,7 +47,7 @@ func parseXMLTime(s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if t, ok := sasTime(s); ok {
+	if t, ok := auth.ParseSASTime(s); ok {
 		return t.UTC(), nil
 	}
 	return entityjson.ParseDateTime(s)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/server/internal/auth"
 )
 
 // readJSONBody checks that the body is JSON and reads it, at most limit
@@ -267,8 +268,8 @@ func (rc *reqCtx) queryEntities(table string) {
 			return
 		}
 	}
-	if r, ok := rc.grant.keyRange(); ok {
-		opts.Filter = restrict(opts.Filter, r)
+	if r, ok := rc.grant.KeyRange(); ok {
+		opts.Filter = auth.Restrict(opts.Filter, r)
 	}
 	sel, custom := rc.parseSelect()
 	opts.Select = custom

@@ -13,20 +13,18 @@ import (
 
 // Error codes the core has no constant for.
 const (
-	codeInvalidURI              localtable.ErrorCode = "InvalidUri"
-	codeInvalidHeaderValue      localtable.ErrorCode = "InvalidHeaderValue"
-	codeInvalidXMLDocument      localtable.ErrorCode = "InvalidXmlDocument"
-	codeAtomFormatNotSupported  localtable.ErrorCode = "AtomFormatNotSupported"
-	codeInvalidQueryParameter   localtable.ErrorCode = "InvalidQueryParameterValue"
-	codeXMethodIncorrectValue   localtable.ErrorCode = "XMethodIncorrectValue"
-	codeXMethodNotUsingPost     localtable.ErrorCode = "XMethodNotUsingPost"
-	codeServerBusy              localtable.ErrorCode = "ServerBusy"
-	codeOperationTimedOut       localtable.ErrorCode = "OperationTimedOut"
-	codeUnsupportedHTTPVerb     localtable.ErrorCode = "UnsupportedHttpVerb"
-	codeResourceTypeMismatch    localtable.ErrorCode = "ResourceTypeMismatch"
-	codeMissingRequiredHeader   localtable.ErrorCode = "MissingRequiredHeader"
-	codeNoAuthenticationInfo    localtable.ErrorCode = "NoAuthenticationInformation"
-	codeInvalidAuthenticationIn localtable.ErrorCode = "InvalidAuthenticationInfo"
+	codeInvalidURI             localtable.ErrorCode = "InvalidUri"
+	codeInvalidHeaderValue     localtable.ErrorCode = "InvalidHeaderValue"
+	codeInvalidXMLDocument     localtable.ErrorCode = "InvalidXmlDocument"
+	codeAtomFormatNotSupported localtable.ErrorCode = "AtomFormatNotSupported"
+	codeInvalidQueryParameter  localtable.ErrorCode = "InvalidQueryParameterValue"
+	codeXMethodIncorrectValue  localtable.ErrorCode = "XMethodIncorrectValue"
+	codeXMethodNotUsingPost    localtable.ErrorCode = "XMethodNotUsingPost"
+	codeServerBusy             localtable.ErrorCode = "ServerBusy"
+	codeOperationTimedOut      localtable.ErrorCode = "OperationTimedOut"
+	codeUnsupportedHTTPVerb    localtable.ErrorCode = "UnsupportedHttpVerb"
+	codeResourceTypeMismatch   localtable.ErrorCode = "ResourceTypeMismatch"
+	codeMissingRequiredHeader  localtable.ErrorCode = "MissingRequiredHeader"
 )
 
 // wireError returns an *localtable.Error with any code and status, for the

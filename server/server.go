@@ -14,6 +14,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/batch"
+	"github.com/localtable/localtable/server/internal/auth"
 )
 
 // DevAccountName is the name of the emulator's well-known account.
@@ -213,8 +214,8 @@ type reqCtx struct {
 	doubledSecondary bool
 	xmlAPI           bool // an XML operation (ACL, service properties, stats)
 	query            url.Values
-	method           string // the verb, after X-HTTP-Method tunnelling
-	grant            *grant // what the credentials allow; nil: everything
+	method           string      // the verb, after X-HTTP-Method tunnelling
+	grant            *auth.Grant // what the credentials allow; nil: everything
 }
 
 // baseURL returns the account's URL as the client addressed it, such as
