@@ -15,6 +15,7 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/batch"
 	"github.com/localtable/localtable/server/internal/auth"
+	"github.com/localtable/localtable/server/internal/cors"
 )
 
 // DevAccountName is the name of the emulator's well-known account.
@@ -126,8 +127,8 @@ type account struct {
 	data *localtable.Account
 
 	mu         sync.Mutex
-	properties []byte     // the last service properties PUT, raw XML
-	cors       corsConfig // the CORS rules in force (cors.go); written under mu
+	properties []byte      // the last service properties PUT, raw XML
+	cors       cors.Config // the CORS rules in force; written under mu
 }
 
 // New returns a Server serving acct (see Options for its name and key)

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/xml"
 	"net/http"
+
+	"github.com/localtable/localtable/server/internal/cors"
 )
 
 // This file serves the service properties and statistics,
 // /{acct}/?restype=service&comp=properties|stats. Properties are kept in
-// memory, as sent; of them only the CORS rules have an effect (cors.go).
+// memory, as sent; of them only the CORS rules have an effect (package cors).
 // Statistics are answered at the secondary endpoint only, as the service
 // answers them.
 
@@ -62,13 +64,13 @@ func (rc *reqCtx) serveService() {
 				body = bytes.TrimSpace(body[i+2:])
 			}
 		}
-		cors, err := parseCORS(body)
+		doc, err := cors.Parse(body)
 		if err != nil {
 			rc.fail(err)
 			return
 		}
 		rc.acct.mu.Lock()
-		rc.acct.properties = rc.acct.cors.update(body, cors)
+		rc.acct.properties = rc.acct.cors.Update(body, doc)
 		rc.acct.mu.Unlock()
 		rc.writeHeader(http.StatusAccepted)
 	case comp == "stats" && rc.method == http.MethodGet:
