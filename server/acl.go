@@ -31,10 +31,6 @@ type xmlAccessPolicy struct {
 	Permission string `xml:"Permission,omitempty"`
 }
 
-func errXML(msg string) *localtable.Error {
-	return wireError(codeInvalidXMLDocument, http.StatusBadRequest, "XML specified is not syntactically valid. "+msg)
-}
-
 func formatXMLTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -123,23 +119,4 @@ func aclError(err error) error {
 		return wireError(localtable.CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist.")
 	}
 	return err
-}
-
-// writeXML answers status with v as an XML document.
-func (rc *reqCtx) writeXML(status int, v any) {
-	b, err := xml.Marshal(v)
-	if err != nil {
-		rc.fail(errInternal("encoding XML: " + err.Error()))
-		return
-	}
-	rc.writeRawXML(status, b)
-}
-
-func (rc *reqCtx) writeRawXML(status int, b []byte) {
-	b = append([]byte(xml.Header[:len(xml.Header)-1]), b...)
-	h := rc.w.Header()
-	h.Set("Content-Type", "application/xml")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	rc.writeHeader(status)
-	rc.w.Write(b)
 }

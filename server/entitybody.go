@@ -23,6 +23,10 @@ type encodeOpts struct {
 	sel     []string // $select; nil: all
 }
 
+func (rc *reqCtx) encodeOpts(level metaLevel, table string, sel []string) *encodeOpts {
+	return &encodeOpts{level: level, base: rc.baseURL(), account: rc.acct.name, table: table, sel: sel}
+}
+
 // appendEntity writes e as a JSON object. standalone adds odata.metadata
 // (a single-entity response).
 func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool) []byte {

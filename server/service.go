@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"net/http"
 
+	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/server/internal/cors"
 )
 
@@ -113,4 +114,12 @@ func checkProperties(body []byte) error {
 			return errXML(err.Error())
 		}
 	}
+}
+
+// errStatsNotHere is the service's answer to Get Table Service Stats at
+// the primary endpoint (the operation exists at the secondary endpoint
+// only) or with a version before 2013-08-15, which did not have it.
+func errStatsNotHere() *localtable.Error {
+	return wireError(codeInvalidQueryParameter, http.StatusBadRequest,
+		"Value for one of the query parameters specified in the request URI is invalid. (comp=stats is served at the secondary endpoint, /{account}"+SecondarySuffix+", from x-ms-version "+versionStatsSince+".)")
 }
