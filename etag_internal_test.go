@@ -3,6 +3,8 @@ package localtable
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/localtable/localtable/internal/ticktime"
 )
 
 // etagOf must equal etagFor, its time.Format-based definition.
@@ -17,5 +19,12 @@ func TestETagOfMatchesETagFor(t *testing.T) {
 		if got, want := etagOf(ticks), etagFor(ticks); got != want {
 			t.Fatalf("etagOf(%d) = %s, etagFor = %s", ticks, got, want)
 		}
+	}
+}
+
+// ticktime.Max is the data model's latest time.
+func TestTicktimeMax(t *testing.T) {
+	if maxTicks != ticktime.Max {
+		t.Errorf("maxTicks is %d, ticktime.Max %d", maxTicks, ticktime.Max)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/internal/ticktime"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -152,65 +153,17 @@ func errBadETag(tag ETag) error {
 	return withCode(ErrInvalidInput, CodeInvalidInput, http.StatusBadRequest, "the ETag %q is not valid: use \"*\" or an ETag the service returned", string(tag))
 }
 
-// etagOf returns etagFor(ticks), formatted digit by digit from the ticks
-// rather than with time.Format and strings.ReplaceAll: it is made on every
-// read and write.
+// etagOf returns etagFor(ticks), formatted straight from the ticks rather
+// than with time.Format and strings.ReplaceAll: it is made on every read
+// and write.
 func etagOf(ticks int64) ETag {
-	if ticks < 0 || ticks > maxTicks {
+	if ticks < 0 || ticks > ticktime.Max {
 		return etagFor(ticks)
 	}
-	sec := uint64(ticks) / ticksPerSecond
-	frac := uint64(ticks) % ticksPerSecond
-	y, mo, d := civilDate(sec / 86400)
-	sod := sec % 86400
-	const pre, post = `W/"datetime'`, `Z'"`
-	var buf [len(pre) + len("0000-00-00T00%3A00%3A00.0000000") + len(post)]byte
+	const pre, post = `W/"datetime'`, `'"`
+	var buf [len(pre) + len("0000-00-00T00%3A00%3A00.0000000Z") + len(post)]byte
 	b := append(buf[:0], pre...)
-	b = append2(b, y/100)
-	b = append2(b, y%100)
-	b = append(b, '-')
-	b = append2(b, mo)
-	b = append(b, '-')
-	b = append2(b, d)
-	b = append(b, 'T')
-	b = append2(b, sod/3600)
-	b = append(b, "%3A"...)
-	b = append2(b, sod/60%60)
-	b = append(b, "%3A"...)
-	b = append2(b, sod%60)
-	b = append(b, '.')
-	b = append2(b, frac/100_000)
-	b = append2(b, frac/1000%100)
-	b = append2(b, frac/10%100)
-	b = append(b, byte('0'+frac%10))
+	b = ticktime.Append(b, ticks, true, "%3A")
 	b = append(b, post...)
 	return ETag(b)
-}
-
-// civilDate returns the proleptic Gregorian date of the day that is days
-// after 0001-01-01 (Howard Hinnant's civil_from_days, on unsigned days
-// counted from 0000-03-01 so that leap days end each year).
-func civilDate(days uint64) (y, m, d uint64) {
-	z := days + 306 // 0000-03-01 is 306 days before 0001-01-01
-	era := z / 146097
-	doe := z - era*146097                                  // [0, 146096]
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
-	doy := doe - (365*yoe + yoe/4 - yoe/100)               // [0, 365]
-	mp := (5*doy + 2) / 153                                // [0, 11], from March
-	d = doy - (153*mp+2)/5 + 1
-	if mp < 10 {
-		m = mp + 3
-	} else {
-		m = mp - 9
-	}
-	y = yoe + era*400
-	if m <= 2 {
-		y++
-	}
-	return y, m, d
-}
-
-// append2 appends n, 0 <= n < 100, as two decimal digits.
-func append2(b []byte, n uint64) []byte {
-	return append(b, byte('0'+n/10), byte('0'+n%10))
 }
