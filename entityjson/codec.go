@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/ticktime"
 )
 
 // This file reads and writes entity JSON values and members.
@@ -308,35 +310,67 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 	case localtable.KindInt32:
 		return strconv.AppendInt(b, int64(v.Int32()), 10)
 	case localtable.KindInt64:
-		return AppendString(b, strconv.FormatInt(v.Int64(), 10))
+		b = append(b, '"')
+		b = strconv.AppendInt(b, v.Int64(), 10)
+		return append(b, '"')
 	case localtable.KindDouble:
 		f := v.Double()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return AppendString(b, localtable.FormatDouble(f))
 		}
-		var s string
+		n := len(b)
 		if a := math.Abs(f); a == 0 || (a >= 1e-7 && a < 1e21) {
-			s = strconv.FormatFloat(f, 'f', -1, 64)
+			b = strconv.AppendFloat(b, f, 'f', -1, 64)
 		} else {
-			s = strconv.FormatFloat(f, 'g', -1, 64)
+			b = strconv.AppendFloat(b, f, 'g', -1, 64)
 		}
-		if !strings.ContainsAny(s, ".e") {
-			s += ".0"
+		if !bytes.ContainsAny(b[n:], ".e") {
+			b = append(b, ".0"...)
 		}
-		return append(b, s...)
+		return b
 	case localtable.KindBool:
 		return strconv.AppendBool(b, v.Bool())
 	case localtable.KindDateTime:
+		if t := v.Ticks(); t >= 0 && t <= ticktime.Max {
+			b = append(b, '"')
+			b = ticktime.Append(b, t, false, ":")
+			return append(b, '"')
+		}
 		return AppendString(b, localtable.FormatDateTime(v.Time()))
 	case localtable.KindGUID:
-		return AppendString(b, v.GUID().String())
+		return appendGUID(b, v.GUID())
 	case localtable.KindBinary:
-		return AppendString(b, base64.StdEncoding.EncodeToString(v.Binary()))
+		// Base64 needs no escaping in JSON.
+		s := v.BinaryString()
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, unsafe.Slice(unsafe.StringData(s), len(s)))
+		return append(b, '"')
 	}
 	return append(b, "null"...)
 }
 
 const hexDigits = "0123456789abcdef"
+
+// plainByte marks the bytes AppendString copies as they are: printable
+// ASCII but the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// appendGUID appends g as a JSON string in its lower-case 8-4-4-4-12 form.
+func appendGUID(b []byte, g localtable.GUID) []byte {
+	b = append(b, '"')
+	for i, c := range g {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return append(b, '"')
+}
 
 // AppendString appends s as a JSON string, as the service escapes it:
 // quotes, backslashes, control characters, DEL, U+2028 and U+2029
@@ -344,6 +378,18 @@ const hexDigits = "0123456789abcdef"
 func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
+		// Runs of printable ASCII other than the quote and the
+		// backslash, most of most strings, are copied whole.
+		j := i
+		for j < len(s) && plainByte[s[j]] {
+			j++
+		}
+		if j > i {
+			b = append(b, s[i:j]...)
+			if i = j; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
