@@ -60,10 +60,13 @@ func (rc *reqCtx) insertEntity(table string) {
 		return
 	}
 	rc.w.Header().Set("ETag", string(tag))
+	bp := bodyBufs.Get().(*[]byte)
+	defer putBody(bp)
 	rc.writeCreated(rc.baseURL()+"/"+entityPath(table, e.PartitionKey, e.RowKey), level, func() []byte {
 		e.ETag = tag
 		e.Timestamp, _ = tag.Time()
-		return appendEntity(nil, &e, rc.encodeOpts(level, table, nil), true)
+		*bp = appendEntity((*bp)[:0], &e, rc.encodeOpts(level, table, nil), true)
+		return *bp
 	})
 }
 
@@ -84,7 +87,10 @@ func (rc *reqCtx) getEntity(res resource) {
 		return
 	}
 	rc.w.Header().Set("ETag", string(e.ETag))
-	rc.writeJSON(http.StatusOK, level, appendEntity(nil, &e, rc.encodeOpts(level, res.table, sel), true))
+	bp := bodyBufs.Get().(*[]byte)
+	defer putBody(bp)
+	*bp = appendEntity((*bp)[:0], &e, rc.encodeOpts(level, res.table, sel), true)
+	rc.writeJSON(http.StatusOK, level, *bp)
 }
 
 // writeEntity serves PUT (replace) and PATCH/MERGE (merge): an update
@@ -190,7 +196,9 @@ func (rc *reqCtx) queryEntities(table string) {
 	}
 	next := rc.s.shapePage(&page, first)
 	eo := rc.encodeOpts(level, table, sel)
-	var b []byte
+	bp := bodyBufs.Get().(*[]byte)
+	defer putBody(bp)
+	b := (*bp)[:0]
 	b = append(b, '{')
 	if level != metaNone {
 		b = append(b, `"odata.metadata":`...)
@@ -211,5 +219,6 @@ func (rc *reqCtx) queryEntities(table string) {
 	if next.rk != "" {
 		rc.w.Header().Set("x-ms-continuation-NextRowKey", next.rk)
 	}
+	*bp = b
 	rc.writeJSON(http.StatusOK, level, b)
 }
