@@ -137,6 +137,12 @@ func ContinuationAtPartition(pk string) Continuation {
 // partition, and a RowKey range within it reads just that range; other
 // conditions are checked on each entity read. Stats report the work.
 func (t *Table) Query(ctx context.Context, opts QueryOptions) (QueryPage, error) {
+	return t.queryPage(ctx, opts, nil)
+}
+
+// queryPage is Query, handing the entities to visit instead when it is
+// not nil.
+func (t *Table) queryPage(ctx context.Context, opts QueryOptions, visit *storedVisit) (QueryPage, error) {
 	if err := t.a.check(ctx); err != nil {
 		return QueryPage{}, err
 	}
@@ -147,7 +153,7 @@ func (t *Table) Query(ctx context.Context, opts QueryOptions) (QueryPage, error)
 	if opts.Limit < 0 {
 		return QueryPage{}, newError(ErrInvalidInput, "query limit is %d; it must be 0 (no limit) or more", opts.Limit)
 	}
-	spec := scanSpec{top: top}
+	spec := scanSpec{top: top, visit: visit}
 	if opts.Limit > 0 && opts.Limit <= top {
 		spec.top, spec.final = opts.Limit, true
 	}
@@ -159,6 +165,10 @@ type scanSpec struct {
 	top   int  // matches that fill the page
 	final bool // a full page ends the query (a Limit reached): no Continuation
 	count bool // count matches in Stats.Returned; keep no entities
+
+	// visit, when set, receives the matches as stored, and the page
+	// keeps no entities.
+	visit *storedVisit
 }
 
 // query reads one page as spec says. opts.Top and opts.Limit are already
@@ -201,7 +211,7 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 	// at its exact length: one allocation per page, not a growing
 	// slice's several.
 	var buf *[]Entity
-	if !spec.count {
+	if !spec.count && spec.visit == nil {
 		buf = pageBufs.Get().(*[]Entity)
 		page.Entities = (*buf)[:0]
 		defer func() {
@@ -295,15 +305,9 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 		}
 		page.Stats.Scanned++
 		matched := false
+		var ticks int64 // of scratch
 		switch {
-		case opts.Filter == nil && spec.count:
-			matched = true
 		case opts.Filter == nil:
-			e, err := dec.decode(it.Key(), it.Value())
-			if err != nil {
-				return false, false, err
-			}
-			page.Entities = append(page.Entities, e)
 			matched = true
 		case rp != nil:
 			rr.reset(it.Key(), it.Value())
@@ -311,41 +315,49 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 			if rr.err != nil {
 				return false, false, rr.err
 			}
-			if matched && !spec.count {
-				e, err := dec.decode(it.Key(), it.Value())
-				if err != nil {
-					return false, false, err
-				}
-				page.Entities = append(page.Entities, e)
-			}
 		default:
 			pk, rk, err := keyenc.DecodeEntityKey(it.Key())
 			if err != nil {
 				return false, false, err
 			}
 			clear(scratch.Properties)
-			ticks, err := decodeInto(it.Value(), selection{}, scratch.Properties, view)
-			if err != nil {
+			if ticks, err = decodeInto(it.Value(), selection{}, scratch.Properties, view); err != nil {
 				return false, false, err
 			}
 			scratch.PartitionKey, scratch.RowKey, scratch.Timestamp = pk, rk, TicksToTime(ticks)
-			if opts.Filter.Match(&scratch) {
-				matched = true
-				if !spec.count {
-					props := make(Properties, len(scratch.Properties))
-					for name, v := range scratch.Properties {
-						if sel.has(name) {
-							props[name] = v
-						}
-					}
-					page.Entities = append(page.Entities, makeEntity(pk, rk, ticks, props))
-				}
-			}
+			matched = opts.Filter.Match(&scratch)
 		}
 		if matched {
 			page.Stats.Returned++
-			if opts.MaxBytes > 0 && !spec.count {
-				page.Stats.Bytes += PayloadSize(&page.Entities[len(page.Entities)-1])
+		}
+		if matched && !spec.count {
+			size := 0
+			switch {
+			case spec.visit != nil:
+				if size, err = spec.visit.emit(it.Key(), it.Value(), opts.MaxBytes > 0); err != nil {
+					return false, false, err
+				}
+			case opts.Filter != nil && rp == nil:
+				// The match is decoded in scratch already.
+				props := make(Properties, len(scratch.Properties))
+				for name, v := range scratch.Properties {
+					if sel.has(name) {
+						props[name] = v
+					}
+				}
+				page.Entities = append(page.Entities, makeEntity(scratch.PartitionKey, scratch.RowKey, ticks, props))
+			default:
+				e, err := dec.decode(it.Key(), it.Value())
+				if err != nil {
+					return false, false, err
+				}
+				page.Entities = append(page.Entities, e)
+			}
+			if opts.MaxBytes > 0 {
+				if spec.visit == nil {
+					size = PayloadSize(&page.Entities[len(page.Entities)-1])
+				}
+				page.Stats.Bytes += size
 			}
 		}
 		if page.Stats.Returned == spec.top || (opts.ScanLimit > 0 && page.Stats.Scanned >= opts.ScanLimit) ||

@@ -100,34 +100,45 @@ func EntitySize(e *Entity) int {
 // EntitySize it does not count text as UTF-16, so an ASCII payload is
 // measured at its size.
 func PayloadSize(e *Entity) int {
-	n := 2 + len(e.PartitionKey) + len(e.RowKey) + 32 // {"PartitionKey":…,"RowKey":…}
+	n := payloadKeysSize(e.PartitionKey, e.RowKey)
 	for name, v := range e.Properties {
-		if v.IsNull() {
-			continue
-		}
-		n += len(name) + 4 // "name":
-		switch v.kind {
-		case KindString:
-			n += len(v.str) + 2
-		case KindBinary:
-			n += (len(v.str)+2)/3*4 + 2
-		case KindBool:
-			n += 5
-		case KindInt32:
-			n += 11
-		case KindInt64:
-			n += 22
-		case KindDouble:
-			n += 24
-		case KindDateTime:
-			n += 30
-		case KindGUID:
-			n += 38
-		}
-		switch v.kind {
-		case KindInt64, KindDateTime, KindGUID, KindBinary:
-			n += len(name) + 30 // "name@odata.type":"Edm.…",
-		}
+		n += payloadPropSize(name, v)
+	}
+	return n
+}
+
+// payloadKeysSize is PayloadSize's measure of an entity's keys.
+func payloadKeysSize(pk, rk string) int {
+	return 2 + len(pk) + len(rk) + 32 // {"PartitionKey":…,"RowKey":…}
+}
+
+// payloadPropSize is PayloadSize's measure of one property.
+func payloadPropSize(name string, v Value) int {
+	if v.IsNull() {
+		return 0
+	}
+	n := len(name) + 4 // "name":
+	switch v.kind {
+	case KindString:
+		n += len(v.str) + 2
+	case KindBinary:
+		n += (len(v.str)+2)/3*4 + 2
+	case KindBool:
+		n += 5
+	case KindInt32:
+		n += 11
+	case KindInt64:
+		n += 22
+	case KindDouble:
+		n += 24
+	case KindDateTime:
+		n += 30
+	case KindGUID:
+		n += 38
+	}
+	switch v.kind {
+	case KindInt64, KindDateTime, KindGUID, KindBinary:
+		n += len(name) + 30 // "name@odata.type":"Edm.…",
 	}
 	return n
 }
