@@ -1,10 +1,12 @@
 package server
 
 import (
+	"iter"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
@@ -94,6 +96,47 @@ func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool
 	return append(w.b, '}')
 }
 
+// appendStored writes an entity handed over as stored (see
+// rawquery.Query) as appendEntity writes it without $select: keys,
+// Timestamp and ETag from their ticks, and the properties in the order
+// they come, their names' order.
+func appendStored(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value], o *encodeOpts) []byte {
+	b = append(b, '{')
+	w := memberWriter{b: b, first: true}
+	if o.level != metaNone {
+		var path string
+		if o.level == metaFull {
+			path = entityPath(o.table, pk, rk)
+			w.member("odata.type", "")
+			w.b = entityjson.AppendString(w.b, o.account+"."+o.table)
+			w.member("odata.id", "")
+			w.b = entityjson.AppendString(w.b, o.base+"/"+path)
+		}
+		w.member("odata.etag", "")
+		if ticks >= 0 && ticks <= ticktime.Max {
+			w.b = append(w.b, `"W/\"datetime'`...)
+			w.b = ticktime.Append(w.b, ticks, true, "%3A")
+			w.b = append(w.b, `'\""`...)
+		} else {
+			tag := `W/"datetime'` + strings.ReplaceAll(localtable.FormatDateTime7(localtable.TicksToTime(ticks)), ":", "%3A") + `'"`
+			w.b = entityjson.AppendString(w.b, tag)
+		}
+		if o.level == metaFull {
+			w.member("odata.editLink", "")
+			w.b = entityjson.AppendString(w.b, path)
+		}
+	}
+	w.member(localtable.PartitionKeyName, "")
+	w.b = entityjson.AppendString(w.b, pk)
+	w.member(localtable.RowKeyName, "")
+	w.b = entityjson.AppendString(w.b, rk)
+	w.timestamp(localtable.TicksToTime(ticks), ticks, o.level)
+	for name, v := range props {
+		w.property(name, v, o.level)
+	}
+	return append(w.b, '}')
+}
+
 // memberWriter appends the members of a JSON object.
 type memberWriter struct {
 	b     []byte
@@ -138,18 +181,23 @@ func (w *memberWriter) system(e *localtable.Entity, name string, level metaLevel
 		w.member(name, "")
 		w.b = entityjson.AppendString(w.b, e.RowKey)
 	case localtable.TimestampName:
-		if level == metaFull {
-			w.member(name, entityjson.AnnotationSuffix)
-			w.b = entityjson.AppendString(w.b, "Edm.DateTime")
-		}
-		w.member(name, "")
-		if t := localtable.TimeToTicks(e.Timestamp); t >= 0 && t <= ticktime.Max {
-			w.b = append(w.b, '"')
-			w.b = ticktime.Append(w.b, t, true, ":")
-			w.b = append(w.b, '"')
-		} else {
-			w.b = entityjson.AppendString(w.b, localtable.FormatDateTime7(e.Timestamp))
-		}
+		w.timestamp(e.Timestamp, localtable.TimeToTicks(e.Timestamp), level)
+	}
+}
+
+// timestamp appends the Timestamp t, of ticks, and its annotation at level.
+func (w *memberWriter) timestamp(t time.Time, ticks int64, level metaLevel) {
+	if level == metaFull {
+		w.member(localtable.TimestampName, entityjson.AnnotationSuffix)
+		w.b = entityjson.AppendString(w.b, "Edm.DateTime")
+	}
+	w.member(localtable.TimestampName, "")
+	if ticks >= 0 && ticks <= ticktime.Max {
+		w.b = append(w.b, '"')
+		w.b = ticktime.Append(w.b, ticks, true, ":")
+		w.b = append(w.b, '"')
+	} else {
+		w.b = entityjson.AppendString(w.b, localtable.FormatDateTime7(t))
 	}
 }
 
