@@ -153,3 +153,4 @@ func TestAppendStringRuns(t *testing.T) {
 		}
 	}
 }
+

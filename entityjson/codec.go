@@ -85,9 +85,11 @@ func ReadObject(body []byte) (keys []string, vals map[string]json.RawMessage, er
 // needKeys, a body without both is PropertiesNeedValue. hasKeys reports
 // whether the body had both keys.
 func DecodeRequest(body []byte, needKeys bool) (e localtable.Entity, hasKeys bool, err error) {
-	keys, vals, err := ReadObject(body)
-	if err != nil {
-		return e, false, err
+	keys, vals, ok := scanFlatObject(body)
+	if !ok {
+		if keys, vals, err = ReadObject(body); err != nil {
+			return e, false, err
+		}
 	}
 	return decodeMembers(keys, vals, needKeys)
 }
@@ -95,6 +97,17 @@ func DecodeRequest(body []byte, needKeys bool) (e localtable.Entity, hasKeys boo
 // decodeMembers is DecodeRequest on an object already read.
 func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool) (e localtable.Entity, hasKeys bool, err error) {
 	var havePK, haveRK bool
+	props := 0
+	for _, k := range keys {
+		if !strings.HasPrefix(k, "odata.") && !strings.Contains(k, "@") && k != localtable.TimestampName &&
+			k != localtable.PartitionKeyName && k != localtable.RowKeyName {
+			props++
+		}
+	}
+	if props > 0 {
+		e.Properties = make(localtable.Properties, props)
+	}
+	var annBuf [64]byte
 	for _, k := range keys {
 		raw := vals[k]
 		switch {
@@ -106,8 +119,8 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 			if isNull(raw) {
 				continue
 			}
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
+			s, err := unquote(raw)
+			if err != nil {
 				return e, false, errValueType(k, "Edm.String")
 			}
 			if k == localtable.PartitionKeyName {
@@ -118,8 +131,9 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 			continue
 		}
 		typ := ""
-		if a, ok := vals[k+AnnotationSuffix]; ok {
-			if err := json.Unmarshal(a, &typ); err != nil {
+		ann := append(append(annBuf[:0], k...), AnnotationSuffix...)
+		if a, ok := vals[string(ann)]; ok {
+			if typ, err = unquote(a); err != nil {
 				return e, false, errInvalidInput("The annotation " + quoteOData(k+AnnotationSuffix) + " is not a string.")
 			}
 		}
@@ -139,6 +153,30 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
 
+// unquote reads the JSON string raw. Strings of valid UTF-8 without
+// escapes, most of them, are copied as they are.
+func unquote(raw json.RawMessage) (string, error) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		in := raw[1 : len(raw)-1]
+		plain, ascii := true, true
+		for _, c := range in {
+			if c == '\\' || c == '"' || c < 0x20 {
+				plain = false
+				break
+			}
+			if c >= utf8.RuneSelf {
+				ascii = false
+			}
+		}
+		if plain && (ascii || utf8.Valid(in)) {
+			return string(in), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
 // decodeValue types one JSON value, by its annotation typ when not empty.
 func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value, error) {
 	if isNull(raw) {
@@ -147,7 +185,8 @@ func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value
 	var str string
 	isStr := raw[0] == '"'
 	if isStr {
-		if err := json.Unmarshal(raw, &str); err != nil {
+		var err error
+		if str, err = unquote(raw); err != nil {
 			return localtable.Value{}, errInvalidInput("The value of property " + quoteOData(name) + " is not valid JSON.")
 		}
 	}
@@ -256,7 +295,10 @@ func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value
 		}
 		return localtable.GUIDValue(g), nil
 	case localtable.KindBinary:
-		b, err := base64.StdEncoding.DecodeString(strings.Map(dropBase64Space, str))
+		if strings.ContainsFunc(str, isBase64Space) {
+			str = strings.Map(dropBase64Space, str)
+		}
+		b, err := base64.StdEncoding.DecodeString(str)
 		if err != nil {
 			return localtable.Value{}, errBadValue(name, typ, "not base64")
 		}
