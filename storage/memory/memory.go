@@ -49,7 +49,9 @@ const defaultDegree = 16
 // reader in between needs none of it. A Get that finds the published
 // copy older than the last commit reads the writer's tree under a
 // shared lock instead, without publishing; it waits only for a commit
-// being applied. After many such Gets with no commit in between (a
+// being applied (a batch with a range deletion, which may take long,
+// publishes the tree as it stands first, so that Gets need not wait for
+// it). After many such Gets with no commit in between (a
 // read-mostly phase), one of them publishes, and the Gets that follow
 // are lock-free again. Either way every read sees every batch whose
 // commit returned before the read began.
@@ -266,6 +268,18 @@ func (m *memEngine) commit(ops []memOp) error {
 		return storage.ErrClosed
 	}
 	w := m.w
+	if v := m.pub.Load(); v.seq != m.seq.Load() {
+		for i := range ops {
+			if ops[i].kind == opDeleteRange {
+				// A range deletion may take long (a table's deletion):
+				// Gets that find the published tree stale would wait for
+				// it under the lock. Publish the tree as it stands, so
+				// that they read without it meanwhile.
+				m.pub.Store(&view{t: w.Copy(), seq: m.seq.Load()})
+				break
+			}
+		}
+	}
 	for i := range ops {
 		op := &ops[i]
 		switch op.kind {

@@ -184,3 +184,29 @@ func TestReadYourWritesConcurrent(t *testing.T) {
 	done.Store(true)
 	rwg.Wait()
 }
+
+// A batch with a range deletion, which may take long, publishes the tree
+// as it stands first when the published one is stale: Gets read that
+// without the lock while the deletion runs.
+func TestDeleteRangePublishesFirst(t *testing.T) {
+	e := New(nil)
+	defer e.Close()
+	m := e.(*memEngine)
+	mustSet(t, e, []byte("a"), []byte("1"))
+	seq := m.seq.Load()
+	b := e.NewBatch()
+	b.DeleteRange([]byte("a"), []byte("b"))
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	v := m.pub.Load()
+	if v.seq != seq {
+		t.Fatalf("published view of change %d; want %d, the state before the range deletion", v.seq, seq)
+	}
+	if got, _, err := treeGet(v.t, []byte("a")); err != nil || string(got) != "1" {
+		t.Fatalf("the published view: %q, %v", got, err)
+	}
+	if _, _, err := e.Get([]byte("a")); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("Get after the range deletion: %v", err)
+	}
+}
