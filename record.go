@@ -135,11 +135,20 @@ func sortByName(ps []namedValue) {
 	for i := 1; i < len(ps); i++ {
 		p := ps[i]
 		j := i
-		for ; j > 0 && p.name < ps[j-1].name; j-- {
+		for ; j > 0 && nameLess(p.name, ps[j-1].name); j-- {
 			ps[j] = ps[j-1]
 		}
 		ps[j] = p
 	}
+}
+
+// nameLess is a < b, with the first bytes, where names mostly differ,
+// compared inline.
+func nameLess(a, b string) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	return a < b
 }
 
 // selection is a $select list of property names. The zero selection

@@ -201,6 +201,15 @@ func (w *memberWriter) timestamp(t time.Time, ticks int64, level metaLevel) {
 	}
 }
 
+// nameLess is a < b, with the first bytes, where names mostly differ,
+// compared inline.
+func nameLess(a, b string) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	return a < b
+}
+
 // sortedNames appends the names of p to buf, sorted: by insertion for the
 // few of a typical entity, which needs no calls to compare.
 func sortedNames(buf []string, p localtable.Properties) []string {
@@ -214,7 +223,7 @@ func sortedNames(buf []string, p localtable.Properties) []string {
 	for i := 1; i < len(buf); i++ {
 		n := buf[i]
 		j := i
-		for ; j > 0 && n < buf[j-1]; j-- {
+		for ; j > 0 && nameLess(n, buf[j-1]); j-- {
 			buf[j] = buf[j-1]
 		}
 		buf[j] = n

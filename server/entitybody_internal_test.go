@@ -4,7 +4,9 @@ import (
 	"iter"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,4 +52,23 @@ func TestAppendStoredMatchesAppendEntity(t *testing.T) {
 // against it).
 func etagOfTicks(ticks int64) localtable.ETag {
 	return localtable.ETag(`W/"datetime'` + strings.ReplaceAll(localtable.FormatDateTime7(localtable.TicksToTime(ticks)), ":", "%3A") + `'"`)
+}
+
+// sortedNames sorts as the library sorts, below and above the length where
+// it hands over, names sharing first bytes or not.
+func TestSortedNames(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 40 {
+		p := localtable.Properties{}
+		for len(p) < n {
+			name := string(rune('A'+r.IntN(4))) + strconv.Itoa(r.IntN(100))
+			if r.IntN(5) == 0 {
+				name = "é" + name
+			}
+			p[name] = localtable.Int32Value(1)
+		}
+		if got, want := sortedNames(nil, p), slices.Sorted(maps.Keys(p)); !slices.Equal(got, want) {
+			t.Fatalf("sortedNames = %q, want %q", got, want)
+		}
+	}
 }
