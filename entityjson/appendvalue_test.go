@@ -153,4 +153,3 @@ func TestAppendStringRuns(t *testing.T) {
 		}
 	}
 }
-
