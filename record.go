@@ -331,7 +331,7 @@ func (r *recordIter) next() (name string, v Value, ok bool) {
 	}
 	name = s[i+w : i+w+int(l)]
 	i += w + int(l)
-	if r.p > 0 && name <= r.prev {
+	if r.p > 0 && !nameLess(r.prev, name) { // names strictly ascend
 		return r.fail()
 	}
 	for j := 0; j < len(name); j++ {

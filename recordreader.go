@@ -84,6 +84,13 @@ func (r *recordReader) decodeKeys() bool {
 		r.err = keyenc.ErrCorrupt
 		return false
 	}
+	// Keys without escapes are views of the key, valid as long as it is.
+	if p, rest, ok := keyenc.CutPlain(r.key[keyenc.TablePrefixLen:]); ok {
+		if k, rest, ok := keyenc.CutPlain(rest); ok && len(rest) == 0 {
+			r.pk, r.rk, r.keys = bytesView(p), bytesView(k), true
+			return true
+		}
+	}
 	buf, rest, err := keyenc.AppendDecoded(r.buf[:0], r.key[keyenc.TablePrefixLen:])
 	n := len(buf)
 	if err == nil {
