@@ -132,7 +132,7 @@ func closeRound(t *testing.T, eng engine, round int) {
 		})
 		run("Upsert", func(i int) error {
 			rk := fmt.Sprintf("u%d-%d", g, i)
-			_, err := tbl.Upsert(bound, localtable.Entity{PartitionKey: "w", RowKey: rk}, localtable.Replace)
+			_, err := tbl.Upsert(bound, localtable.Entity{PartitionKey: "w", RowKey: rk}, nil)
 			if err == nil {
 				mu.Lock()
 				acked[rk] = true
@@ -168,7 +168,7 @@ func closeRound(t *testing.T, eng engine, round int) {
 		if _, err := a.CreateTable(bound, name); err != nil {
 			return err
 		}
-		if _, err := a.Table(name).Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: "r"}, localtable.Replace); err != nil {
+		if _, err := a.Table(name).Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: "r"}, nil); err != nil {
 			return err
 		}
 		return a.DeleteTable(bound, name)

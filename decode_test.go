@@ -35,11 +35,11 @@ func TestDecodedEntitiesOutliveWrites(t *testing.T) {
 			e := localtable.Entity{PartitionKey: keys[0], RowKey: keys[1], Properties: localtable.Properties{
 				"Name": localtable.StringValue("overwritten name"), "Id": localtable.StringValue("x"),
 			}}
-			if _, err := tbl.Update(ctx, e, localtable.Replace, localtable.ETagAny); err != nil {
+			if _, err := tbl.Update(ctx, e, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := tbl.Delete(ctx, "p", "r", localtable.ETagAny); err != nil {
+		if err := tbl.Delete(ctx, "p", "r", nil); err != nil {
 			t.Fatal(err)
 		}
 		want := benchEntity("p", "r")

@@ -125,7 +125,7 @@ func TestTableLifecycleIntegrity(t *testing.T) {
 						_, op.err = tbl.Insert(bound, localtable.Entity{PartitionKey: "p", RowKey: rk})
 					case 1:
 						op.keys = []string{rk}
-						_, op.err = tbl.Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: rk}, localtable.Merge)
+						_, op.err = tbl.Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: rk}, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 					default:
 						op.keys = []string{rk + "a", rk + "b", rk + "c"}
 						acts := make([]localtable.Action, len(op.keys))
@@ -326,7 +326,7 @@ func TestCatalogChangeBlocksNoOtherTable(t *testing.T) {
 					if _, err := tbl.Get(bound, "p", "r", nil); err != nil {
 						return err
 					}
-					if _, err := tbl.Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: op}, localtable.Replace); err != nil {
+					if _, err := tbl.Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: op}, nil); err != nil {
 						return err
 					}
 					if _, err := tbl.Query(bound, localtable.QueryOptions{}); err != nil {

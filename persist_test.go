@@ -75,7 +75,7 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 	// An entity updated after its insert keeps its last ETag.
 	upd := want["a"]
 	upd.Properties = localtable.Properties{"Only": localtable.Int32Value(7)}
-	tag, err := tbl.Update(ctx, upd, localtable.Replace, want["a"].ETag)
+	tag, err := tbl.Update(ctx, upd, &localtable.UpdateOptions{IfMatch: want["a"].ETag})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 		// The ETag from before the reopen still works as a condition.
 		if round == 1 {
 			w := want["b"]
-			if _, err := tbl.Update(ctx, w, localtable.Merge, w.ETag); err != nil {
+			if _, err := tbl.Update(ctx, w, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: w.ETag}); err != nil {
 				t.Errorf("Update with the ETag from before the reopen: %v", err)
 			}
 		}
@@ -165,7 +165,7 @@ func TestPersistTimestampsIncreaseWithClockBehind(t *testing.T) {
 	tags := map[localtable.ETag]bool{}
 	write := func(a *localtable.Account, rk string) {
 		t.Helper()
-		tag, err := a.Table("clock").Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: rk}, localtable.Replace)
+		tag, err := a.Table("clock").Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: rk}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,11 +56,11 @@ func TestQueryRejectsWithoutAllocating(t *testing.T) {
 		if many > few {
 			t.Errorf("%s: %.0f allocations scanning 10 entities, %.0f scanning 1000", s, few, many)
 		}
-		if err := tbl.Delete(ctx, "p", "r0000", localtable.ETagAny); err != nil {
+		if err := tbl.Delete(ctx, "p", "r0000", nil); err != nil {
 			t.Fatal(err)
 		}
 		for i := 1; i < 1000; i++ {
-			if err := tbl.Delete(ctx, "p", fmt.Sprintf("r%04d", i), localtable.ETagAny); err != nil {
+			if err := tbl.Delete(ctx, "p", fmt.Sprintf("r%04d", i), nil); err != nil {
 				t.Fatal(err)
 			}
 		}

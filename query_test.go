@@ -248,8 +248,8 @@ func TestQueryConcurrentWrites(t *testing.T) {
 				default:
 				}
 				// new rows between existing ones, and rewrites of existing ones
-				tbl.Upsert(ctx, ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d_new%d", i%400, i)), localtable.Replace)
-				tbl.Upsert(ctx, ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d", (i*7)%400), "N", -1), localtable.Merge)
+				tbl.Upsert(ctx, ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d_new%d", i%400, i)), nil)
+				tbl.Upsert(ctx, ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d", (i*7)%400), "N", -1), &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 			}
 		}()
 		seen := map[string]int{}

@@ -134,7 +134,7 @@ func (s *ltStore) update(pk, rk string) (int, error) {
 		patch := localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: localtable.Properties{
 			"Visits": localtable.Int64Value(e.Properties["Visits"].Int64() + 1),
 		}}
-		_, err = s.tbl.Update(ctx, patch, localtable.Merge, e.ETag)
+		_, err = s.tbl.Update(ctx, patch, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: e.ETag})
 		if !errors.Is(err, localtable.ErrConditionNotMet) {
 			return conflicts, err
 		}

@@ -9,7 +9,6 @@ import (
 	pdb "github.com/cockroachdb/pebble/v2"
 	"github.com/tidwall/btree"
 
-	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 	lpebble "github.com/localtable/localtable/storage/pebble"
@@ -75,7 +74,7 @@ func captureRecords(lt *ltStore, s shape) (*records, error) {
 	}
 	rec.tmpl = bytes.Clone(v)
 	c.Close()
-	if err := lt.tbl.Delete(ctx, tp, tr, localtable.ETagAny); err != nil {
+	if err := lt.tbl.Delete(ctx, tp, tr, nil); err != nil {
 		return nil, err
 	}
 	return rec, nil

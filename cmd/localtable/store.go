@@ -279,15 +279,15 @@ func (l *localStore) Write(ctx context.Context, table string, a localtable.Actio
 	case localtable.ActionInsert:
 		return t.Insert(ctx, a.Entity)
 	case localtable.ActionUpdateReplace:
-		return t.Update(ctx, a.Entity, localtable.Replace, a.IfMatch)
+		return t.Update(ctx, a.Entity, &localtable.UpdateOptions{IfMatch: a.IfMatch})
 	case localtable.ActionUpdateMerge:
-		return t.Update(ctx, a.Entity, localtable.Merge, a.IfMatch)
+		return t.Update(ctx, a.Entity, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: a.IfMatch})
 	case localtable.ActionUpsertReplace:
-		return t.Upsert(ctx, a.Entity, localtable.Replace)
+		return t.Upsert(ctx, a.Entity, nil)
 	case localtable.ActionUpsertMerge:
-		return t.Upsert(ctx, a.Entity, localtable.Merge)
+		return t.Upsert(ctx, a.Entity, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 	case localtable.ActionDelete:
-		return "", t.Delete(ctx, a.Entity.PartitionKey, a.Entity.RowKey, a.IfMatch)
+		return "", t.Delete(ctx, a.Entity.PartitionKey, a.Entity.RowKey, &localtable.DeleteOptions{IfMatch: a.IfMatch})
 	}
 	return "", errors.New("unknown action")
 }

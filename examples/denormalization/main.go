@@ -119,7 +119,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := normalized.Update(ctx, e, localtable.Merge, localtable.ETagAny); err != nil {
+	if _, err := normalized.Update(ctx, e, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge}); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "new manager, normalized:   1 update")

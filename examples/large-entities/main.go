@@ -153,7 +153,7 @@ func save(ctx context.Context, tbl *localtable.Table, blobs BlobStore, owner, na
 	if err != nil {
 		return err
 	}
-	_, err = tbl.Upsert(ctx, e, localtable.Replace)
+	_, err = tbl.Upsert(ctx, e, nil)
 	return err
 }
 

@@ -433,7 +433,7 @@ func (x *Explorer) serveEntity(w http.ResponseWriter, r *http.Request, acct *Acc
 	}
 	switch r.PostForm.Get("action") {
 	case "delete":
-		if err := t.Delete(ctx, form.PK, form.RK, localtable.ETag(form.ETag)); err != nil {
+		if err := t.Delete(ctx, form.PK, form.RK, &localtable.DeleteOptions{IfMatch: localtable.ETag(form.ETag)}); err != nil {
 			fail(err)
 			return
 		}
@@ -452,7 +452,7 @@ func (x *Explorer) serveEntity(w http.ResponseWriter, r *http.Request, acct *Acc
 	if form.New {
 		tag, err = t.Insert(ctx, e)
 	} else {
-		tag, err = t.Update(ctx, e, localtable.Replace, localtable.ETag(form.ETag))
+		tag, err = t.Update(ctx, e, &localtable.UpdateOptions{IfMatch: localtable.ETag(form.ETag)})
 	}
 	if err != nil {
 		fail(err)

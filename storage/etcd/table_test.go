@@ -65,17 +65,18 @@ func TestTableEdmTypes(t *testing.T) {
 
 	// Merge one property, then replace with another set.
 	merged, err := tbl.Update(bg(), localtable.Entity{PartitionKey: "p", RowKey: "r",
-		Properties: localtable.Properties{"I32": localtable.Int32Value(7)}}, localtable.Merge, tag)
+		Properties: localtable.Properties{"I32": localtable.Int32Value(7)}}, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: tag})
+
 	must(t, err)
 	props["I32"] = localtable.Int32Value(7)
 	got, err = tbl.Get(bg(), "p", "r", nil)
 	must(t, err)
 	wantProps(t, got.Properties, props)
-	if _, err := tbl.Update(bg(), localtable.Entity{PartitionKey: "p", RowKey: "r"}, localtable.Replace, tag); !errors.Is(err, localtable.ErrConditionNotMet) {
+	if _, err := tbl.Update(bg(), localtable.Entity{PartitionKey: "p", RowKey: "r"}, &localtable.UpdateOptions{IfMatch: tag}); !errors.Is(err, localtable.ErrConditionNotMet) {
 		t.Errorf("Update with a stale ETag = %v, want ErrConditionNotMet", err)
 	}
 	replaced := localtable.Properties{"Only": localtable.Int64Value(1)}
-	_, err = tbl.Update(bg(), localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: replaced}, localtable.Replace, merged)
+	_, err = tbl.Update(bg(), localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: replaced}, &localtable.UpdateOptions{IfMatch: merged})
 	must(t, err)
 	got, err = tbl.Get(bg(), "p", "r", nil)
 	must(t, err)
@@ -90,7 +91,7 @@ func TestTableEdmTypes(t *testing.T) {
 	}
 	wantProps(t, got2.Properties, replaced)
 
-	must(t, tbl.Delete(bg(), "p", "r", got.ETag))
+	must(t, tbl.Delete(bg(), "p", "r", &localtable.DeleteOptions{IfMatch: got.ETag}))
 	if _, err := tbl.Get(bg(), "p", "r", nil); !errors.Is(err, localtable.ErrEntityNotFound) {
 		t.Errorf("Get after Delete = %v, want ErrEntityNotFound", err)
 	}

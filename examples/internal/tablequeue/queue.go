@@ -302,7 +302,7 @@ func (q *Queue) Dequeue(ctx context.Context) (Message, bool, error) {
 			propVisible: localtable.DateTimeValue(m.NextVisible),
 			propCount:   localtable.Int32Value(int32(m.DequeueCount)),
 		}}
-		tag, err := q.tbl.Update(ctx, claim, localtable.Merge, e.ETag)
+		tag, err := q.tbl.Update(ctx, claim, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: e.ETag})
 		if lost(err) {
 			continue // another dequeuer claimed or deleted it since we read it
 		}
@@ -361,7 +361,7 @@ func (q *Queue) Delete(ctx context.Context, id, popReceipt string) error {
 	if popReceipt == "" || popReceipt == string(localtable.ETagAny) {
 		return fmt.Errorf("tablequeue: delete message %s from %s: no pop receipt: %w", id, q.Name(), ErrPopReceiptMismatch)
 	}
-	err := q.tbl.Delete(ctx, q.name, q.rowKey(id), localtable.ETag(popReceipt))
+	err := q.tbl.Delete(ctx, q.name, q.rowKey(id), &localtable.DeleteOptions{IfMatch: localtable.ETag(popReceipt)})
 	switch {
 	case errors.Is(err, localtable.ErrEntityNotFound):
 		return fmt.Errorf("tablequeue: delete message %s from %s: %w", id, q.Name(), ErrMessageNotFound)
