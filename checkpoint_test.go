@@ -154,7 +154,7 @@ func TestCheckpointRestoreUnderWrites(t *testing.T) {
 				t.Errorf("table %s is in the engine, not in the catalog: %v", name, err)
 			}
 		}
-		page, _ := a.ListTables(ctx, localtable.ListTablesOptions{})
+		page, _ := a.ListTables(ctx, nil)
 		if len(page.Tables) != len(ids) {
 			t.Errorf("catalog %v, engine %v", page.Tables, ids)
 		}

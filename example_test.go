@@ -45,7 +45,7 @@ func ExampleAccount_Tables() {
 	for _, name := range []string{"Zebra", "apple", "Mango"} {
 		acct.CreateTable(ctx, name)
 	}
-	for t, err := range acct.Tables(ctx, localtable.ListTablesOptions{}) {
+	for t, err := range acct.Tables(ctx, nil) {
 		if err != nil {
 			panic(err)
 		}

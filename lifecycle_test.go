@@ -329,10 +329,10 @@ func TestCatalogChangeBlocksNoOtherTable(t *testing.T) {
 					if _, err := tbl.Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: op}, nil); err != nil {
 						return err
 					}
-					if _, err := tbl.Query(bound, localtable.QueryOptions{}); err != nil {
+					if _, err := tbl.Query(bound, nil); err != nil {
 						return err
 					}
-					page, err := a.ListTables(bound, localtable.ListTablesOptions{})
+					page, err := a.ListTables(bound, nil)
 					if err != nil {
 						return err
 					}
@@ -411,7 +411,7 @@ func TestReadsDuringDelete(t *testing.T) {
 		if _, err := tbl.Get(bound, "p", "r", nil); !errors.Is(err, localtable.ErrTableNotFound) {
 			t.Errorf("Get during the delete: %v, want ErrTableNotFound", err)
 		}
-		if page, err := tbl.Query(bound, localtable.QueryOptions{}); !errors.Is(err, localtable.ErrTableNotFound) {
+		if page, err := tbl.Query(bound, nil); !errors.Is(err, localtable.ErrTableNotFound) {
 			t.Errorf("Query during the delete: %d entities, %v; want ErrTableNotFound", len(page.Entities), err)
 		}
 		if n, err := tbl.Count(bound, nil); !errors.Is(err, localtable.ErrTableNotFound) {

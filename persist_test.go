@@ -99,7 +99,7 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 
 	for round := range 2 { // reopen twice: a reopen must not change anything
 		a = r.open(nil)
-		page, err := a.ListTables(ctx, localtable.ListTablesOptions{})
+		page, err := a.ListTables(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 			}
 		}
 		n := 0
-		for _, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+		for _, err := range tbl.QueryAll(ctx, nil) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +273,7 @@ func TestPersistDeleteTable(t *testing.T) {
 	if n := countEntities(t, a.Table("Kept")); n != 3 {
 		t.Fatalf("Kept has %d entities, want 3", n)
 	}
-	page, err := a.ListTables(ctx, localtable.ListTablesOptions{})
+	page, err := a.ListTables(ctx, nil)
 	if err != nil || len(page.Tables) != 2 || page.Tables[0].Name != "gone" || page.Tables[1].Name != "Kept" {
 		t.Fatalf("ListTables = %+v, %v", page, err)
 	}
@@ -282,7 +282,7 @@ func TestPersistDeleteTable(t *testing.T) {
 func countEntities(t *testing.T, tbl *localtable.Table) int {
 	t.Helper()
 	n := 0
-	for _, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+	for _, err := range tbl.QueryAll(ctx, nil) {
 		if err != nil {
 			t.Fatalf("QueryAll(%s): %v", tbl.Name(), err)
 		}

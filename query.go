@@ -12,7 +12,8 @@ import (
 	"github.com/localtable/localtable/storage"
 )
 
-// QueryOptions select, project and page a query.
+// QueryOptions select, project and page a query. A nil *QueryOptions
+// means the defaults: every entity, in pages of 1,000.
 type QueryOptions struct {
 	// Filter selects entities; nil selects all. Package filter parses the
 	// service's $filter syntax into a Predicate and builds them from typed
@@ -134,7 +135,17 @@ func ContinuationAtPartition(pk string) Continuation {
 // The filter's key ranges bound the scan: PartitionKey eq 'x' reads one
 // partition, and a RowKey range within it reads just that range; other
 // conditions are checked on each entity read. Stats report the work.
-func (t *Table) Query(ctx context.Context, opts QueryOptions) (QueryPage, error) {
+// nil opts means the defaults (see QueryOptions).
+func (t *Table) Query(ctx context.Context, opts *QueryOptions) (QueryPage, error) {
+	var o QueryOptions
+	if opts != nil {
+		o = *opts
+	}
+	return t.queryPage(ctx, o)
+}
+
+// queryPage is Query on options of its own.
+func (t *Table) queryPage(ctx context.Context, opts QueryOptions) (QueryPage, error) {
 	if err := t.a.check(ctx); err != nil {
 		return QueryPage{}, err
 	}
@@ -365,15 +376,22 @@ func anyKey(snap storage.Snapshot, rest []KeyRange, prefix, tableEnd []byte) (bo
 // all pages (opts.Continuation is where it starts), or over the first
 // opts.Limit of them. It yields the first error and stops. Each page is
 // read from its own snapshot, which is released before its entities are
-// yielded, so breaking out of the loop leaks nothing.
-func (t *Table) QueryAll(ctx context.Context, opts QueryOptions) iter.Seq2[Entity, error] {
+// yielded, so breaking out of the loop leaks nothing. nil opts means the
+// defaults (see QueryOptions); opts is read when QueryAll is called, not
+// when the iterator runs.
+func (t *Table) QueryAll(ctx context.Context, opts *QueryOptions) iter.Seq2[Entity, error] {
+	var o QueryOptions
+	if opts != nil {
+		o = *opts
+	}
 	return func(yield func(Entity, error) bool) {
+		opts := o // each run of the iterator starts afresh
 		limit, yielded := opts.Limit, 0
 		for {
 			if limit > 0 {
 				opts.Limit = limit - yielded
 			}
-			page, err := t.Query(ctx, opts)
+			page, err := t.queryPage(ctx, opts)
 			if err != nil {
 				yield(Entity{}, err)
 				return

@@ -115,7 +115,7 @@ func BenchmarkQuery(b *testing.B) {
 					for b.Loop() {
 						opts := localtable.QueryOptions{Filter: f}
 						for {
-							page, err := tbl.Query(ctx, opts)
+							page, err := tbl.Query(ctx, &opts)
 							if err != nil {
 								b.Fatal(err)
 							}

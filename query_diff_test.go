@@ -267,7 +267,7 @@ func loadDiffTable(t *testing.T, eng engine, es []localtable.Entity, r *rand.Ran
 		}
 	}
 	var all []localtable.Entity
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+	for e, err := range tbl.QueryAll(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,7 +435,7 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 
 	// QueryAll.
 	var got []localtable.Entity
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: f}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f}) {
 		if err != nil {
 			fail("QueryAll: %v", err)
 			return false
@@ -447,7 +447,7 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 	}
 
 	// One page: the whole table fits, so Stats count the whole query.
-	page, err := tbl.Query(ctx, localtable.QueryOptions{Filter: f})
+	page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: f})
 	if err != nil {
 		fail("Query: %v", err)
 		return false
@@ -483,7 +483,7 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 	got = got[:0]
 	scanned, pages := 0, 0
 	for {
-		page, err := tbl.Query(ctx, opts)
+		page, err := tbl.Query(ctx, &opts)
 		if err != nil {
 			fail("page %d of Query %+v: %v", pages, opts, err)
 			return false

@@ -131,7 +131,8 @@ type TableInfo struct {
 	Name string // as created
 }
 
-// ListTablesOptions select and page a table listing.
+// ListTablesOptions select and page a table listing. A nil
+// *ListTablesOptions means the defaults: every table, in pages of 1,000.
 type ListTablesOptions struct {
 	// Filter selects tables; it sees each table as an entity with one
 	// String property, TableName. nil lists every table.
@@ -161,8 +162,18 @@ func pageSize(top int) (int, error) {
 }
 
 // ListTables returns one page of tables, sorted by name (case-insensitive,
-// as the names are unique), each named as created.
-func (a *Account) ListTables(ctx context.Context, opts ListTablesOptions) (TablesPage, error) {
+// as the names are unique), each named as created. nil opts means the
+// defaults (see ListTablesOptions).
+func (a *Account) ListTables(ctx context.Context, opts *ListTablesOptions) (TablesPage, error) {
+	var o ListTablesOptions
+	if opts != nil {
+		o = *opts
+	}
+	return a.listTables(ctx, o)
+}
+
+// listTables is ListTables on options of its own.
+func (a *Account) listTables(ctx context.Context, opts ListTablesOptions) (TablesPage, error) {
 	var page TablesPage
 	top, err := pageSize(opts.Top)
 	if err != nil {
@@ -199,11 +210,18 @@ func (a *Account) ListTables(ctx context.Context, opts ListTablesOptions) (Table
 }
 
 // Tables returns an iterator over every table that opts select, walking all
-// pages. It stops at the first error, which it yields.
-func (a *Account) Tables(ctx context.Context, opts ListTablesOptions) iter.Seq2[TableInfo, error] {
+// pages. It stops at the first error, which it yields. nil opts means the
+// defaults (see ListTablesOptions); opts is read when Tables is called,
+// not when the iterator runs.
+func (a *Account) Tables(ctx context.Context, opts *ListTablesOptions) iter.Seq2[TableInfo, error] {
+	var o ListTablesOptions
+	if opts != nil {
+		o = *opts
+	}
 	return func(yield func(TableInfo, error) bool) {
+		opts := o // each run of the iterator starts afresh
 		for {
-			page, err := a.ListTables(ctx, opts)
+			page, err := a.listTables(ctx, opts)
 			if err != nil {
 				yield(TableInfo{}, err)
 				return

@@ -101,7 +101,7 @@ func (s *ltStore) tx100(pk string, rks []string) error {
 
 func (s *ltStore) count(f *filter.Filter) (int, error) {
 	n := 0
-	for e, err := range s.tbl.QueryAll(ctx, localtable.QueryOptions{Filter: f}) {
+	for e, err := range s.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f}) {
 		if err != nil {
 			return n, err
 		}

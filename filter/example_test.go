@@ -144,7 +144,7 @@ func ExampleFilter_Err() {
 	acct, _ := localtable.Open(nil)
 	defer acct.Close()
 	tbl, _ := acct.CreateTable(context.Background(), "Files")
-	_, err := tbl.Query(context.Background(), localtable.QueryOptions{Filter: f})
+	_, err := tbl.Query(context.Background(), &localtable.QueryOptions{Filter: f})
 	fmt.Println(err == f.Err())
 	// Output:
 	// localtable: InvalidInput: filter: Size lt: integer 9223372036854775808 (uint64) is beyond Int64's range and has no literal

@@ -277,7 +277,7 @@ func (rc *reqCtx) queryEntities(table string) {
 		// once the table is known to exist.
 		_, err = rc.acct.data.GetTable(rc.r.Context(), table)
 	} else {
-		page, err = rc.acct.data.Table(table).Query(rc.r.Context(), opts)
+		page, err = rc.acct.data.Table(table).Query(rc.r.Context(), &opts)
 	}
 	if err != nil {
 		rc.fail(err)

@@ -147,7 +147,7 @@ func (rc *reqCtx) listTables() {
 	}
 	var page localtable.TablesPage
 	if top != 0 { // $top=0 asks for nothing: an empty page
-		if page, err = rc.acct.data.ListTables(rc.r.Context(), opts); err != nil {
+		if page, err = rc.acct.data.ListTables(rc.r.Context(), &opts); err != nil {
 			rc.fail(err)
 			return
 		}

@@ -235,7 +235,7 @@ func (l *localStore) sync() error {
 
 func (l *localStore) ListTables(ctx context.Context) ([]string, error) {
 	var out []string
-	for t, err := range l.acct.Tables(ctx, localtable.ListTablesOptions{}) {
+	for t, err := range l.acct.Tables(ctx, nil) {
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +262,7 @@ func (l *localStore) Query(ctx context.Context, table string, q queryReq) (query
 		}
 		opts.Filter = f
 	}
-	p, err := l.acct.Table(table).Query(ctx, opts)
+	p, err := l.acct.Table(table).Query(ctx, &opts)
 	if err != nil {
 		return queryPage{}, err
 	}

@@ -130,7 +130,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	fmt.Fprintf(w, "new manager, denormalized: %d updates in %d transactions\n", writes, txs)
 
 	stale := 0
-	for e, err := range localtable.QueryAs[Employee](ctx, denormalized, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
+	for e, err := range localtable.QueryAs[Employee](ctx, denormalized, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
 		if err != nil {
 			return err
 		}
@@ -148,7 +148,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 func setManager(ctx context.Context, tbl *localtable.Table, name, phone string) (writes, txs int, err error) {
 	next := localtable.Continuation{}
 	for {
-		page, err := tbl.Query(ctx, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept),
+		page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept),
 			Top: localtable.MaxTransactionActions, Continuation: next})
 		if err != nil {
 			return writes, txs, err

@@ -313,7 +313,7 @@ func (wk *worker) archiveEmployee(ctx context.Context, m tablequeue.Message) err
 // ids lists the RowKeys in tbl.
 func ids(ctx context.Context, tbl *localtable.Table) ([]string, error) {
 	var out []string
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Select: []string{"LastName"}}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Select: []string{"LastName"}}) {
 		if err != nil {
 			return nil, err
 		}

@@ -449,7 +449,7 @@ func (st *store) query(ctx context.Context, f *filter.Filter) (lookup, error) {
 	var l lookup
 	opts := localtable.QueryOptions{Filter: f}
 	for {
-		page, err := st.tbl.Query(ctx, opts)
+		page, err := st.tbl.Query(ctx, &opts)
 		if err != nil {
 			return l, err
 		}
@@ -623,7 +623,7 @@ func (st *store) printLookups(ctx context.Context, w io.Writer, oldEmail, newEma
 // there is no other entry. It prints the counts.
 func (st *store) check(ctx context.Context, w io.Writer) error {
 	emps := map[string]Employee{}
-	for e, err := range st.tbl.QueryAll(ctx, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(empPartition(dept))}) {
+	for e, err := range st.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(empPartition(dept))}) {
 		if err != nil {
 			return err
 		}
@@ -634,7 +634,7 @@ func (st *store) check(ctx context.Context, w io.Writer) error {
 		emps[emp.RowKey] = emp
 	}
 	entries := 0
-	for e, err := range st.tbl.QueryAll(ctx, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(emailPartition(dept))}) {
+	for e, err := range st.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(emailPartition(dept))}) {
 		if err != nil {
 			return err
 		}

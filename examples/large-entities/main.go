@@ -106,7 +106,7 @@ func (s BlobStore) Get(addr string) ([]byte, error) {
 // takes: minAge is that grace period.
 func (s BlobStore) Sweep(ctx context.Context, tbl *localtable.Table, minAge time.Duration) (int, error) {
 	live := map[string]bool{}
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Select: []string{"Blob"}}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Select: []string{"Blob"}}) {
 		if err != nil {
 			return 0, err
 		}

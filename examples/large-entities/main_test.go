@@ -57,7 +57,7 @@ func TestLargeEntities(t *testing.T) {
 		t.Fatalf("%d blobs on disk, want 2", len(onDisk))
 	}
 	n := 0
-	for e, err := range acct.Table("Documents").QueryAll(ctx, localtable.QueryOptions{}) {
+	for e, err := range acct.Table("Documents").QueryAll(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -106,7 +106,7 @@ func write(ctx context.Context, tbl *localtable.Table, pk, id string, props loca
 
 // read reassembles the record with one range query.
 func read(ctx context.Context, tbl *localtable.Table, pk, id string) (localtable.Properties, localtable.QueryStats, error) {
-	r, err := show.Query(ctx, tbl, localtable.QueryOptions{Filter: partRange(pk, id)})
+	r, err := show.Query(ctx, tbl, &localtable.QueryOptions{Filter: partRange(pk, id)})
 	if err != nil {
 		return nil, r.Stats, err
 	}

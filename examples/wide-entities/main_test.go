@@ -38,7 +38,7 @@ func TestWideEntities(t *testing.T) {
 	// old parts _01 and _02 are gone; resp0002 is untouched.
 	tbl := acct.Table("SurveyResponses")
 	var keys []string
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+	for e, err := range tbl.QueryAll(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -162,7 +162,7 @@ func (x *Explorer) serveTables(w http.ResponseWriter, r *http.Request, acct *Acc
 func (x *Explorer) serveTablesStatus(w http.ResponseWriter, r *http.Request, acct *Account, p *page, status int) {
 	ctx := r.Context()
 	p.Title = acct.Name
-	for info, err := range acct.Data.Tables(ctx, localtable.ListTablesOptions{}) {
+	for info, err := range acct.Data.Tables(ctx, nil) {
 		if err != nil {
 			p.Error = errText(err)
 			break
@@ -233,7 +233,7 @@ func (x *Explorer) serveBrowse(w http.ResponseWriter, r *http.Request, acct *Acc
 		return
 	}
 	p.Plan = f.Explain()
-	res, err := t.Query(r.Context(), opts)
+	res, err := t.Query(r.Context(), &opts)
 	if err != nil {
 		p.Error = errText(err)
 		x.render(w, r, statusOf(err), "table", p)
@@ -477,7 +477,7 @@ func (x *Explorer) serveExport(w http.ResponseWriter, r *http.Request, t *localt
 	var tw tableio.Writer
 	if format == tableio.CSV {
 		var cols tableio.ColumnSet
-		for e, err := range t.QueryAll(ctx, opts) {
+		for e, err := range t.QueryAll(ctx, &opts) {
 			if err != nil {
 				http.Error(w, errText(err), statusOf(err))
 				return
@@ -496,7 +496,7 @@ func (x *Explorer) serveExport(w http.ResponseWriter, r *http.Request, t *localt
 		w.Header().Set("Content-Disposition", `attachment; filename="`+t.Name()+`.jsonl"`)
 		tw = tableio.NewJSONLWriter(w, nil)
 	}
-	for e, err := range t.QueryAll(ctx, opts) {
+	for e, err := range t.QueryAll(ctx, &opts) {
 		if err != nil {
 			x.log.Error("explorer: export", "table", t.Name(), "err", err)
 			return // the download ends short; the status is sent

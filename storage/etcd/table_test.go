@@ -189,7 +189,7 @@ func TestTableTransactions(t *testing.T) {
 func countEntities(t *testing.T, tbl *localtable.Table, f localtable.Predicate) int {
 	t.Helper()
 	n := 0
-	for _, err := range tbl.QueryAll(bg(), localtable.QueryOptions{Filter: f}) {
+	for _, err := range tbl.QueryAll(bg(), &localtable.QueryOptions{Filter: f}) {
 		must(t, err)
 		n++
 	}
@@ -226,7 +226,7 @@ func TestTablePagedQuery(t *testing.T) {
 			var seen []string
 			pages := 0
 			for {
-				page, err := tbl.Query(bg(), opts)
+				page, err := tbl.Query(bg(), &opts)
 				must(t, err)
 				pages++
 				for _, ent := range page.Entities {
