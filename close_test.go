@@ -108,7 +108,7 @@ func closeRound(t *testing.T, eng engine, round int) {
 			return err
 		})
 		run("Query", func(int) error {
-			opts := localtable.QueryOptions{Top: 7}
+			opts := localtable.QueryOptions{PageSize: 7}
 			for {
 				page, err := tbl.Query(bound, &opts)
 				if err != nil || page.Continuation.IsZero() {
@@ -119,7 +119,7 @@ func closeRound(t *testing.T, eng engine, round int) {
 		})
 		run("QueryAll", func(int) error {
 			n := 0
-			for _, err := range tbl.QueryAll(bound, &localtable.QueryOptions{Top: 3}) {
+			for _, err := range tbl.QueryAll(bound, &localtable.QueryOptions{PageSize: 3}) {
 				if err != nil {
 					return err
 				}
@@ -174,7 +174,7 @@ func closeRound(t *testing.T, eng engine, round int) {
 		return a.DeleteTable(bound, name)
 	})
 	run("Tables", func(int) error {
-		for _, err := range a.Tables(bound, &localtable.ListTablesOptions{Top: 1}) {
+		for _, err := range a.Tables(bound, &localtable.ListTablesOptions{PageSize: 1}) {
 			if err != nil {
 				return err
 			}

@@ -23,10 +23,11 @@ type QueryOptions struct {
 	// all. The keys, Timestamp and ETag are always returned; a selected
 	// property an entity lacks is absent from its Properties.
 	Select []string
-	// Top is the page size ($top): 1 to 1000, 0 meaning 1000. It sizes
-	// pages, not the query: QueryAll with Top 10 still returns every match,
-	// ten at a time. Use Limit for the first n.
-	Top int
+	// PageSize is the most entities one page holds (the service's $top):
+	// 1 to 1000, 0 meaning 1000. It sizes pages, not the query: QueryAll
+	// with PageSize 10 still returns every match, ten at a time. Use Limit
+	// for the first n.
+	PageSize int
 	// Limit is the most entities the query returns in all; 0 means no
 	// limit. A page holds at most Limit entities, and the page that reaches
 	// Limit ends the query: its Continuation is zero, and no entity after
@@ -149,7 +150,7 @@ func (t *Table) queryPage(ctx context.Context, opts QueryOptions) (QueryPage, er
 	if err := t.a.check(ctx); err != nil {
 		return QueryPage{}, err
 	}
-	top, err := pageSize(opts.Top)
+	top, err := pageSize(opts.PageSize)
 	if err != nil {
 		return QueryPage{}, err
 	}
@@ -170,7 +171,7 @@ type scanSpec struct {
 	count bool // count matches in Stats.Returned; keep no entities
 }
 
-// query reads one page as spec says. opts.Top and opts.Limit are already
+// query reads one page as spec says. opts.PageSize and opts.Limit are already
 // folded into spec.
 func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (QueryPage, error) {
 	var page QueryPage

@@ -18,7 +18,7 @@ import (
 
 // The differential query test: random typed data, random $filter strings
 // from a grammar, and every way of running a query (QueryAll, pages of a
-// small Top, pages cut short by ScanLimit, with and without Select)
+// small PageSize, pages cut short by ScanLimit, with and without Select)
 // compared with brute force: every entity of the table, kept when the
 // filter's Match accepts it. It also checks the planner's contract (the
 // ranges are sorted, disjoint, non-empty and hold every match) and its
@@ -465,9 +465,9 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 		fail("key-bounded query scanned %d entities to return %d\n%s", st.Scanned, st.Returned, f.Explain())
 	}
 
-	// Pages of a small Top, sometimes cut short by ScanLimit, sometimes
+	// Pages of a small PageSize, sometimes cut short by ScanLimit, sometimes
 	// with Select.
-	opts := localtable.QueryOptions{Filter: f, Top: 1 + g.r.IntN(9)}
+	opts := localtable.QueryOptions{Filter: f, PageSize: 1 + g.r.IntN(9)}
 	if g.r.IntN(3) == 0 {
 		opts.ScanLimit = 1 + g.r.IntN(20)
 	}
@@ -489,8 +489,8 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 			return false
 		}
 		pages++
-		if len(page.Entities) > opts.Top || (opts.ScanLimit > 0 && page.Stats.Scanned > opts.ScanLimit) || page.Stats.Returned != len(page.Entities) {
-			fail("page %d of Top %d, ScanLimit %d: %d entities, stats %+v", pages, opts.Top, opts.ScanLimit, len(page.Entities), page.Stats)
+		if len(page.Entities) > opts.PageSize || (opts.ScanLimit > 0 && page.Stats.Scanned > opts.ScanLimit) || page.Stats.Returned != len(page.Entities) {
+			fail("page %d of PageSize %d, ScanLimit %d: %d entities, stats %+v", pages, opts.PageSize, opts.ScanLimit, len(page.Entities), page.Stats)
 		}
 		scanned += page.Stats.Scanned
 		got = append(got, page.Entities...)
@@ -511,10 +511,10 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 		}
 	}
 	if d := diffResults(got, wantPaged); d != "" {
-		fail("%d pages of Top %d, ScanLimit %d, Select %q: %s", pages, opts.Top, opts.ScanLimit, opts.Select, d)
+		fail("%d pages of PageSize %d, ScanLimit %d, Select %q: %s", pages, opts.PageSize, opts.ScanLimit, opts.Select, d)
 	}
 	if scanned > inRanges || (exact && scanned != len(want)) {
-		fail("%d pages of Top %d, ScanLimit %d scanned %d entities; %d in the ranges, %d matches\n%s", pages, opts.Top, opts.ScanLimit, scanned, inRanges, len(want), f.Explain())
+		fail("%d pages of PageSize %d, ScanLimit %d scanned %d entities; %d in the ranges, %d matches\n%s", pages, opts.PageSize, opts.ScanLimit, scanned, inRanges, len(want), f.Explain())
 	}
 	return ok
 }

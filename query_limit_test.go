@@ -27,8 +27,8 @@ func collectKeys(t *testing.T, seq func(func(localtable.Entity, error) bool)) []
 }
 
 // TestQueryAllLimitReadsNoFurther: the first n of a filtered QueryAll read
-// the entities up to the n-th match and not one more, where Top (the page
-// size) would read a whole page.
+// the entities up to the n-th match and not one more, where PageSize would
+// read a whole page.
 func TestQueryAllLimitReadsNoFurther(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		ce, tbl := newCountingTable(t, eng)
@@ -60,7 +60,7 @@ func TestQueryAllLimitReadsNoFurther(t *testing.T) {
 		}
 
 		// A Limit above the matches is no limit.
-		got = collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows, Limit: 1 << 20, Top: 333}))
+		got = collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows, Limit: 1 << 20, PageSize: 333}))
 		if !slices.Equal(got, all) {
 			t.Errorf("Limit above the matches: %d entities, want %d", len(got), len(all))
 		}
@@ -78,9 +78,9 @@ func TestQueryAllLimitReadsNoFurther(t *testing.T) {
 	})
 }
 
-// TestQueryLimitPage: on one page, a Limit at or under Top ends the query
+// TestQueryLimitPage: on one page, a Limit at or under PageSize ends the query
 // (no Continuation, nothing read after the Limit-th match, not even in a
-// later key range); a Limit over Top is a page like any other.
+// later key range); a Limit over PageSize is a page like any other.
 func TestQueryLimitPage(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		ce, tbl := newCountingTable(t, eng)
@@ -97,15 +97,15 @@ func TestQueryLimitPage(t *testing.T) {
 			t.Errorf("Limit 3: continuation %v, stats %+v; want none, 3 scanned", page.Continuation, page.Stats)
 		}
 
-		page, err = tbl.Query(ctx, &localtable.QueryOptions{Limit: 3, Top: 2})
+		page, err = tbl.Query(ctx, &localtable.QueryOptions{Limit: 3, PageSize: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(page.Entities) != 2 || page.Continuation.IsZero() {
-			t.Errorf("Limit 3, Top 2: %d entities, continuation %v; want 2 and a continuation", len(page.Entities), page.Continuation)
+			t.Errorf("Limit 3, PageSize 2: %d entities, continuation %v; want 2 and a continuation", len(page.Entities), page.Continuation)
 		}
 		// The caller pages on with what remains of the Limit.
-		page, err = tbl.Query(ctx, &localtable.QueryOptions{Limit: 1, Top: 2, Continuation: page.Continuation})
+		page, err = tbl.Query(ctx, &localtable.QueryOptions{Limit: 1, PageSize: 2, Continuation: page.Continuation})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,13 +130,13 @@ func TestQueryLimitPage(t *testing.T) {
 		if n := ce.reads.Load(); n != 20 {
 			t.Errorf("Limit 20 over two ranges read %d entities, want 20", n)
 		}
-		// Without the Limit, Top 20 looks ahead to say the query goes on.
-		page, err = tbl.Query(ctx, &localtable.QueryOptions{Filter: two, Top: 20})
+		// Without the Limit, PageSize 20 looks ahead to say the query goes on.
+		page, err = tbl.Query(ctx, &localtable.QueryOptions{Filter: two, PageSize: 20})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if page.Continuation.IsZero() {
-			t.Error("Top 20 over two ranges of 40 entities: no continuation")
+			t.Error("PageSize 20 over two ranges of 40 entities: no continuation")
 		}
 
 		_, err = tbl.Query(ctx, &localtable.QueryOptions{Limit: -1})

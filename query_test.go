@@ -100,20 +100,20 @@ func TestQueryTopAndSelect(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		_, tbl := newTable(t, eng)
 		fill(t, tbl, 2, 10)
-		page, err := tbl.Query(ctx, &localtable.QueryOptions{Top: 3, Select: []string{"N", "Missing"}})
+		page, err := tbl.Query(ctx, &localtable.QueryOptions{PageSize: 3, Select: []string{"N", "Missing"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(page.Entities) != 3 || page.Continuation.IsZero() {
-			t.Fatalf("Top 3: %d entities, continuation %v", len(page.Entities), page.Continuation)
+			t.Fatalf("PageSize 3: %d entities, continuation %v", len(page.Entities), page.Continuation)
 		}
 		e := page.Entities[0]
 		if len(e.Properties) != 1 || e.Properties["N"].Int64() != 0 || e.ETag == "" || e.Timestamp.IsZero() {
 			t.Errorf("projected entity = %+v", e)
 		}
 		for _, top := range []int{-1, 1001} {
-			if _, err := tbl.Query(ctx, &localtable.QueryOptions{Top: top}); localtable.ErrorCodeOf(err) != "InvalidInput" {
-				t.Errorf("Top %d: %v", top, err)
+			if _, err := tbl.Query(ctx, &localtable.QueryOptions{PageSize: top}); localtable.ErrorCodeOf(err) != "InvalidInput" {
+				t.Errorf("PageSize %d: %v", top, err)
 			}
 		}
 		// Select with a residual filter on a property that is not selected.
@@ -172,7 +172,7 @@ func TestQueryContinuationAcrossRanges(t *testing.T) {
 			{Start: localtable.PartitionStart("p003"), End: localtable.PartitionEnd("p003")},
 		}
 		var got []string
-		for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Top: 7, Filter: keyPred{ranges: rs}}) {
+		for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{PageSize: 7, Filter: keyPred{ranges: rs}}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,7 +254,7 @@ func TestQueryConcurrentWrites(t *testing.T) {
 		}()
 		seen := map[string]int{}
 		var order []string
-		for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Top: 50}) {
+		for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{PageSize: 50}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -354,7 +354,7 @@ func TestIteratorsRerun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opts := &localtable.QueryOptions{Top: 2, Limit: 4}
+	opts := &localtable.QueryOptions{PageSize: 2, Limit: 4}
 	all := tbl.QueryAll(ctx, opts)
 	type row struct{ RowKey string }
 	typed := localtable.QueryAs[row](ctx, tbl, opts)
@@ -378,7 +378,7 @@ func TestIteratorsRerun(t *testing.T) {
 			t.Errorf("run %d: QueryAll yielded %d, QueryAs %d; want 4 each", run, n, m)
 		}
 	}
-	topts := &localtable.ListTablesOptions{Top: 1}
+	topts := &localtable.ListTablesOptions{PageSize: 1}
 	tables := a.Tables(ctx, topts)
 	topts.NextTableName = "tbl4"
 	for run := range 2 {

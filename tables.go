@@ -137,8 +137,9 @@ type ListTablesOptions struct {
 	// Filter selects tables; it sees each table as an entity with one
 	// String property, TableName. nil lists every table.
 	Filter Predicate
-	// Top is the page size: 1 to 1000, 0 meaning 1000.
-	Top int
+	// PageSize is the most tables one page holds (the service's $top): 1
+	// to 1000, 0 meaning 1000.
+	PageSize int
 	// NextTableName resumes a listing where a previous page ended.
 	NextTableName string
 }
@@ -156,7 +157,7 @@ func pageSize(top int) (int, error) {
 	case top == 0:
 		return MaxPageSize, nil
 	case top < 0 || top > MaxPageSize:
-		return 0, newError(ErrInvalidInput, "$top is %d; it must be 1 to %d", top, MaxPageSize)
+		return 0, newError(ErrInvalidInput, "page size ($top) is %d; it must be 1 to %d", top, MaxPageSize)
 	}
 	return top, nil
 }
@@ -175,7 +176,7 @@ func (a *Account) ListTables(ctx context.Context, opts *ListTablesOptions) (Tabl
 // listTables is ListTables on options of its own.
 func (a *Account) listTables(ctx context.Context, opts ListTablesOptions) (TablesPage, error) {
 	var page TablesPage
-	top, err := pageSize(opts.Top)
+	top, err := pageSize(opts.PageSize)
 	if err != nil {
 		return page, err
 	}

@@ -138,7 +138,7 @@ func (rc *reqCtx) listTables() {
 		rc.fail(err)
 		return
 	}
-	opts.Top = rc.s.pageSize(top)
+	opts.PageSize = rc.s.pageSize(top)
 	if f := strings.TrimSpace(rc.query.Get("$filter")); f != "" {
 		if opts.Filter, err = parseFilter(f); err != nil {
 			rc.fail(err)

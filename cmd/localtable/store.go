@@ -254,7 +254,7 @@ func (l *localStore) DeleteTable(ctx context.Context, name string) error {
 }
 
 func (l *localStore) Query(ctx context.Context, table string, q queryReq) (queryPage, error) {
-	opts := localtable.QueryOptions{Select: q.Select, Top: q.Top, Continuation: q.Cont}
+	opts := localtable.QueryOptions{Select: q.Select, PageSize: q.Top, Continuation: q.Cont}
 	if q.Filter != "" {
 		f, err := filter.Parse(q.Filter)
 		if err != nil {

@@ -149,7 +149,7 @@ func setManager(ctx context.Context, tbl *localtable.Table, name, phone string) 
 	next := localtable.Continuation{}
 	for {
 		page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept),
-			Top: localtable.MaxTransactionActions, Continuation: next})
+			PageSize: localtable.MaxTransactionActions, Continuation: next})
 		if err != nil {
 			return writes, txs, err
 		}

@@ -194,7 +194,7 @@ func queryOf(r *http.Request) (queryView, localtable.QueryOptions, *filter.Filte
 	if t, err := strconv.Atoi(q.Get("top")); err == nil && t >= 1 && t <= localtable.MaxPageSize {
 		v.Top = t
 	}
-	opts := localtable.QueryOptions{Top: v.Top, Select: splitList(v.Select)}
+	opts := localtable.QueryOptions{PageSize: v.Top, Select: splitList(v.Select)}
 	if q.Get("npk") != "" || q.Get("nrk") != "" {
 		opts.Continuation = localtable.Continuation{NextPartitionKey: q.Get("npk"), NextRowKey: q.Get("nrk")}
 	}
@@ -468,7 +468,7 @@ func (x *Explorer) serveExport(w http.ResponseWriter, r *http.Request, t *localt
 		http.Error(w, "The filter is not valid: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	opts.Top, opts.Continuation = 0, localtable.Continuation{}
+	opts.PageSize, opts.Continuation = 0, localtable.Continuation{}
 	format := tableio.JSONL
 	if r.URL.Query().Get("format") == "csv" {
 		format = tableio.CSV

@@ -222,7 +222,7 @@ func TestTablePagedQuery(t *testing.T) {
 			}
 			f, err := filter.Parse("PartitionKey ge 'p1' and Even eq true")
 			must(t, err)
-			var opts = localtable.QueryOptions{Filter: f, Top: 20}
+			var opts = localtable.QueryOptions{Filter: f, PageSize: 20}
 			var seen []string
 			pages := 0
 			for {
@@ -247,7 +247,7 @@ func TestTablePagedQuery(t *testing.T) {
 				t.Errorf("query returned %d entities %v…, want %d", len(seen), head(seen), len(want))
 			}
 			if pages < len(want)/20 {
-				t.Errorf("%d pages of Top 20 for %d entities", pages, len(want))
+				t.Errorf("%d pages of PageSize 20 for %d entities", pages, len(want))
 			}
 		})
 	}

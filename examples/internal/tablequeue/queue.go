@@ -282,7 +282,7 @@ func lost(err error) bool {
 func (q *Queue) Dequeue(ctx context.Context) (Message, bool, error) {
 	now := q.now()
 	f := filter.And(q.keyRange(), filter.Prop(propVisible).Le(now))
-	for e, err := range q.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f, Top: 32}) {
+	for e, err := range q.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f, PageSize: 32}) {
 		if err != nil {
 			return Message{}, false, fmt.Errorf("tablequeue: dequeue from %s: %w", q.Name(), err)
 		}
@@ -382,7 +382,7 @@ func (q *Queue) Peek(ctx context.Context, max int) ([]Message, error) {
 	}
 	f := filter.And(q.keyRange(), filter.Prop(propVisible).Le(q.now()))
 	var ms []Message
-	for e, err := range q.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f, Top: min(max, localtable.MaxPageSize)}) {
+	for e, err := range q.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f, PageSize: min(max, localtable.MaxPageSize)}) {
 		if err != nil {
 			return nil, fmt.Errorf("tablequeue: peek %s: %w", q.Name(), err)
 		}
