@@ -17,7 +17,9 @@ import (
 type QueryOptions struct {
 	// Filter selects entities; nil selects all. Package filter parses the
 	// service's $filter syntax into a Predicate and builds them from typed
-	// values; its key ranges decide what is scanned.
+	// values; its key ranges decide what is scanned. The query checks the
+	// Predicate's contract (see Predicate): a nil pointer in it, an Err, or
+	// key ranges out of order fail the query.
 	Filter Predicate
 	// Select lists the custom properties to return ($select); nil returns
 	// all. The keys, Timestamp and ETag are always returned; a selected
@@ -180,7 +182,7 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 		return page, err
 	}
 	defer a.exit()
-	if err := predicateErr(opts.Filter); err != nil {
+	if err := checkPredicate(opts.Filter); err != nil {
 		return page, err
 	}
 	var after Key
@@ -190,16 +192,11 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 			return page, err
 		}
 	}
-	ranges := []KeyRange{{}}
-	if opts.Filter != nil {
-		if rs, ok := opts.Filter.KeyRanges(); ok {
-			ranges = rs
-		} else {
-			page.Stats.FullScan = true
-		}
-	} else {
-		page.Stats.FullScan = true
+	ranges, full, err := predicateRanges(opts.Filter)
+	if err != nil {
+		return page, err
 	}
+	page.Stats.FullScan = full
 
 	rec, snap, err := a.tableSnapshot(t.name)
 	if err != nil {

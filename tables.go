@@ -135,7 +135,8 @@ type TableInfo struct {
 // *ListTablesOptions means the defaults: every table, in pages of 1,000.
 type ListTablesOptions struct {
 	// Filter selects tables; it sees each table as an entity with one
-	// String property, TableName. nil lists every table.
+	// String property, TableName. nil lists every table. As in a query, a
+	// nil pointer in it, or an Err, fails the listing (see Predicate).
 	Filter Predicate
 	// PageSize is the most tables one page holds (the service's $top): 1
 	// to 1000, 0 meaning 1000.
@@ -180,7 +181,7 @@ func (a *Account) listTables(ctx context.Context, opts ListTablesOptions) (Table
 	if err != nil {
 		return page, err
 	}
-	if err := predicateErr(opts.Filter); err != nil {
+	if err := checkPredicate(opts.Filter); err != nil {
 		return page, err
 	}
 	if err := a.enter(ctx); err != nil {

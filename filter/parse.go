@@ -63,8 +63,7 @@ func (e *SyntaxError) Unwrap() error {
 // Errors are *SyntaxError.
 //
 // On error the returned Filter is not nil: it carries the error (Err), so
-// a query given it despite the error fails with that error instead of
-// selecting every entity, as a nil Filter would.
+// a query given it despite the error fails with that error.
 func Parse(s string) (*Filter, error) {
 	return ParseWithOptions(s, Options{MaxComparisons: MaxComparisons})
 }

@@ -172,7 +172,8 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	return nil
 }
 
-func count(ctx context.Context, tbl *localtable.Table, f *filter.Filter) (int, error) {
+// count returns the number of entities of tbl that f selects (nil: all).
+func count(ctx context.Context, tbl *localtable.Table, f localtable.Predicate) (int, error) {
 	r, err := show.Query(ctx, tbl, &localtable.QueryOptions{Filter: f, Select: []string{}})
 	return len(r.Entities), err
 }
