@@ -315,7 +315,7 @@ func (s *Server) scanLimit() int {
 	case n == 0:
 		return DefaultQueryScanLimit
 	case n < 0:
-		return 0
+		return -1 // no bound
 	default:
 		return n
 	}
