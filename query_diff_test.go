@@ -350,7 +350,7 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 		ok = false
 		t.Errorf("filter %s:\n"+format, append([]any{s}, args...)...)
 	}
-	f, err := filter.ParseWithOptions(s, filter.Options{})
+	f, err := filter.ParseWithOptions(s, nil)
 	if err != nil {
 		fail("ParseWithOptions: %v", err)
 		return false
@@ -364,7 +364,7 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 	case n > filter.MaxComparisons && err == nil:
 		fail("Parse accepted %d comparisons", n)
 	case n > filter.MaxComparisons:
-		f2, err = filter.ParseWithOptions(canon, filter.Options{})
+		f2, err = filter.ParseWithOptions(canon, nil)
 	}
 	if err != nil {
 		fail("Parse(%q): %v", canon, err)

@@ -160,11 +160,11 @@ func ExampleParseWithOptions() {
 	}
 	_, err := filter.Parse(s)
 	fmt.Println(err)
-	f, err := filter.ParseWithOptions(s, filter.Options{})
+	f, err := filter.ParseWithOptions(s, nil)
 	rs, _ := f.KeyRanges()
 	fmt.Println(len(rs), err)
 	// …but not MaxLength, which keeps parsing and planning fast.
-	_, err = filter.ParseWithOptions(s+strings.Repeat(" ", filter.MaxLength), filter.Options{})
+	_, err = filter.ParseWithOptions(s+strings.Repeat(" ", filter.MaxLength), nil)
 	fmt.Println(err)
 	// Output:
 	// filter: syntax error at offset 378: too many comparisons: at most 15 are allowed
