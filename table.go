@@ -3,7 +3,6 @@ package localtable
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -134,7 +133,7 @@ func makeEntity(pk, rk string, ticks int64, props Properties) Entity {
 // errBadETag is the error for an If-Match value that is neither "*" nor a
 // weak ETag.
 func errBadETag(tag ETag) error {
-	return withCode(ErrInvalidInput, CodeInvalidInput, http.StatusBadRequest, "the ETag %q is not valid: use \"*\" or an ETag the service returned", string(tag))
+	return newError(ErrInvalidInput, "the ETag %q is not valid: use \"*\" or an ETag the service returned", string(tag))
 }
 
 // etagOf returns etagFor(ticks), formatted digit by digit rather than with

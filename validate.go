@@ -1,7 +1,6 @@
 package localtable
 
 import (
-	"net/http"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -37,7 +36,7 @@ const (
 
 // ErrKeyTooLarge is the error for a PartitionKey or RowKey over
 // MaxKeyUTF16 code units (code KeyValueTooLarge).
-var ErrKeyTooLarge = sentinel("KeyValueTooLarge", http.StatusBadRequest, "The key value exceeds the maximum allowed size (1KB).")
+var ErrKeyTooLarge = sentinel(CodeKeyValueTooLarge, "The key value exceeds the maximum allowed size (1KB).")
 
 // utf16Len returns the number of UTF-16 code units of s: 2 for characters
 // above U+FFFF, 1 otherwise.
@@ -161,10 +160,10 @@ func ValidateTableName(name string) error {
 		}
 	}
 	if len(name) < 3 || len(name) > 63 {
-		return withCode(ErrInvalidTableName, CodeOutOfRangeInput, http.StatusBadRequest, "table name %q: length %d is outside 3..63", name, len(name))
+		return withCode(ErrInvalidTableName, CodeOutOfRangeInput, "table name %q: length %d is outside 3..63", name, len(name))
 	}
 	if strings.EqualFold(name, "tables") {
-		return withCode(ErrInvalidTableName, CodeInvalidInput, http.StatusBadRequest, "table name %q is reserved", name)
+		return withCode(ErrInvalidTableName, CodeInvalidInput, "table name %q is reserved", name)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ type xmlAccessPolicy struct {
 }
 
 func errXML(msg string) *localtable.Error {
-	return wireError(codeInvalidXMLDocument, http.StatusBadRequest, "XML specified is not syntactically valid. "+msg)
+	return wireError(codeInvalidXMLDocument, "XML specified is not syntactically valid. "+msg)
 }
 
 func formatXMLTime(t time.Time) string {
@@ -118,7 +118,7 @@ func (rc *reqCtx) serveACL(table string) {
 // ResourceNotFound, not TableNotFound.
 func aclError(err error) error {
 	if errors.Is(err, localtable.ErrTableNotFound) {
-		return wireError(localtable.CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist.")
+		return wireError(localtable.CodeResourceNotFound, "The specified resource does not exist.")
 	}
 	return err
 }

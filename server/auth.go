@@ -51,23 +51,23 @@ func (o op) entity() bool { return o <= opDelete }
 const authFailedMessage = "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."
 
 func errAuthentication(msg string) *localtable.Error {
-	return wireError(localtable.CodeAuthenticationFailed, http.StatusForbidden, authFailedMessage+" "+msg)
+	return wireError(localtable.CodeAuthenticationFailed, authFailedMessage+" "+msg)
 }
 
 func errPermission(msg string) *localtable.Error {
-	return wireError(localtable.CodeAuthorizationPermissionMismatch, http.StatusForbidden,
+	return wireError(localtable.CodeAuthorizationPermissionMismatch,
 		"This request is not authorized to perform this operation using this permission. "+msg)
 }
 
 func errResourceType(msg string) *localtable.Error {
-	return wireError(localtable.CodeAuthorizationResourceTypeMismatch, http.StatusForbidden,
+	return wireError(localtable.CodeAuthorizationResourceTypeMismatch,
 		"This request is not authorized to perform this operation using this resource type. "+msg)
 }
 
 // errAuthorization is the service's answer to a SAS used for an operation
 // no SAS of its kind may perform (such as reading or setting an ACL).
 func errAuthorization(msg string) *localtable.Error {
-	return wireError(codeAuthorizationFailure, http.StatusForbidden,
+	return wireError(codeAuthorizationFailure,
 		"This request is not authorized to perform this operation. "+msg)
 }
 
@@ -92,7 +92,7 @@ func (s *Server) authenticate(rc *reqCtx) error {
 			// From version 2020-12-06 the Table service answers an
 			// anonymous request with a bearer challenge.
 			rc.challenge("common")
-			return wireError(codeNoAuthenticationInfo, http.StatusUnauthorized, challengeMessage)
+			return wireError(codeNoAuthenticationInfo, challengeMessage)
 		}
 		return errAuthentication("The request carries no Authorization header and no shared access signature.")
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"net/http"
 	"strings"
 	"time"
 
@@ -131,7 +130,7 @@ func (rc *reqCtx) errToken(tenant, msg string) *localtable.Error {
 		return errAuthentication(msg)
 	}
 	rc.challenge(tenant)
-	return wireError(codeInvalidAuthenticationIn, http.StatusUnauthorized, challengeMessage+" "+msg)
+	return wireError(codeInvalidAuthenticationIn, challengeMessage+" "+msg)
 }
 
 // parseToken decodes a JWT (without verifying its signature): three

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -62,7 +61,7 @@ func readObject(body []byte) (keys []string, vals map[string]json.RawMessage, er
 			return nil, nil, bad(err.Error())
 		}
 		if _, dup := vals[k]; dup {
-			return nil, nil, wireError(localtable.CodeDuplicatePropertiesSpecified, http.StatusBadRequest, "The property "+quoteOData(k)+" is specified more than one time.")
+			return nil, nil, wireError(localtable.CodeDuplicatePropertiesSpecified, "The property "+quoteOData(k)+" is specified more than one time.")
 		}
 		vals[k] = raw
 		keys = append(keys, k)
@@ -136,7 +135,7 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 		}
 	}
 	if needKeys && (!havePK || !haveRK) {
-		return e, false, localtable.NewError(localtable.ErrPropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
+		return e, false, &localtable.Error{Code: localtable.CodePropertiesNeedValue, Message: "The values are not specified for all properties in the entity: PartitionKey and RowKey are required."}
 	}
 	return e, havePK && haveRK, nil
 }

@@ -61,7 +61,7 @@ const (
 // errXMLNode is the service's answer to a well-formed properties document
 // with a bad value in element node.
 func errXMLNode(node, detail string) *localtable.Error {
-	return wireError(codeInvalidXMLNodeValue, http.StatusBadRequest,
+	return wireError(codeInvalidXMLNodeValue,
 		"The value for one of the XML nodes is not in the correct format. "+node+": "+detail)
 }
 
@@ -503,7 +503,7 @@ func (rc *reqCtx) servePreflight() {
 	method := h.Get("Access-Control-Request-Method")
 	for _, need := range []struct{ name, value string }{{"Origin", origin}, {"Access-Control-Request-Method", method}} {
 		if need.value == "" {
-			rc.fail(wireError(codeInvalidHeaderValue, http.StatusBadRequest, msgCORSMissingHeader+" Missing required CORS header "+need.name+"."))
+			rc.fail(wireError(codeInvalidHeaderValue, msgCORSMissingHeader+" Missing required CORS header "+need.name+"."))
 			return
 		}
 	}
@@ -511,10 +511,10 @@ func (rc *reqCtx) servePreflight() {
 	rule := firstCORSRule(rc.acct.cors.rules(), origin, method)
 	switch {
 	case rule == nil:
-		rc.fail(wireError(codeCorsPreflightFailure, http.StatusForbidden, msgCORSPreflightFailure+" No CORS rule allows origin "+strconv.Quote(origin)+" with method "+strconv.Quote(method)+"."))
+		rc.fail(wireError(codeCorsPreflightFailure, msgCORSPreflightFailure+" No CORS rule allows origin "+strconv.Quote(origin)+" with method "+strconv.Quote(method)+"."))
 		return
 	case !rule.allowsHeaders(reqHeaders):
-		rc.fail(wireError(codeCorsPreflightFailure, http.StatusForbidden, msgCORSPreflightFailure+" The first CORS rule that allows origin "+strconv.Quote(origin)+" with method "+strconv.Quote(method)+" does not allow the headers "+strconv.Quote(reqHeaders)+"."))
+		rc.fail(wireError(codeCorsPreflightFailure, msgCORSPreflightFailure+" The first CORS rule that allows origin "+strconv.Quote(origin)+" with method "+strconv.Quote(method)+" does not allow the headers "+strconv.Quote(reqHeaders)+"."))
 		return
 	}
 	out := rc.w.Header()

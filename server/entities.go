@@ -23,7 +23,7 @@ func (rc *reqCtx) readBody(limit int64) ([]byte, error) {
 	rc.limitBody(limit)
 	b, err := io.ReadAll(rc.r.Body)
 	if err != nil {
-		if asWireError(err).StatusCode == http.StatusRequestEntityTooLarge {
+		if asWireError(err).Code == localtable.CodeRequestBodyTooLarge {
 			return nil, err
 		}
 		return nil, errInvalidInput("The request body could not be read: " + err.Error())
@@ -229,7 +229,7 @@ func (rc *reqCtx) parseTop() (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < 0 || n > localtable.MaxPageSize {
-		return 0, wireError(localtable.CodeInvalidInput, http.StatusBadRequest, "The $top value "+quoteOData(s)+" is not an integer from 0 to 1000.")
+		return 0, wireError(localtable.CodeInvalidInput, "The $top value "+quoteOData(s)+" is not an integer from 0 to 1000.")
 	}
 	return n, nil
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/xml"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -139,6 +138,6 @@ func optionalBool(name string, v *string) (bool, error) {
 // the primary endpoint (the operation exists at the secondary endpoint
 // only) or with a version before 2013-08-15, which did not have it.
 func errStatsNotHere() *localtable.Error {
-	return wireError(codeInvalidQueryParameter, http.StatusBadRequest,
+	return wireError(codeInvalidQueryParameter,
 		"Value for one of the query parameters specified in the request URI is invalid. (comp=stats is served at the secondary endpoint, /{account}"+SecondarySuffix+", from x-ms-version "+versionStatsSince+".)")
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net"
-	"net/http"
 	"net/netip"
 	"strings"
 	"time"
@@ -52,7 +51,7 @@ func (s *Server) verifySAS(rc *reqCtx) (*grant, error) {
 	for _, k := range sasParams {
 		if len(q[k]) > 1 {
 			// As the service: a SAS whose parameters repeat is refused.
-			return nil, wireError(codeAuthorizationFailure, http.StatusForbidden,
+			return nil, wireError(codeAuthorizationFailure,
 				authFailedMessage+" The shared access signature parameter "+quoteOData(k)+" is given more than once.")
 		}
 	}
@@ -64,7 +63,7 @@ func (s *Server) verifySAS(rc *reqCtx) (*grant, error) {
 		g.resourceTypes = q.Get("srt")
 		toSign = azauth.AccountSASString(rc.acct.name, q)
 		if !strings.Contains(q.Get("ss"), "t") {
-			return nil, wireError(codeAuthorizationServiceMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this service. The account SAS's signed services "+quoteOData(q.Get("ss"))+" do not include 't'.")
+			return nil, wireError(codeAuthorizationServiceMismatch, "This request is not authorized to perform this operation using this service. The account SAS's signed services "+quoteOData(q.Get("ss"))+" do not include 't'.")
 		}
 	case q.Has("tn"):
 		g.table = q.Get("tn")
@@ -113,7 +112,7 @@ func (s *Server) verifySAS(rc *reqCtx) (*grant, error) {
 		return nil, errAuthentication("Signed expiry time " + quoteOData(expiry) + " has passed.")
 	}
 	if sip := q.Get("sip"); sip != "" && !ipAllowed(sip, rc.r.RemoteAddr) {
-		return nil, wireError(codeAuthorizationSourceIPMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this source IP "+clientIP(rc.r.RemoteAddr)+".")
+		return nil, wireError(codeAuthorizationSourceIPMismatch, "This request is not authorized to perform this operation using this source IP "+clientIP(rc.r.RemoteAddr)+".")
 	}
 	switch spr := q.Get("spr"); spr {
 	case "", "https,http", "http,https":
@@ -121,7 +120,7 @@ func (s *Server) verifySAS(rc *reqCtx) (*grant, error) {
 		if rc.r.TLS == nil {
 			// aztables' GetAccountSASURL always signs spr=https: such a
 			// SAS works only against an HTTPS server (localtabletest.WithTLS).
-			return nil, wireError(codeAuthorizationProtocolMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this protocol. The SAS allows HTTPS only (spr=https) and the request came over HTTP.")
+			return nil, wireError(codeAuthorizationProtocolMismatch, "This request is not authorized to perform this operation using this protocol. The SAS allows HTTPS only (spr=https) and the request came over HTTP.")
 		}
 	default:
 		return nil, errAuthentication("The signed protocol " + quoteOData(spr) + " is not valid: spr is https or https,http.")

@@ -445,7 +445,7 @@ func (x *Explorer) serveEntity(w http.ResponseWriter, r *http.Request, acct *Acc
 		return
 	}
 	if err != nil {
-		fail(localtable.NewError(localtable.ErrInvalidInput, "%v", err))
+		fail(&localtable.Error{Code: localtable.CodeInvalidInput, Message: err.Error()})
 		return
 	}
 	var tag localtable.ETag
@@ -523,8 +523,8 @@ func errText(err error) string {
 // statusOf is the HTTP status of an error.
 func statusOf(err error) int {
 	var le *localtable.Error
-	if errors.As(err, &le) && le.StatusCode != 0 {
-		return le.StatusCode
+	if errors.As(err, &le) {
+		return server.HTTPStatus(le.Code)
 	}
 	return http.StatusInternalServerError
 }
