@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // Kind is the Edm type of a [Value].
@@ -265,43 +267,17 @@ func (v Value) String() string {
 	case KindInt64:
 		return strconv.FormatInt(v.Int64(), 10)
 	case KindDouble:
-		return FormatDouble(v.Double())
+		return edmfmt.Double(v.Double())
 	case KindBool:
 		return strconv.FormatBool(v.Bool())
 	case KindDateTime:
-		return FormatDateTime(v.Time())
+		return edmfmt.DateTime(v.Time())
 	case KindGUID:
 		return v.GUID().String()
 	case KindBinary:
 		return base64.StdEncoding.EncodeToString([]byte(v.str))
 	}
 	return "<null>"
-}
-
-// FormatDouble formats f as the service does: shortest round-trip digits,
-// "NaN", "Infinity" and "-Infinity" for the special values.
-func FormatDouble(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// FormatDateTime formats t in UTC as yyyy-MM-ddTHH:mm:ss.FFFFFFFZ: up to 7
-// fractional digits with trailing zeros trimmed.
-func FormatDateTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.9999999Z")
-}
-
-// FormatDateTime7 formats t in UTC with exactly 7 fractional digits, as the
-// service writes Timestamp.
-func FormatDateTime7(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
 }
 
 // GUID is a 16-byte globally unique identifier, stored in the byte order of

@@ -3,6 +3,8 @@ package localtable
 import (
 	"strings"
 	"time"
+
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // The names of the system properties.
@@ -93,7 +95,7 @@ func (t ETag) Time() (time.Time, bool) {
 
 // etagFor returns the ETag of an entity last written at ticks.
 func etagFor(ticks int64) ETag {
-	s := FormatDateTime7(TicksToTime(ticks))
+	s := edmfmt.DateTime7(TicksToTime(ticks))
 	return ETag(`W/"datetime'` + strings.ReplaceAll(s, ":", "%3A") + `'"`)
 }
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // The service's limits, as enforced on every write.
@@ -276,7 +278,7 @@ func validateValue(name string, v Value) error {
 	case KindDateTime:
 		t := int64(v.num)
 		if t < minTicks || t > maxTicks {
-			return newError(ErrOutOfRangeInput, "property %q: DateTime is outside %s..%s", name, FormatDateTime(MinDateTime), FormatDateTime(MaxDateTime))
+			return newError(ErrOutOfRangeInput, "property %q: DateTime is outside %s..%s", name, edmfmt.DateTime(MinDateTime), edmfmt.DateTime(MaxDateTime))
 		}
 	case KindInt32, KindInt64, KindDouble, KindBool, KindGUID, KindNull:
 	default:

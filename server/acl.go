@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // This file serves table access policies, GET and PUT /{acct}/{table}?comp=acl.
@@ -37,7 +38,7 @@ func formatXMLTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return localtable.FormatDateTime7(t)
+	return edmfmt.DateTime7(t)
 }
 
 func parseXMLTime(s string) (time.Time, error) {

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // This file is the entity JSON codec of PROTOCOL.md §3.
@@ -344,7 +345,7 @@ func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool
 				b = appendJSONString(b, "Edm.DateTime")
 			}
 			member(name)
-			b = appendJSONString(b, localtable.FormatDateTime7(e.Timestamp))
+			b = appendJSONString(b, edmfmt.DateTime7(e.Timestamp))
 		}
 	}
 	if o.sel == nil {
@@ -414,7 +415,7 @@ func appendValue(b []byte, v localtable.Value) []byte {
 	case localtable.KindDouble:
 		f := v.Double()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return appendJSONString(b, localtable.FormatDouble(f))
+			return appendJSONString(b, edmfmt.Double(f))
 		}
 		var s string
 		if a := math.Abs(f); a == 0 || (a >= 1e-7 && a < 1e21) {
@@ -429,7 +430,7 @@ func appendValue(b []byte, v localtable.Value) []byte {
 	case localtable.KindBool:
 		return strconv.AppendBool(b, v.Bool())
 	case localtable.KindDateTime:
-		return appendJSONString(b, localtable.FormatDateTime(v.Time()))
+		return appendJSONString(b, edmfmt.DateTime(v.Time()))
 	case localtable.KindGUID:
 		return appendJSONString(b, v.GUID().String())
 	case localtable.KindBinary:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // This file exports the entity JSON codec (codec.go) for tools that read
@@ -45,7 +46,7 @@ func AppendEntityJSON(b []byte, e *localtable.Entity, opts *EntityJSONOptions) [
 		}
 		if !e.Timestamp.IsZero() {
 			b = append(b, `,"Timestamp@odata.type":"Edm.DateTime","Timestamp":`...)
-			b = appendJSONString(b, localtable.FormatDateTime7(e.Timestamp))
+			b = appendJSONString(b, edmfmt.DateTime7(e.Timestamp))
 		}
 	}
 	for _, name := range sortedNames(e.Properties) {
@@ -137,7 +138,7 @@ func FormatValueText(v localtable.Value) string {
 	case localtable.KindString:
 		return v.Str()
 	case localtable.KindDouble:
-		return localtable.FormatDouble(v.Double())
+		return edmfmt.Double(v.Double())
 	}
 	s := string(appendValue(nil, v))
 	if strings.HasPrefix(s, `"`) {

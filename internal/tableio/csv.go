@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 	"github.com/localtable/localtable/server"
 )
 
@@ -114,7 +115,7 @@ func (c *CSVWriter) Write(e *localtable.Entity) error {
 			continue
 		case localtable.TimestampName:
 			if !e.Timestamp.IsZero() {
-				b = appendField(b, localtable.FormatDateTime7(e.Timestamp), false)
+				b = appendField(b, edmfmt.DateTime7(e.Timestamp), false)
 			}
 			continue
 		}
