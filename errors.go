@@ -10,9 +10,9 @@ import (
 // server) puts in the x-ms-error-code header.
 type ErrorCode string
 
-// The service's error codes that localtable produces. The HTTP status the
-// service answers each with is the server's business: see
-// server.HTTPStatus.
+// The service's error codes that localtable and its HTTP server produce.
+// The HTTP status the service answers each with is the server's business:
+// see server.HTTPStatus.
 const (
 	CodeAuthenticationFailed                    ErrorCode = "AuthenticationFailed"
 	CodeAuthorizationPermissionMismatch         ErrorCode = "AuthorizationPermissionMismatch"
@@ -28,7 +28,6 @@ const (
 	CodeJSONFormatNotSupported                  ErrorCode = "JsonFormatNotSupported"
 	CodeKeyValueTooLarge                        ErrorCode = "KeyValueTooLarge"
 	CodeMethodNotAllowed                        ErrorCode = "MethodNotAllowed"
-	CodeNotImplemented                          ErrorCode = "NotImplemented"
 	CodeOutOfRangeInput                         ErrorCode = "OutOfRangeInput"
 	CodePropertiesNeedValue                     ErrorCode = "PropertiesNeedValue"
 	CodePropertyNameInvalid                     ErrorCode = "PropertyNameInvalid"
@@ -124,7 +123,6 @@ var (
 	ErrDifferentPartitions   = sentinel(CodeCommandsInBatchActOnDifferentPartitions, "All commands in a batch must operate on same entity group.")
 	ErrInvalidValueType      = sentinel(CodeInvalidValueType, "The value specified is invalid.")
 	ErrRequestBodyTooLarge   = sentinel(CodeRequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit.")
-	ErrNotImplemented        = sentinel(CodeNotImplemented, "The requested operation is not implemented.")
 )
 
 // ErrClockOutOfRange is the error of a write when the account's clock

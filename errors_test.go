@@ -36,7 +36,6 @@ var sentinels = map[string]*localtable.Error{
 	"ErrDifferentPartitions":   localtable.ErrDifferentPartitions,
 	"ErrInvalidValueType":      localtable.ErrInvalidValueType,
 	"ErrRequestBodyTooLarge":   localtable.ErrRequestBodyTooLarge,
-	"ErrNotImplemented":        localtable.ErrNotImplemented,
 	"ErrKeyTooLarge":           localtable.ErrKeyTooLarge,
 	"ErrClockOutOfRange":       localtable.ErrClockOutOfRange,
 }

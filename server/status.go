@@ -42,7 +42,6 @@ var statuses = map[localtable.ErrorCode]int{
 	localtable.CodeJSONFormatNotSupported:                  http.StatusUnsupportedMediaType,
 	localtable.CodeKeyValueTooLarge:                        http.StatusBadRequest,
 	localtable.CodeMethodNotAllowed:                        http.StatusMethodNotAllowed,
-	localtable.CodeNotImplemented:                          http.StatusNotImplemented,
 	localtable.CodeOutOfRangeInput:                         http.StatusBadRequest,
 	localtable.CodePropertiesNeedValue:                     http.StatusBadRequest,
 	localtable.CodePropertyNameInvalid:                     http.StatusBadRequest,

@@ -67,7 +67,6 @@ var documented = map[localtable.ErrorCode]int{
 	"AtomFormatNotSupported":                  415,
 	"InternalError":                           500,
 	"OperationTimedOut":                       500,
-	"NotImplemented":                          501,
 	"ServerBusy":                              503,
 }
 
