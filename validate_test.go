@@ -47,7 +47,11 @@ var writePaths = []struct {
 func props(kv ...any) localtable.Properties {
 	p := localtable.Properties{}
 	for i := 0; i < len(kv); i += 2 {
-		p[kv[i].(string)] = localtable.AnyValue(kv[i+1])
+		v, err := localtable.AnyValue(kv[i+1])
+		if err != nil {
+			panic(err)
+		}
+		p[kv[i].(string)] = v
 	}
 	return p
 }
