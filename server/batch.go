@@ -10,6 +10,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/batch"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // This file serves entity group transactions, POST /{acct}/$batch
@@ -115,7 +116,7 @@ func (sr *subRequest) action() (localtable.Action, op, error) {
 	default:
 		return act, 0, wireError(localtable.CodeMethodNotAllowed, "The method "+method+" is not allowed in a batch.")
 	}
-	e, hasKeys, err := decodeEntityKeys(bytes.TrimSpace(sr.op.Body), sr.res.kind != resEntity)
+	e, hasKeys, err := entityjson.DecodeRequest(bytes.TrimSpace(sr.op.Body), sr.res.kind != resEntity)
 	if err != nil {
 		return act, 0, err
 	}

@@ -8,26 +8,25 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // Error codes the core has no constant for.
 const (
-	codeInvalidURI              localtable.ErrorCode = "InvalidUri"
-	codeInvalidHeaderValue      localtable.ErrorCode = "InvalidHeaderValue"
-	codeInvalidXMLDocument      localtable.ErrorCode = "InvalidXmlDocument"
-	codeAtomFormatNotSupported  localtable.ErrorCode = "AtomFormatNotSupported"
-	codeInvalidQueryParameter   localtable.ErrorCode = "InvalidQueryParameterValue"
-	codeXMethodIncorrectValue   localtable.ErrorCode = "XMethodIncorrectValue"
-	codeXMethodNotUsingPost     localtable.ErrorCode = "XMethodNotUsingPost"
-	codeServerBusy              localtable.ErrorCode = "ServerBusy"
-	codeOperationTimedOut       localtable.ErrorCode = "OperationTimedOut"
-	codeUnsupportedHTTPVerb     localtable.ErrorCode = "UnsupportedHttpVerb"
-	codeResourceTypeMismatch    localtable.ErrorCode = "ResourceTypeMismatch"
-	codeMissingRequiredHeader   localtable.ErrorCode = "MissingRequiredHeader"
-	codeNoAuthenticationInfo    localtable.ErrorCode = "NoAuthenticationInformation"
-	codeInvalidAuthenticationIn localtable.ErrorCode = "InvalidAuthenticationInfo"
-	codeXMethodIncorrectCount   localtable.ErrorCode = "XMethodIncorrectCount"
-	codeTableBeingDeleted       localtable.ErrorCode = "TableBeingDeleted"
+	codeInvalidURI             localtable.ErrorCode = "InvalidUri"
+	codeInvalidHeaderValue     localtable.ErrorCode = "InvalidHeaderValue"
+	codeInvalidXMLDocument     localtable.ErrorCode = "InvalidXmlDocument"
+	codeAtomFormatNotSupported localtable.ErrorCode = "AtomFormatNotSupported"
+	codeInvalidQueryParameter  localtable.ErrorCode = "InvalidQueryParameterValue"
+	codeXMethodIncorrectValue  localtable.ErrorCode = "XMethodIncorrectValue"
+	codeXMethodNotUsingPost    localtable.ErrorCode = "XMethodNotUsingPost"
+	codeServerBusy             localtable.ErrorCode = "ServerBusy"
+	codeOperationTimedOut      localtable.ErrorCode = "OperationTimedOut"
+	codeUnsupportedHTTPVerb    localtable.ErrorCode = "UnsupportedHttpVerb"
+	codeResourceTypeMismatch   localtable.ErrorCode = "ResourceTypeMismatch"
+	codeMissingRequiredHeader  localtable.ErrorCode = "MissingRequiredHeader"
+	codeXMethodIncorrectCount  localtable.ErrorCode = "XMethodIncorrectCount"
+	codeTableBeingDeleted      localtable.ErrorCode = "TableBeingDeleted"
 )
 
 // wireError returns an *localtable.Error with any code, for the
@@ -130,9 +129,9 @@ func errorBody(e *localtable.Error, prefix, requestID string, now time.Time) []b
 	msg := errorText(e, prefix, requestID, now)
 	var b []byte
 	b = append(b, `{"odata.error":{"code":`...)
-	b = appendJSONString(b, string(e.Code))
+	b = entityjson.AppendString(b, string(e.Code))
 	b = append(b, `,"message":{"lang":"en-US","value":`...)
-	b = appendJSONString(b, msg)
+	b = entityjson.AppendString(b, msg)
 	b = append(b, "}}}"...)
 	return b
 }

@@ -64,20 +64,24 @@ var statuses = map[localtable.ErrorCode]int{
 	codeInvalidURI:                     http.StatusBadRequest,
 	codeInvalidHeaderValue:             http.StatusBadRequest,
 	codeInvalidXMLDocument:             http.StatusBadRequest,
-	codeInvalidXMLNodeValue:            http.StatusBadRequest,
 	codeInvalidQueryParameter:          http.StatusBadRequest,
 	codeMissingRequiredHeader:          http.StatusBadRequest,
 	codeUnsupportedHTTPVerb:            http.StatusMethodNotAllowed,
 	codeResourceTypeMismatch:           http.StatusConflict,
 	codeServerBusy:                     http.StatusServiceUnavailable,
 	codeOperationTimedOut:              http.StatusInternalServerError,
-	codeNoAuthenticationInfo:           http.StatusUnauthorized,
-	codeInvalidAuthenticationIn:        http.StatusUnauthorized,
-	codeAuthorizationFailure:           http.StatusForbidden,
-	codeAuthorizationProtocolMismatch:  http.StatusForbidden,
-	codeAuthorizationServiceMismatch:   http.StatusForbidden,
-	codeAuthorizationSourceIPMismatch:  http.StatusForbidden,
 	codeInsufficientAccountPermissions: http.StatusForbidden,
 	codeAccountNotFound:                http.StatusNotFound,
-	codeCorsPreflightFailure:           http.StatusForbidden,
+
+	// The codes of server/internal/auth.
+	"NoAuthenticationInformation":   http.StatusUnauthorized,
+	"InvalidAuthenticationInfo":     http.StatusUnauthorized,
+	"AuthorizationFailure":          http.StatusForbidden,
+	"AuthorizationProtocolMismatch": http.StatusForbidden,
+	"AuthorizationServiceMismatch":  http.StatusForbidden,
+	"AuthorizationSourceIPMismatch": http.StatusForbidden,
+
+	// The codes of server/internal/cors.
+	"CorsPreflightFailure": http.StatusForbidden,
+	"InvalidXmlNodeValue":  http.StatusBadRequest,
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // serveTables serves /{acct}/Tables: POST creates, GET lists.
@@ -67,22 +68,22 @@ func (rc *reqCtx) appendTable(b []byte, level metaLevel, name string, standalone
 	if level != metaNone {
 		if standalone {
 			b = append(b, `"odata.metadata":`...)
-			b = appendJSONString(b, base+"/$metadata#Tables/@Element")
+			b = entityjson.AppendString(b, base+"/$metadata#Tables/@Element")
 			b = append(b, ',')
 		}
 		if level == metaFull {
 			link := "Tables(" + quoteOData(name) + ")"
 			b = append(b, `"odata.type":`...)
-			b = appendJSONString(b, rc.acct.name+".Tables")
+			b = entityjson.AppendString(b, rc.acct.name+".Tables")
 			b = append(b, `,"odata.id":`...)
-			b = appendJSONString(b, base+"/"+link)
+			b = entityjson.AppendString(b, base+"/"+link)
 			b = append(b, `,"odata.editLink":`...)
-			b = appendJSONString(b, link)
+			b = entityjson.AppendString(b, link)
 			b = append(b, ',')
 		}
 	}
 	b = append(b, `"TableName":`...)
-	b = appendJSONString(b, name)
+	b = entityjson.AppendString(b, name)
 	return append(b, '}')
 }
 
@@ -97,7 +98,7 @@ func (rc *reqCtx) createTable() {
 		rc.fail(err)
 		return
 	}
-	_, vals, err := readObject(body)
+	_, vals, err := entityjson.ReadObject(body)
 	if err != nil {
 		rc.fail(err)
 		return
@@ -160,7 +161,7 @@ func (rc *reqCtx) listTables() {
 	b = append(b, '{')
 	if level != metaNone {
 		b = append(b, `"odata.metadata":`...)
-		b = appendJSONString(b, rc.baseURL()+"/$metadata#Tables")
+		b = entityjson.AppendString(b, rc.baseURL()+"/$metadata#Tables")
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)

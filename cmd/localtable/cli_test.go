@@ -20,8 +20,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/internal/keyenc"
-	"github.com/localtable/localtable/server"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -209,7 +209,7 @@ func writeEveryKind(t *testing.T, path string, n int) {
 		} else {
 			e.Properties["Mixed"] = localtable.Int32Value(int32(i))
 		}
-		b = server.AppendEntityJSON(b, &e, nil)
+		b = entityjson.Append(b, &e, nil)
 		b = append(b, '\n')
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {

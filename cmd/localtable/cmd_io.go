@@ -15,6 +15,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/internal/tableio"
 	"github.com/localtable/localtable/server"
@@ -542,7 +543,7 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 		}
 		w = &checkedCSV{CSVWriter: cw, known: known}
 	} else {
-		w = tableio.NewJSONLWriter(out, &server.EntityJSONOptions{System: *timestamps})
+		w = tableio.NewJSONLWriter(out, &entityjson.Options{System: *timestamps})
 	}
 	var bar *progressbar.ProgressBar
 	if showBar {

@@ -17,7 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
-	"github.com/localtable/localtable/server"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // remoteStore is a running server's account, through aztables: the code
@@ -180,7 +180,7 @@ func (r *remoteStore) Query(ctx context.Context, table string, q queryReq) (quer
 		return page, fmt.Errorf("reading the server's page: %v", err)
 	}
 	for _, raw := range body.Value {
-		e, err := server.DecodeEntityJSON(raw, true)
+		e, err := entityjson.Decode(raw, true)
 		if err != nil {
 			return page, fmt.Errorf("reading an entity of the server's page: %v", err)
 		}
@@ -195,7 +195,7 @@ func (r *remoteStore) Get(ctx context.Context, table, pk, rk string) (localtable
 	if err != nil {
 		return localtable.Entity{}, remoteErr(err)
 	}
-	e, err := server.DecodeEntityJSON(rb.b, true)
+	e, err := entityjson.Decode(rb.b, true)
 	if err == nil && resp.ETag != "" {
 		e.ETag = localtable.ETag(resp.ETag)
 	}
@@ -204,7 +204,7 @@ func (r *remoteStore) Get(ctx context.Context, table, pk, rk string) (localtable
 
 // wireEntity is e's JSON for aztables (see remoteStore).
 func wireEntity(e *localtable.Entity) []byte {
-	return server.AppendEntityJSON(nil, e, &server.EntityJSONOptions{Annotate: true})
+	return entityjson.Append(nil, e, &entityjson.Options{Annotate: true})
 }
 
 func (r *remoteStore) Write(ctx context.Context, table string, a localtable.Action) (localtable.ETag, error) {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/internal/edmfmt"
 	"github.com/localtable/localtable/internal/tableio"
@@ -87,7 +88,7 @@ type propForm struct {
 // edmKinds are the types the editor offers.
 var edmKinds = []string{"Edm.String", "Edm.Int32", "Edm.Int64", "Edm.Double", "Edm.Boolean", "Edm.DateTime", "Edm.Guid", "Edm.Binary"}
 
-func valueText(v localtable.Value) string { return server.FormatValueText(v) }
+func valueText(v localtable.Value) string { return entityjson.FormatValueText(v) }
 
 // shortText cuts a value for a table cell.
 func shortText(s string) string {
@@ -372,7 +373,7 @@ func readForm(r *http.Request) (entityForm, localtable.Entity, error) {
 			firstErr = fmt.Errorf("property %q appears twice", name)
 			continue
 		}
-		v, err := server.ParseValueText(name, val, kind)
+		v, err := entityjson.ParseValueText(name, val, kind)
 		if err != nil {
 			firstErr = err
 			continue
