@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/server"
 )
 
 // Rule is a declarative fault: which requests it matches, what happens to
@@ -136,7 +137,12 @@ type Action struct {
 // x-ms-error-code header and the body) and the message, in the body
 // format of the operation (JSON for tables and entities, XML for ACLs and
 // service properties), with the request id and time the service appends.
+// A status of 0 is the one the service answers code with
+// (server.HTTPStatus).
 func Fail(status int, code localtable.ErrorCode, message string) Action {
+	if status == 0 {
+		status = server.HTTPStatus(code)
+	}
 	return Action{kind: actFail, status: status, err: &localtable.Error{Code: code, Message: message}}
 }
 
