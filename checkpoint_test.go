@@ -148,7 +148,7 @@ func TestCheckpointRestoreUnderWrites(t *testing.T) {
 		}
 		close(stop)
 		wg.Wait()
-		ids := checkKeySpace(t, a.Engine())
+		ids := checkKeySpace(t, localtable.EngineOf(a))
 		for name := range ids {
 			if _, err := a.GetTable(ctx, name); err != nil {
 				t.Errorf("table %s is in the engine, not in the catalog: %v", name, err)

@@ -63,8 +63,8 @@ func wantClockError(t *testing.T, err error, what string) {
 		t.Fatalf("%s: %v, want ErrClockOutOfRange", what, err)
 	}
 	var le *localtable.Error
-	if !errors.As(err, &le) || le.StatusCode != 500 {
-		t.Fatalf("%s: %v is not an *Error with status 500", what, err)
+	if !errors.As(err, &le) || le.Code != localtable.CodeInternalError {
+		t.Fatalf("%s: %v is not an *Error with code InternalError", what, err)
 	}
 }
 

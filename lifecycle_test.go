@@ -168,7 +168,7 @@ func TestTableLifecycleIntegrity(t *testing.T) {
 		close(stop)
 		wg.Wait()
 
-		checkKeySpace(t, a.Engine())
+		checkKeySpace(t, localtable.EngineOf(a))
 		acked, failed, kept := 0, 0, 0
 		for _, w := range writes {
 			if w.err != nil {
@@ -277,7 +277,7 @@ func TestDeleteWaitsForWriteInFlight(t *testing.T) {
 		if _, err := tbl.Get(ctx, "p", "in-flight", nil); !errors.Is(err, localtable.ErrEntityNotFound) {
 			t.Fatalf("the re-created table holds the deleted one's entity: %v", err)
 		}
-		checkKeySpace(t, a.Engine())
+		checkKeySpace(t, localtable.EngineOf(a))
 	})
 }
 

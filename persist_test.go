@@ -210,7 +210,7 @@ func TestPersistDeleteTable(t *testing.T) {
 			}
 		}
 	}
-	before := tablePrefixes(t, a.Engine()) // Gone's, then Kept's
+	before := tablePrefixes(t, localtable.EngineOf(a)) // Gone's, then Kept's
 	if len(before) != 2 {
 		t.Fatalf("entity key prefixes %x, want 2", before)
 	}
@@ -238,7 +238,7 @@ func TestPersistDeleteTable(t *testing.T) {
 	if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "new"}); err != nil {
 		t.Fatal(err)
 	}
-	mid := tablePrefixes(t, a.Engine())
+	mid := tablePrefixes(t, localtable.EngineOf(a))
 	if len(mid) != 2 || !bytes.Equal(mid[0], before[1]) || bytes.Compare(mid[1], before[1]) <= 0 {
 		t.Fatalf("prefixes after re-create %x; before delete %x: want Kept's and a new, higher one", mid, before)
 	}
@@ -259,7 +259,7 @@ func TestPersistDeleteTable(t *testing.T) {
 	if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "newer"}); err != nil {
 		t.Fatal(err)
 	}
-	last := tablePrefixes(t, a.Engine())
+	last := tablePrefixes(t, localtable.EngineOf(a))
 	if len(last) != 2 || !bytes.Equal(last[0], before[1]) || bytes.Compare(last[1], mid[1]) <= 0 {
 		t.Fatalf("prefixes after reopen and re-create %x; before %x: want Kept's and a new, higher one", last, mid)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -201,7 +200,7 @@ func makeEntity(pk, rk string, ticks int64, props Properties) Entity {
 // errBadETag is the error for an If-Match value that is neither "*" nor a
 // weak ETag.
 func errBadETag(tag ETag) error {
-	return withCode(ErrInvalidInput, CodeInvalidInput, http.StatusBadRequest, "the ETag %q is not valid: use \"*\" or an ETag the service returned", string(tag))
+	return newError(ErrInvalidInput, "the ETag %q is not valid: use \"*\" or an ETag the service returned", string(tag))
 }
 
 // etagOf returns etagFor(ticks), formatted digit by digit rather than with

@@ -3,7 +3,6 @@ package localtable
 import (
 	"context"
 	"iter"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -97,7 +96,7 @@ func (a *Account) DeleteTable(ctx context.Context, name string) error {
 	cat := a.cat.Load()
 	lt := cat.byName[lower]
 	if lt == nil {
-		return withCode(ErrTableNotFound, CodeResourceNotFound, http.StatusNotFound, "table %q does not exist", name)
+		return withCode(ErrTableNotFound, CodeResourceNotFound, "table %q does not exist", name)
 	}
 	prefix := keyenc.AppendTableID(nil, lt.id)
 	b := a.eng.NewBatch()

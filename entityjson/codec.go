@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // This file reads and writes entity JSON values and members.
@@ -130,7 +131,7 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 		}
 	}
 	if needKeys && (!havePK || !haveRK) {
-		return e, false, localtable.NewError(localtable.ErrPropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
+		return e, false, &localtable.Error{Code: localtable.CodePropertiesNeedValue, Message: "The values are not specified for all properties in the entity: PartitionKey and RowKey are required."}
 	}
 	return e, havePK && haveRK, nil
 }
@@ -312,7 +313,7 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 	case localtable.KindDouble:
 		f := v.Double()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return AppendString(b, localtable.FormatDouble(f))
+			return AppendString(b, edmfmt.Double(f))
 		}
 		var s string
 		if a := math.Abs(f); a == 0 || (a >= 1e-7 && a < 1e21) {
@@ -327,7 +328,7 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 	case localtable.KindBool:
 		return strconv.AppendBool(b, v.Bool())
 	case localtable.KindDateTime:
-		return AppendString(b, localtable.FormatDateTime(v.Time()))
+		return AppendString(b, edmfmt.DateTime(v.Time()))
 	case localtable.KindGUID:
 		return AppendString(b, v.GUID().String())
 	case localtable.KindBinary:

@@ -40,8 +40,8 @@ func ExampleDecode_error() {
 	_, err := entityjson.Decode([]byte(`{"PartitionKey":"p","RowKey":"r","N@odata.type":"Edm.Int64","N":5}`), false)
 	var le *localtable.Error
 	if errors.As(err, &le) {
-		fmt.Println(le.StatusCode, le.Code)
+		fmt.Println(le.Code, errors.Is(err, localtable.ErrInvalidInput))
 	}
 	// Output:
-	// 400 InvalidInput
+	// InvalidInput true
 }

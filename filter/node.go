@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // Op is a comparison operator.
@@ -193,7 +194,7 @@ func Literal(v localtable.Value) string {
 	case localtable.KindBool:
 		return strconv.FormatBool(v.Bool())
 	case localtable.KindDateTime:
-		return "datetime'" + localtable.FormatDateTime(v.Time()) + "'"
+		return "datetime'" + edmfmt.DateTime(v.Time()) + "'"
 	case localtable.KindGUID:
 		return "guid'" + v.GUID().String() + "'"
 	case localtable.KindBinary:

@@ -53,7 +53,7 @@ func (e *SyntaxError) Error() string {
 
 // Unwrap returns an InvalidInput *localtable.Error carrying the message.
 func (e *SyntaxError) Unwrap() error {
-	return localtable.NewError(localtable.ErrInvalidInput, "The query specified in the URI is not valid: %s at offset %d.", e.Msg, e.Offset)
+	return &localtable.Error{Code: localtable.CodeInvalidInput, Message: fmt.Sprintf("The query specified in the URI is not valid: %s at offset %d.", e.Msg, e.Offset)}
 }
 
 // Parse parses a $filter expression as the service does, enforcing its

@@ -8,6 +8,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // This file writes entities into response bodies at the metadata level a
@@ -81,7 +82,7 @@ func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool
 				b = entityjson.AppendString(b, "Edm.DateTime")
 			}
 			member(name)
-			b = entityjson.AppendString(b, localtable.FormatDateTime7(e.Timestamp))
+			b = entityjson.AppendString(b, edmfmt.DateTime7(e.Timestamp))
 		}
 	}
 	if o.sel == nil {

@@ -10,15 +10,15 @@
 // Keys are compared bytewise (bytes.Compare). The table layer encodes its
 // keys so that this order equals the order of the Table service.
 //
-// # Nil keys and bounds
+// # Bounds
 //
-// A nil key is the empty key, the smallest of all, everywhere but in
-// [IterOptions]: SeekGE(nil) seeks to the first key, and a nil start or
-// end of Writer.DeleteRange is the empty key, so that DeleteRange(start,
-// nil) removes nothing rather than everything after start. In IterOptions alone, a nil LowerBound or UpperBound (or a nil
-// *IterOptions) means no bound on that side; a non-nil empty bound is the
-// empty key, so an empty non-nil UpperBound iterates over nothing. The
-// conformance suite pins each case.
+// Ranges are half-open, [lower, upper). Only an iterator's bounds
+// (IterOptions, and a nil *IterOptions) can be unbounded, and nil says so:
+// a nil LowerBound starts at the first key, a nil UpperBound runs past the
+// last. Everywhere else a nil or empty slice is the empty key, the smallest
+// there is: for Get, Set, Delete and SeekGE, for both ends of DeleteRange
+// (so DeleteRange(x, nil) removes nothing), and for a bound that is empty
+// but not nil (UpperBound: []byte{} selects nothing).
 //
 // # Buffer ownership
 //
@@ -66,12 +66,10 @@ type Reader interface {
 	NewIter(opts *IterOptions) (Iterator, error)
 }
 
-// IterOptions bounds an iterator. Bounds are copied by NewIter. A nil
-// bound is no bound on its side; a non-nil empty one is the empty key (see
-// the package documentation).
+// IterOptions bounds an iterator. Bounds are copied by NewIter.
 type IterOptions struct {
-	LowerBound []byte // inclusive; nil means from the first key
-	UpperBound []byte // exclusive; nil means through the last key, []byte{} means nothing
+	LowerBound []byte // inclusive; nil means the first key
+	UpperBound []byte // exclusive; nil means past the last key
 }
 
 // Iterator walks keys in ascending byte order within its bounds. Errors are

@@ -249,7 +249,7 @@ func run(ctx context.Context, acct *localtable.Account, dir string, w io.Writer)
 func code(err error) string {
 	var le *localtable.Error
 	if errors.As(err, &le) {
-		return fmt.Sprintf("refused, %s (%d)", le.Code, le.StatusCode)
+		return "refused, " + string(le.Code)
 	}
 	return fmt.Sprint("unexpected: ", err)
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/edmfmt"
 	"github.com/localtable/localtable/internal/tableio"
+	"github.com/localtable/localtable/server"
 )
 
 // page is what every template reads.
@@ -258,7 +260,7 @@ func (x *Explorer) serveBrowse(w http.ResponseWriter, r *http.Request, acct *Acc
 		p.Columns = opts.Select
 	}
 	for _, e := range res.Entities {
-		row := entityRow{PK: e.PartitionKey, RK: e.RowKey, Timestamp: localtable.FormatDateTime7(e.Timestamp), URL: x.entityURL(acct.Name, t.Name(), e.PartitionKey, e.RowKey, false)}
+		row := entityRow{PK: e.PartitionKey, RK: e.RowKey, Timestamp: edmfmt.DateTime7(e.Timestamp), URL: x.entityURL(acct.Name, t.Name(), e.PartitionKey, e.RowKey, false)}
 		for _, c := range p.Columns {
 			v, ok := e.Properties[c]
 			if !ok {
@@ -320,7 +322,7 @@ func (x *Explorer) entityURL(account, table, pk, rk string, isNew bool) string {
 func formOf(e *localtable.Entity) entityForm {
 	f := entityForm{PK: e.PartitionKey, RK: e.RowKey, ETag: string(e.ETag)}
 	if !e.Timestamp.IsZero() {
-		f.Timestamp = localtable.FormatDateTime7(e.Timestamp)
+		f.Timestamp = edmfmt.DateTime7(e.Timestamp)
 	}
 	names := make([]string, 0, len(e.Properties))
 	for n := range e.Properties {
@@ -421,9 +423,9 @@ func (x *Explorer) serveEntity(w http.ResponseWriter, r *http.Request, acct *Acc
 			switch {
 			case gerr == nil:
 				p.Error = fmt.Sprintf("Conflict: this entity was changed after you loaded it. You loaded ETag %s; it now has ETag %s (written %s). Nothing was saved. Reload it to see the current version, or save again to overwrite it.",
-					form.ETag, cur.ETag, localtable.FormatDateTime7(cur.Timestamp))
+					form.ETag, cur.ETag, edmfmt.DateTime7(cur.Timestamp))
 				p.Entity.ETag = string(cur.ETag)
-				p.Entity.Timestamp = localtable.FormatDateTime7(cur.Timestamp)
+				p.Entity.Timestamp = edmfmt.DateTime7(cur.Timestamp)
 			case errors.Is(gerr, localtable.ErrEntityNotFound):
 				p.Error = "Conflict: this entity was deleted after you loaded it. Nothing was saved."
 				p.Entity.New, p.Entity.ETag = true, ""
@@ -445,7 +447,7 @@ func (x *Explorer) serveEntity(w http.ResponseWriter, r *http.Request, acct *Acc
 		return
 	}
 	if err != nil {
-		fail(localtable.NewError(localtable.ErrInvalidInput, "%v", err))
+		fail(&localtable.Error{Code: localtable.CodeInvalidInput, Message: err.Error()})
 		return
 	}
 	var tag localtable.ETag
@@ -523,8 +525,8 @@ func errText(err error) string {
 // statusOf is the HTTP status of an error.
 func statusOf(err error) int {
 	var le *localtable.Error
-	if errors.As(err, &le) && le.StatusCode != 0 {
-		return le.StatusCode
+	if errors.As(err, &le) {
+		return server.HTTPStatus(le.Code)
 	}
 	return http.StatusInternalServerError
 }

@@ -50,7 +50,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -58,22 +57,22 @@ import (
 	"github.com/localtable/localtable/filter"
 )
 
-// Errors of the Azure Queue service's meaning, with its error codes and
-// statuses. Errors returned by this package wrap them: test with errors.Is.
+// Errors of the Azure Queue service's meaning, with its error codes.
+// Errors returned by this package wrap them: test with errors.Is.
 var (
 	// ErrMessageNotFound: the message does not exist (it was deleted, or
 	// moved to the poison queue).
-	ErrMessageNotFound = &localtable.Error{Code: "MessageNotFound", StatusCode: http.StatusNotFound,
+	ErrMessageNotFound = &localtable.Error{Code: "MessageNotFound",
 		Message: "The specified message does not exist."}
 	// ErrPopReceiptMismatch: the message exists but the pop receipt is not
 	// its latest: it was dequeued again since (or never dequeued).
-	ErrPopReceiptMismatch = &localtable.Error{Code: "PopReceiptMismatch", StatusCode: http.StatusBadRequest,
+	ErrPopReceiptMismatch = &localtable.Error{Code: "PopReceiptMismatch",
 		Message: "The specified pop receipt did not match the pop receipt for a dequeued message."}
 	// ErrInvalidQueueName: the name breaks the service's queue naming rules.
-	ErrInvalidQueueName = &localtable.Error{Code: "InvalidResourceName", StatusCode: http.StatusBadRequest,
+	ErrInvalidQueueName = &localtable.Error{Code: "InvalidResourceName",
 		Message: "The specified resource name contains invalid characters."}
 	// ErrOutOfRange: an option is outside the range the service allows.
-	ErrOutOfRange = &localtable.Error{Code: "OutOfRangeQueryParameterValue", StatusCode: http.StatusBadRequest,
+	ErrOutOfRange = &localtable.Error{Code: "OutOfRangeQueryParameterValue",
 		Message: "One of the query parameters specified in the request URI is outside the permissible range."}
 )
 

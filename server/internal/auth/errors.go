@@ -12,9 +12,10 @@ const (
 	codeInvalidAuthenticationIn localtable.ErrorCode = "InvalidAuthenticationInfo"
 )
 
-// newError returns an *localtable.Error with any code and status.
-func newError(code localtable.ErrorCode, status int, msg string) *localtable.Error {
-	return &localtable.Error{Code: code, StatusCode: status, Message: msg}
+// newError returns an *localtable.Error with any code; the server
+// answers it with the code's status (server.HTTPStatus).
+func newError(code localtable.ErrorCode, msg string) *localtable.Error {
+	return &localtable.Error{Code: code, Message: msg}
 }
 
 // quoteOData writes s as an OData string literal, as messages quote
