@@ -64,12 +64,14 @@ const DefaultScanLimit = 50_000
 
 // QueryPage is one page of query results.
 type QueryPage struct {
+	// Entities are the page's entities, in (PartitionKey, RowKey) order.
 	Entities []Entity
 	// Continuation is zero when the query is complete; otherwise pass it
 	// in QueryOptions.Continuation, with the same Filter and Select, for
 	// the next page. A page may be short, or empty, and still continue.
 	Continuation Continuation
-	Stats        QueryStats
+	// Stats say how much work the page took.
+	Stats QueryStats
 }
 
 // QueryStats say how much work a page took.

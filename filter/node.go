@@ -72,7 +72,9 @@ type Comparison struct {
 // Constant is a bare Boolean literal used as a condition, as in "true"
 // or "false or Age gt 3": true matches every entity, false none. It is
 // not a comparison, so it does not count toward MaxComparisons.
-type Constant struct{ Value bool }
+type Constant struct {
+	Value bool // the literal: true or false
+}
 
 // AndExpr is "Left and Right".
 type AndExpr struct{ Left, Right Expr }
