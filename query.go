@@ -15,11 +15,12 @@ import (
 // QueryOptions select, project and page a query. A nil *QueryOptions
 // means the defaults: every entity, in pages of 1,000.
 type QueryOptions struct {
-	// Filter selects entities; nil selects all. Package filter parses the
-	// service's $filter syntax into a Predicate and builds them from typed
-	// values; its key ranges decide what is scanned. The query checks the
-	// Predicate's contract (see Predicate): a nil pointer in it, an Err, or
-	// key ranges out of order fail the query.
+	// Filter selects entities; left unset (a nil Predicate), it selects
+	// all. Package filter parses the service's $filter syntax into a
+	// Predicate and builds them from typed values; its key ranges decide
+	// what is scanned. The query checks the Predicate's contract (see
+	// Predicate): a nil pointer in it (a nil *filter.Filter is not "no
+	// filter"), an Err, or key ranges out of order fail the query.
 	Filter Predicate
 	// Select lists the custom properties to return ($select); nil returns
 	// all. The keys, Timestamp and ETag are always returned; a selected
