@@ -167,8 +167,8 @@ func checkValue(v localtable.Value) (localtable.Value, string) {
 	case localtable.KindNull:
 		return v, "a comparison needs a non-null value"
 	case localtable.KindString:
-		if !utf8.ValidString(v.Str()) {
-			return v, fmt.Sprintf("string %q is not valid UTF-8", v.Str())
+		if !utf8.ValidString(v.String()) {
+			return v, fmt.Sprintf("string %q is not valid UTF-8", v.String())
 		}
 	case localtable.KindDouble:
 		if math.IsNaN(v.Double()) {

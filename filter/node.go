@@ -186,7 +186,7 @@ func writeOperand(b *strings.Builder, e Expr, paren bool) {
 func Literal(v localtable.Value) string {
 	switch v.Kind() {
 	case localtable.KindString:
-		return "'" + strings.ReplaceAll(v.Str(), "'", "''") + "'"
+		return "'" + strings.ReplaceAll(v.String(), "'", "''") + "'"
 	case localtable.KindInt32:
 		return strconv.FormatInt(int64(v.Int32()), 10)
 	case localtable.KindInt64:

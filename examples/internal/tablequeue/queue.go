@@ -344,7 +344,7 @@ func (q *Queue) decode(e localtable.Entity) (Message, error) {
 	}
 	return Message{
 		ID:           e.RowKey[len(q.prefix):],
-		Body:         body.Str(),
+		Body:         body.String(),
 		InsertedAt:   ins.Time(),
 		NextVisible:  vis.Time(),
 		DequeueCount: int(cnt.Int32()),
