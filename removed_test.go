@@ -29,6 +29,7 @@ import (
 //     server produces (server, server/internal/auth).
 //   - Value.Str: Value.String is the accessor of an Edm.String (and a
 //     fmt.Stringer for every kind), as in log/slog.
+//   - ValidateKey(which, k): ValidatePartitionKey and ValidateRowKey.
 func TestRemovedNames(t *testing.T) {
 	if _, ok := reflect.TypeFor[localtable.Error]().FieldByName("StatusCode"); ok {
 		t.Error("localtable.Error has a StatusCode again")
@@ -39,7 +40,7 @@ func TestRemovedNames(t *testing.T) {
 		"ErrNotImplemented": true, "CodeNotImplemented": true,
 		"CodeAuthenticationFailed": true, "CodeAuthorizationPermissionMismatch": true,
 		"CodeAuthorizationResourceTypeMismatch": true, "CodeJSONFormatNotSupported": true,
-		"CodeMethodNotAllowed": true, "Value.Str": true,
+		"CodeMethodNotAllowed": true, "Value.Str": true, "ValidateKey": true,
 	}
 	names, err := filepath.Glob("*.go")
 	if err != nil {
