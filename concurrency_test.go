@@ -37,7 +37,7 @@ func TestConcurrentETagCounter(t *testing.T) {
 							return
 						}
 						e.Properties["N"] = localtable.Int64Value(e.Properties["N"].Int64() + 1)
-						_, err = tbl.Update(ctx, e, localtable.Replace, e.ETag)
+						_, err = tbl.Update(ctx, e, &localtable.UpdateOptions{IfMatch: e.ETag})
 						if errors.Is(err, localtable.ErrConditionNotMet) {
 							mu.Lock()
 							conflicts++
@@ -132,7 +132,7 @@ func TestConcurrentTableLifecycle(t *testing.T) {
 						return
 					default:
 					}
-					_, err := tbl.Upsert(ctx, localtable.Entity{PartitionKey: fmt.Sprint(w), RowKey: fmt.Sprint(i)}, localtable.Merge)
+					_, err := tbl.Upsert(ctx, localtable.Entity{PartitionKey: fmt.Sprint(w), RowKey: fmt.Sprint(i)}, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 					if err != nil && !errors.Is(err, localtable.ErrTableNotFound) {
 						t.Error(err)
 						return
@@ -182,7 +182,7 @@ func TestReadYourWritesConcurrent(t *testing.T) {
 				for n := int64(1); n <= int64(writes); n++ {
 					e := localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(w),
 						Properties: localtable.Properties{"N": localtable.Int64Value(n)}}
-					tag, err := tbl.Upsert(ctx, e, localtable.Replace)
+					tag, err := tbl.Upsert(ctx, e, nil)
 					if err != nil {
 						t.Error(err)
 						return
@@ -203,7 +203,7 @@ func TestReadYourWritesConcurrent(t *testing.T) {
 					var e localtable.Entity
 					var err error
 					if r == 0 {
-						page, qerr := tbl.Query(ctx, localtable.QueryOptions{Filter: filter.And(filter.PartitionKey().Eq("p"), filter.RowKey().Eq(fmt.Sprint(w)))})
+						page, qerr := tbl.Query(ctx, &localtable.QueryOptions{Filter: filter.And(filter.PartitionKey().Eq("p"), filter.RowKey().Eq(fmt.Sprint(w)))})
 						switch err = qerr; {
 						case err == nil && len(page.Entities) == 1:
 							e = page.Entities[0]

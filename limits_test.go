@@ -95,7 +95,7 @@ func TestPartitionLockSerializesWriters(t *testing.T) {
 			if who.Kind() != localtable.KindString {
 				return
 			}
-			switch who.Str() {
+			switch who.String() {
 			case "first":
 				close(paused)
 				select {
@@ -110,7 +110,7 @@ func TestPartitionLockSerializesWriters(t *testing.T) {
 			done := make(chan error, 1)
 			go func() {
 				e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"Who": localtable.StringValue(who)}}
-				_, err := tbl.Update(bound, e, localtable.Replace, tag0)
+				_, err := tbl.Update(bound, e, &localtable.UpdateOptions{IfMatch: tag0})
 				done <- err
 			}()
 			return done
@@ -147,7 +147,7 @@ func TestPartitionLockSerializesWriters(t *testing.T) {
 		if !errors.Is(err2, localtable.ErrConditionNotMet) {
 			t.Fatalf("second update with the same If-Match: %v, want ErrConditionNotMet (a lost update)", err2)
 		}
-		if e, err := tbl.Get(ctx, "p", "r", nil); err != nil || e.Properties["Who"].Str() != "first" {
+		if e, err := tbl.Get(ctx, "p", "r", nil); err != nil || e.Properties["Who"].String() != "first" {
 			t.Fatalf("entity after both: %v %v", e.Properties, err)
 		}
 	})

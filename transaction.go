@@ -13,7 +13,8 @@ import (
 // ActionType is the kind of a write in an entity group transaction.
 type ActionType int
 
-// The action types, named as aztables names its TransactionTypes.
+// The action types, named after the Table method and UpdateMode each
+// performs (aztables calls ActionInsert Add and the upserts Insert…).
 const (
 	ActionInsert        ActionType = iota // insert; fails if the entity exists
 	ActionUpdateReplace                   // replace an existing entity (IfMatch)
@@ -39,9 +40,9 @@ func (t ActionType) String() string {
 // in the service, any weak ETag W/"…" is a valid condition that holds only
 // for the entity's current ETag, and any other value is InvalidInput.
 type Action struct {
-	Type    ActionType
-	Entity  Entity
-	IfMatch ETag
+	Type    ActionType // what the action does
+	Entity  Entity     // the entity written, or whose keys are deleted
+	IfMatch ETag       // the condition of an update or delete
 }
 
 // Transact applies up to 100 actions on entities of one partition as one

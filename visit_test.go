@@ -74,7 +74,7 @@ func TestQueryStoredMatchesQuery(t *testing.T) {
 				"entity": entityPred(func(e *Entity) bool { return e.Properties["N"].Int32()%3 == 0 }),
 			}
 			for fname, f := range filters {
-				for _, o := range []QueryOptions{{}, {Top: 7}, {ScanLimit: 11}, {MaxBytes: 900}, {Top: 13, Limit: 20}} {
+				for _, o := range []QueryOptions{{}, {PageSize: 7}, {ScanLimit: 11}, {MaxBytes: 900}, {PageSize: 13, Limit: 20}} {
 					o.Filter = f
 					t.Run(fmt.Sprintf("%s/%+v", fname, o), func(t *testing.T) {
 						compareStored(t, ctx, tbl, o)
@@ -97,7 +97,7 @@ func compareStored(t *testing.T, ctx context.Context, tbl *Table, opts QueryOpti
 	t.Helper()
 	so := opts
 	for pages := 0; ; pages++ {
-		want, err := tbl.Query(ctx, opts)
+		want, err := tbl.Query(ctx, &opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // appendValueText is AppendValue written with the text formatters of
@@ -24,7 +25,7 @@ func appendValueText(b []byte, v localtable.Value) []byte {
 	case localtable.KindDouble:
 		f := v.Double()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return entityjson.AppendString(b, localtable.FormatDouble(f))
+			return entityjson.AppendString(b, edmfmt.Double(f))
 		}
 		var s string
 		if a := math.Abs(f); a == 0 || (a >= 1e-7 && a < 1e21) {
@@ -37,7 +38,7 @@ func appendValueText(b []byte, v localtable.Value) []byte {
 		}
 		return append(b, s...)
 	case localtable.KindDateTime:
-		return entityjson.AppendString(b, localtable.FormatDateTime(v.Time()))
+		return entityjson.AppendString(b, edmfmt.DateTime(v.Time()))
 	case localtable.KindGUID:
 		return entityjson.AppendString(b, v.GUID().String())
 	case localtable.KindBinary:

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 	"github.com/localtable/localtable/internal/ticktime"
 )
 
@@ -146,7 +147,7 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 		}
 	}
 	if needKeys && (!havePK || !haveRK) {
-		return e, false, localtable.NewError(localtable.ErrPropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
+		return e, false, &localtable.Error{Code: localtable.CodePropertiesNeedValue, Message: "The values are not specified for all properties in the entity: PartitionKey and RowKey are required."}
 	}
 	return e, havePK && haveRK, nil
 }
@@ -348,7 +349,7 @@ func Annotation(v localtable.Value) string {
 func AppendValue(b []byte, v localtable.Value) []byte {
 	switch v.Kind() {
 	case localtable.KindString:
-		return AppendString(b, v.Str())
+		return AppendString(b, v.String())
 	case localtable.KindInt32:
 		return strconv.AppendInt(b, int64(v.Int32()), 10)
 	case localtable.KindInt64:
@@ -358,7 +359,7 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 	case localtable.KindDouble:
 		f := v.Double()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return AppendString(b, localtable.FormatDouble(f))
+			return AppendString(b, edmfmt.Double(f))
 		}
 		n := len(b)
 		if a := math.Abs(f); a == 0 || (a >= 1e-7 && a < 1e21) {
@@ -378,7 +379,7 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 			b = ticktime.Append(b, t, false, ":")
 			return append(b, '"')
 		}
-		return AppendString(b, localtable.FormatDateTime(v.Time()))
+		return AppendString(b, edmfmt.DateTime(v.Time()))
 	case localtable.KindGUID:
 		return appendGUID(b, v.GUID())
 	case localtable.KindBinary:

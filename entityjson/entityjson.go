@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // Options say what Append writes besides the keys and
@@ -41,7 +42,7 @@ func Append(b []byte, e *localtable.Entity, opts *Options) []byte {
 		}
 		if !e.Timestamp.IsZero() {
 			b = append(b, `,"Timestamp@odata.type":"Edm.DateTime","Timestamp":`...)
-			b = AppendString(b, localtable.FormatDateTime7(e.Timestamp))
+			b = AppendString(b, edmfmt.DateTime7(e.Timestamp))
 		}
 	}
 	for _, name := range sortedNames(e.Properties) {
@@ -131,9 +132,9 @@ func FormatValueText(v localtable.Value) string {
 	case localtable.KindNull:
 		return ""
 	case localtable.KindString:
-		return v.Str()
+		return v.String()
 	case localtable.KindDouble:
-		return localtable.FormatDouble(v.Double())
+		return edmfmt.Double(v.Double())
 	}
 	s := string(AppendValue(nil, v))
 	if strings.HasPrefix(s, `"`) {

@@ -1,7 +1,6 @@
 package entityjson
 
 import (
-	"net/http"
 	"strings"
 
 	"github.com/localtable/localtable"
@@ -10,12 +9,12 @@ import (
 // errInvalidInput is the service's answer to a body it cannot read as an
 // entity: 400 InvalidInput.
 func errInvalidInput(msg string) *localtable.Error {
-	return &localtable.Error{Code: localtable.CodeInvalidInput, StatusCode: http.StatusBadRequest, Message: msg}
+	return &localtable.Error{Code: localtable.CodeInvalidInput, Message: msg}
 }
 
 // errDuplicateProperty is the service's answer to a member given twice.
 func errDuplicateProperty(name string) *localtable.Error {
-	return &localtable.Error{Code: localtable.CodeDuplicatePropertiesSpecified, StatusCode: http.StatusBadRequest,
+	return &localtable.Error{Code: localtable.CodeDuplicatePropertiesSpecified,
 		Message: "The property " + quoteOData(name) + " is specified more than one time."}
 }
 

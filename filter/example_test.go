@@ -144,7 +144,7 @@ func ExampleFilter_Err() {
 	acct, _ := localtable.Open(nil)
 	defer acct.Close()
 	tbl, _ := acct.CreateTable(context.Background(), "Files")
-	_, err := tbl.Query(context.Background(), localtable.QueryOptions{Filter: f})
+	_, err := tbl.Query(context.Background(), &localtable.QueryOptions{Filter: f})
 	fmt.Println(err == f.Err())
 	// Output:
 	// localtable: InvalidInput: filter: Size lt: integer 9223372036854775808 (uint64) is beyond Int64's range and has no literal
@@ -160,14 +160,43 @@ func ExampleParseWithOptions() {
 	}
 	_, err := filter.Parse(s)
 	fmt.Println(err)
-	f, err := filter.ParseWithOptions(s, filter.Options{})
+	f, err := filter.ParseWithOptions(s, nil)
 	rs, _ := f.KeyRanges()
 	fmt.Println(len(rs), err)
 	// …but not MaxLength, which keeps parsing and planning fast.
-	_, err = filter.ParseWithOptions(s+strings.Repeat(" ", filter.MaxLength), filter.Options{})
+	_, err = filter.ParseWithOptions(s+strings.Repeat(" ", filter.MaxLength), nil)
 	fmt.Println(err)
 	// Output:
 	// filter: syntax error at offset 378: too many comparisons: at most 15 are allowed
 	// 20 <nil>
 	// filter: syntax error at offset 1048576: filter too long: 1049062 bytes, at most 1048576 are allowed
+}
+
+// And combines conditions that apply only sometimes: of no conditions it
+// is the filter "true", which selects every entity, never nil (a query
+// refuses a nil *filter.Filter).
+func ExampleAnd() {
+	ctx := context.Background()
+	a, _ := localtable.Open(nil)
+	defer a.Close()
+	t, _ := a.CreateTable(ctx, "People")
+	for i, age := range []int32{17, 30, 45} {
+		e := localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}
+		e.Set("Age", localtable.Int32Value(age))
+		t.Insert(ctx, e)
+	}
+	search := func(minAge int) {
+		var conds []*filter.Filter
+		if minAge > 0 {
+			conds = append(conds, filter.Prop("Age").Ge(minAge))
+		}
+		f := filter.And(conds...)
+		n, err := t.Count(ctx, f)
+		fmt.Printf("%q: %d, %v\n", f, n, err)
+	}
+	search(0)
+	search(18)
+	// Output:
+	// "true": 3, <nil>
+	// "Age ge 18": 2, <nil>
 }

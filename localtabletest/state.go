@@ -121,7 +121,7 @@ func toEntity(v any) (localtable.Entity, error) {
 func (s *Server) Entities(t testing.TB, table string) []localtable.Entity {
 	t.Helper()
 	var out []localtable.Entity
-	for e, err := range s.Account.Table(table).QueryAll(context.Background(), localtable.QueryOptions{}) {
+	for e, err := range s.Account.Table(table).QueryAll(context.Background(), nil) {
 		if err != nil {
 			t.Fatalf("localtabletest: reading %s: %v", table, err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/edmfmt"
 	"github.com/localtable/localtable/server/internal/auth"
 )
 
@@ -35,7 +36,7 @@ func formatXMLTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return localtable.FormatDateTime7(t)
+	return edmfmt.DateTime7(t)
 }
 
 func parseXMLTime(s string) (time.Time, error) {
@@ -116,7 +117,7 @@ func (rc *reqCtx) serveACL(table string) {
 // ResourceNotFound, not TableNotFound.
 func aclError(err error) error {
 	if errors.Is(err, localtable.ErrTableNotFound) {
-		return wireError(localtable.CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist.")
+		return wireError(localtable.CodeResourceNotFound, "The specified resource does not exist.")
 	}
 	return err
 }

@@ -26,7 +26,7 @@ func (rc *reqCtx) readBody(limit int64) ([]byte, error) {
 	rc.limitBody(limit)
 	b, err := io.ReadAll(rc.r.Body)
 	if err != nil {
-		if asWireError(err).StatusCode == http.StatusRequestEntityTooLarge {
+		if asWireError(err).Code == localtable.CodeRequestBodyTooLarge {
 			return nil, err
 		}
 		return nil, errInvalidInput("The request body could not be read: " + err.Error())
@@ -84,7 +84,7 @@ func (rc *reqCtx) writeCreated(loc string, level metaLevel, body func() []byte) 
 }
 
 func errXML(msg string) *localtable.Error {
-	return wireError(codeInvalidXMLDocument, http.StatusBadRequest, "XML specified is not syntactically valid. "+msg)
+	return wireError(codeInvalidXMLDocument, "XML specified is not syntactically valid. "+msg)
 }
 
 // writeXML answers status with v as an XML document.

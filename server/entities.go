@@ -115,19 +115,19 @@ func (rc *reqCtx) writeEntity(res resource, merge bool) {
 		return
 	}
 	e.PartitionKey, e.RowKey = res.pk, res.rk // the URL addresses the entity
-	mode := localtable.Replace
+	mode := localtable.UpdateModeReplace
 	if merge {
-		mode = localtable.Merge
+		mode = localtable.UpdateModeMerge
 	}
 	t := rc.acct.data.Table(res.table)
 	var tag localtable.ETag
 	if ifMatch := rc.r.Header.Get("If-Match"); ifMatch != "" {
 		if err = rc.authorize(opUpdate, res.table, res.pk, res.rk); err == nil {
-			tag, err = t.Update(rc.r.Context(), e, mode, localtable.ETag(ifMatch))
+			tag, err = t.Update(rc.r.Context(), e, &localtable.UpdateOptions{Mode: mode, IfMatch: localtable.ETag(ifMatch)})
 		}
 	} else {
 		if err = rc.authorize(opUpsert, res.table, res.pk, res.rk); err == nil {
-			tag, err = t.Upsert(rc.r.Context(), e, mode)
+			tag, err = t.Upsert(rc.r.Context(), e, &localtable.UpsertOptions{Mode: mode})
 		}
 	}
 	if err != nil {
@@ -149,7 +149,7 @@ func (rc *reqCtx) deleteEntity(res resource) {
 	if ifMatch == "" {
 		ifMatch = "*"
 	}
-	if err := rc.acct.data.Table(res.table).Delete(rc.r.Context(), res.pk, res.rk, localtable.ETag(ifMatch)); err != nil {
+	if err := rc.acct.data.Table(res.table).Delete(rc.r.Context(), res.pk, res.rk, &localtable.DeleteOptions{IfMatch: localtable.ETag(ifMatch)}); err != nil {
 		rc.fail(err)
 		return
 	}
@@ -178,7 +178,7 @@ func (rc *reqCtx) queryEntities(table string) {
 		rc.fail(err)
 		return
 	}
-	opts.Top = rc.s.pageSize(top)
+	opts.PageSize = rc.s.pageSize(top)
 	if f := strings.TrimSpace(rc.query.Get("$filter")); f != "" {
 		if opts.Filter, err = parseFilter(f); err != nil {
 			rc.fail(err)
@@ -220,7 +220,7 @@ func (rc *reqCtx) queryEntities(table string) {
 			return nil
 		})
 	default:
-		page, err = rc.acct.data.Table(table).Query(rc.r.Context(), opts)
+		page, err = rc.acct.data.Table(table).Query(rc.r.Context(), &opts)
 	}
 	if err != nil {
 		rc.fail(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/edmfmt"
 	"github.com/localtable/localtable/internal/ticktime"
 )
 
@@ -118,7 +119,7 @@ func appendStored(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, 
 			w.b = ticktime.Append(w.b, ticks, true, "%3A")
 			w.b = append(w.b, `'\""`...)
 		} else {
-			tag := `W/"datetime'` + strings.ReplaceAll(localtable.FormatDateTime7(localtable.TicksToTime(ticks)), ":", "%3A") + `'"`
+			tag := `W/"datetime'` + strings.ReplaceAll(edmfmt.DateTime7(localtable.TicksToTime(ticks)), ":", "%3A") + `'"`
 			w.b = entityjson.AppendString(w.b, tag)
 		}
 		if o.level == metaFull {
@@ -197,7 +198,7 @@ func (w *memberWriter) timestamp(t time.Time, ticks int64, level metaLevel) {
 		w.b = ticktime.Append(w.b, ticks, true, ":")
 		w.b = append(w.b, '"')
 	} else {
-		w.b = entityjson.AppendString(w.b, localtable.FormatDateTime7(t))
+		w.b = entityjson.AppendString(w.b, edmfmt.DateTime7(t))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // appendStored writes an entity handed over as stored exactly as
@@ -51,7 +52,7 @@ func TestAppendStoredMatchesAppendEntity(t *testing.T) {
 // its definition (package localtable checks its own fast formatting
 // against it).
 func etagOfTicks(ticks int64) localtable.ETag {
-	return localtable.ETag(`W/"datetime'` + strings.ReplaceAll(localtable.FormatDateTime7(localtable.TicksToTime(ticks)), ":", "%3A") + `'"`)
+	return localtable.ETag(`W/"datetime'` + strings.ReplaceAll(edmfmt.DateTime7(localtable.TicksToTime(ticks)), ":", "%3A") + `'"`)
 }
 
 // sortedNames sorts as the library sorts, below and above the length where

@@ -11,8 +11,11 @@ import (
 	"github.com/localtable/localtable/entityjson"
 )
 
-// Error codes the core has no constant for.
+// Error codes of the protocol, which the core does not produce.
 const (
+	codeAuthenticationFailed   localtable.ErrorCode = "AuthenticationFailed"
+	codeJSONFormatNotSupported localtable.ErrorCode = "JsonFormatNotSupported"
+	codeMethodNotAllowed       localtable.ErrorCode = "MethodNotAllowed"
 	codeInvalidURI             localtable.ErrorCode = "InvalidUri"
 	codeInvalidHeaderValue     localtable.ErrorCode = "InvalidHeaderValue"
 	codeInvalidXMLDocument     localtable.ErrorCode = "InvalidXmlDocument"
@@ -25,32 +28,34 @@ const (
 	codeUnsupportedHTTPVerb    localtable.ErrorCode = "UnsupportedHttpVerb"
 	codeResourceTypeMismatch   localtable.ErrorCode = "ResourceTypeMismatch"
 	codeMissingRequiredHeader  localtable.ErrorCode = "MissingRequiredHeader"
+	codeXMethodIncorrectCount  localtable.ErrorCode = "XMethodIncorrectCount"
+	codeTableBeingDeleted      localtable.ErrorCode = "TableBeingDeleted"
 )
 
-// wireError returns an *localtable.Error with any code and status, for the
-// protocol's own failures.
-func wireError(code localtable.ErrorCode, status int, msg string) *localtable.Error {
-	return &localtable.Error{Code: code, StatusCode: status, Message: msg}
+// wireError returns an *localtable.Error with any code, for the
+// protocol's own failures. Its status is the code's (HTTPStatus).
+func wireError(code localtable.ErrorCode, msg string) *localtable.Error {
+	return &localtable.Error{Code: code, Message: msg}
 }
 
 func errInternal(msg string) *localtable.Error {
-	return wireError(localtable.CodeInternalError, http.StatusInternalServerError, msg)
+	return wireError(localtable.CodeInternalError, msg)
 }
 
 func errInvalidInput(msg string) *localtable.Error {
-	return wireError(localtable.CodeInvalidInput, http.StatusBadRequest, msg)
+	return wireError(localtable.CodeInvalidInput, msg)
 }
 
 func errInvalidURI(msg string) *localtable.Error {
-	return wireError(codeInvalidURI, http.StatusBadRequest, msg)
+	return wireError(codeInvalidURI, msg)
 }
 
 func errMethod(r *http.Request) *localtable.Error {
-	return wireError(localtable.CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The requested method "+r.Method+" is not allowed on this resource.")
+	return wireError(codeMethodNotAllowed, "The requested method "+r.Method+" is not allowed on this resource.")
 }
 
-// asWireError maps any error to the status, code and message the server
-// answers with.
+// asWireError maps any error to the code and message the server answers
+// with; HTTPStatus gives its status.
 func asWireError(err error) *localtable.Error {
 	var le *localtable.Error
 	var mbe *http.MaxBytesError
@@ -58,12 +63,12 @@ func asWireError(err error) *localtable.Error {
 	case errors.As(err, &le):
 		return le
 	case errors.As(err, &mbe):
-		return wireError(localtable.CodeRequestBodyTooLarge, http.StatusRequestEntityTooLarge,
+		return wireError(localtable.CodeRequestBodyTooLarge,
 			"The request body is too large and exceeds the maximum permissible limit of "+strconv.FormatInt(mbe.Limit, 10)+" bytes.")
 	case errors.Is(err, localtable.ErrClosed):
-		return wireError(codeServerBusy, http.StatusServiceUnavailable, "The server is shutting down.")
+		return wireError(codeServerBusy, "The server is shutting down.")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return wireError(codeOperationTimedOut, http.StatusServiceUnavailable, "The operation could not be completed within the permitted time.")
+		return wireError(codeOperationTimedOut, "The operation could not be completed within the permitted time.")
 	}
 	return errInternal("The server encountered an internal error: " + err.Error())
 }
@@ -74,14 +79,16 @@ func asWireError(err error) *localtable.Error {
 // storage services' XML.
 func (rc *reqCtx) fail(err error) {
 	e := asWireError(err)
-	if e.StatusCode >= 500 {
+	status := HTTPStatus(e.Code)
+	if status >= 500 {
 		rc.s.log.Error("localtable server: request failed", "method", rc.r.Method, "url", rc.r.URL.String(), "err", err)
 	}
-	rc.writeError(e, err)
+	rc.writeError(status, e, err)
 }
 
-// writeError writes e (the wire form of err) without logging it.
-func (rc *reqCtx) writeError(e *localtable.Error, err error) {
+// writeError writes e (the wire form of err) with status, without logging
+// it.
+func (rc *reqCtx) writeError(status int, e *localtable.Error, err error) {
 	h := rc.w.Header()
 	if rc.version >= versionErrorCodeSince {
 		h.Set("X-Ms-Error-Code", string(e.Code))
@@ -101,7 +108,7 @@ func (rc *reqCtx) writeError(e *localtable.Error, err error) {
 		h.Set("Content-Type", "application/xml")
 		body = storageXMLErrorBody(e, de.details, rc.id, rc.start)
 	}
-	rc.writeHeader(e.StatusCode)
+	rc.writeHeader(status)
 	rc.w.Write(body)
 }
 

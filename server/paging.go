@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -75,7 +74,7 @@ func (rc *reqCtx) parseTop() (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < 0 || n > localtable.MaxPageSize {
-		return 0, wireError(localtable.CodeInvalidInput, http.StatusBadRequest, "The $top value "+quoteOData(s)+" is not an integer from 0 to 1000.")
+		return 0, wireError(localtable.CodeInvalidInput, "The $top value "+quoteOData(s)+" is not an integer from 0 to 1000.")
 	}
 	return n, nil
 }
@@ -90,7 +89,7 @@ func (s *Server) scanLimit() int {
 	case n == 0:
 		return DefaultQueryScanLimit
 	case n < 0:
-		return 0
+		return -1 // no bound
 	default:
 		return n
 	}

@@ -44,13 +44,13 @@ func (s *Server) lookupAccount(name string) (acct *account, secondary bool) {
 // errAccountNotFound is the service's answer for an account it does not
 // hold.
 func errAccountNotFound(name string) *localtable.Error {
-	return wireError(codeAccountNotFound, http.StatusNotFound, "The specified account does not exist. (No account "+quoteOData(name)+" is served here.)")
+	return wireError(codeAccountNotFound, "The specified account does not exist. (No account "+quoteOData(name)+" is served here.)")
 }
 
 // errSecondaryWrite is the service's answer to a write at the secondary
 // endpoint.
 func errSecondaryWrite() *localtable.Error {
-	return wireError(codeInsufficientAccountPermissions, http.StatusForbidden, "Write operations are not allowed.")
+	return wireError(codeInsufficientAccountPermissions, "Write operations are not allowed.")
 }
 
 // isWrite reports whether a verb (after X-HTTP-Method tunnelling) writes.

@@ -120,6 +120,6 @@ func checkProperties(body []byte) error {
 // the primary endpoint (the operation exists at the secondary endpoint
 // only) or with a version before 2013-08-15, which did not have it.
 func errStatsNotHere() *localtable.Error {
-	return wireError(codeInvalidQueryParameter, http.StatusBadRequest,
+	return wireError(codeInvalidQueryParameter,
 		"Value for one of the query parameters specified in the request URI is invalid. (comp=stats is served at the secondary endpoint, /{account}"+SecondarySuffix+", from x-ms-version "+versionStatsSince+".)")
 }

@@ -52,7 +52,7 @@ func (rc *reqCtx) serveTable(seg string) {
 		}
 		t, err := rc.acct.data.GetTable(rc.r.Context(), name)
 		if err != nil {
-			rc.fail(wireError(localtable.CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist."))
+			rc.fail(wireError(localtable.CodeResourceNotFound, "The specified resource does not exist."))
 			return
 		}
 		rc.writeJSON(http.StatusOK, level, rc.appendTable(nil, level, t.Name(), true))
@@ -106,7 +106,7 @@ func (rc *reqCtx) createTable() {
 	var name string
 	raw, ok := vals["TableName"]
 	if !ok || json.Unmarshal(raw, &name) != nil {
-		rc.fail(localtable.NewError(localtable.ErrPropertiesNeedValue, "The request body must name the table: {\"TableName\":\"…\"}."))
+		rc.fail(&localtable.Error{Code: localtable.CodePropertiesNeedValue, Message: "The request body must name the table: {\"TableName\":\"…\"}."})
 		return
 	}
 	if err := rc.authorize(opCreateTable, name, "", ""); err != nil {
@@ -139,7 +139,7 @@ func (rc *reqCtx) listTables() {
 		rc.fail(err)
 		return
 	}
-	opts.Top = rc.s.pageSize(top)
+	opts.PageSize = rc.s.pageSize(top)
 	if f := strings.TrimSpace(rc.query.Get("$filter")); f != "" {
 		if opts.Filter, err = parseFilter(f); err != nil {
 			rc.fail(err)
@@ -148,7 +148,7 @@ func (rc *reqCtx) listTables() {
 	}
 	var page localtable.TablesPage
 	if top != 0 { // $top=0 asks for nothing: an empty page
-		if page, err = rc.acct.data.ListTables(rc.r.Context(), opts); err != nil {
+		if page, err = rc.acct.data.ListTables(rc.r.Context(), &opts); err != nil {
 			rc.fail(err)
 			return
 		}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
@@ -599,5 +600,39 @@ func TestBinaryServePagingFlags(t *testing.T) {
 	}
 	if len(seen) != 7 {
 		t.Fatalf("read %d entities, want 7 (pages %v)", len(seen), sizes)
+	}
+}
+
+// serve's --query-scan-limit ends a page after that many entities read,
+// matching or not: a filter that matches only the last of 7 entities
+// reads 3 a page, so two empty pages come before the one that holds it.
+func TestBinaryServeQueryScanLimit(t *testing.T) {
+	p := serveBin(t, "--query-scan-limit", "3")
+	ctx := context.Background()
+	sc, err := aztables.NewServiceClientFromConnectionString(p.connString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.CreateTable(ctx, "Scanned", nil); err != nil {
+		t.Fatal(err)
+	}
+	c := sc.NewClient("Scanned")
+	for i := 0; i < 7; i++ {
+		e, _ := json.Marshal(map[string]any{"PartitionKey": "p", "RowKey": fmt.Sprint("r", i), "N": i})
+		if _, err := c.AddEntity(ctx, e, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sizes []int
+	pager := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: to.Ptr("N eq 6")})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(page.Entities))
+	}
+	if fmt.Sprint(sizes) != "[0 0 1]" {
+		t.Fatalf("page sizes %v, want [0 0 1]", sizes)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/edmfmt"
 	"github.com/localtable/localtable/internal/tableio"
 )
 
@@ -347,7 +348,7 @@ func (p *tablePrinter) flush() error {
 	fmt.Fprintln(tw)
 	for i := range p.rows {
 		r := &p.rows[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s", cell(r.PartitionKey), cell(r.RowKey), localtable.FormatDateTime7(r.Timestamp))
+		fmt.Fprintf(tw, "%s\t%s\t%s", cell(r.PartitionKey), cell(r.RowKey), edmfmt.DateTime7(r.Timestamp))
 		for _, c := range cols {
 			fmt.Fprint(tw, "\t"+cell(entityjson.FormatValueText(r.Properties[c])))
 		}
@@ -410,7 +411,7 @@ func runGet(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "PartitionKey\t\t%s\nRowKey\t\t%s\nTimestamp\t\t%s\nETag\t\t%s\n", ent.PartitionKey, ent.RowKey, localtable.FormatDateTime7(ent.Timestamp), ent.ETag)
+	fmt.Fprintf(tw, "PartitionKey\t\t%s\nRowKey\t\t%s\nTimestamp\t\t%s\nETag\t\t%s\n", ent.PartitionKey, ent.RowKey, edmfmt.DateTime7(ent.Timestamp), ent.ETag)
 	names := make([]string, 0, len(ent.Properties))
 	for n := range ent.Properties {
 		names = append(names, n)

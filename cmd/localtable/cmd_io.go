@@ -18,6 +18,7 @@ import (
 	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/internal/tableio"
+	"github.com/localtable/localtable/server"
 )
 
 func init() {
@@ -208,9 +209,13 @@ func fatal(ctx context.Context, err error) bool {
 	if ctx.Err() != nil || errors.Is(err, localtable.ErrTableNotFound) || errors.Is(err, localtable.ErrClosed) {
 		return true
 	}
+	var re *remoteError
+	if errors.As(err, &re) {
+		return re.err.Code == localtable.CodeTableNotFound || re.status >= 500
+	}
 	var le *localtable.Error
 	if errors.As(err, &le) {
-		return le.Code == "TableNotFound" || le.StatusCode >= 500
+		return le.Code == localtable.CodeTableNotFound || server.HTTPStatus(le.Code) >= 500
 	}
 	return !errors.As(err, &le)
 }

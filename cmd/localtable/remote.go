@@ -76,8 +76,18 @@ func (r *remoteStore) Describe() string { return "server " + r.target.endpoint }
 
 func (r *remoteStore) Close() error { return nil }
 
-// remoteErr turns an SDK error into a *localtable.Error with the
-// service's code, status and message.
+// remoteError is a service's answer: a *localtable.Error with the code and
+// message, and the HTTP status it came with.
+type remoteError struct {
+	status int
+	err    *localtable.Error
+}
+
+func (e *remoteError) Error() string { return e.err.Error() }
+func (e *remoteError) Unwrap() error { return e.err }
+
+// remoteErr turns an SDK error into a *remoteError: a *localtable.Error
+// with the service's code and message, and its status.
 func remoteErr(err error) error {
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) {
@@ -101,7 +111,7 @@ func remoteErr(err error) error {
 	if msg == "" {
 		msg = http.StatusText(re.StatusCode)
 	}
-	return &localtable.Error{Code: localtable.ErrorCode(re.ErrorCode), StatusCode: re.StatusCode, Message: strings.TrimSpace(msg)}
+	return &remoteError{status: re.StatusCode, err: &localtable.Error{Code: localtable.ErrorCode(re.ErrorCode), Message: strings.TrimSpace(msg)}}
 }
 
 func (r *remoteStore) ListTables(ctx context.Context) ([]string, error) {

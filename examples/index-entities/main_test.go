@@ -47,13 +47,13 @@ func TestIndexEntities(t *testing.T) {
 	tbl := acct.Table("Employees")
 	byName := map[string][]string{}
 	n := 0
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+	for e, err := range tbl.QueryAll(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.HasPrefix(e.RowKey, "emp_") {
 			n++
-			ln := e.Properties["LastName"].Str()
+			ln := e.Properties["LastName"].String()
 			byName[ln] = append(byName[ln], e.RowKey)
 		}
 	}

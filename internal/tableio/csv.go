@@ -11,12 +11,13 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // Column is a CSV column: a property name and its Edm type.
 type Column struct {
-	Name string
-	Kind localtable.Kind
+	Name string          // the property name
+	Kind localtable.Kind // its Edm type
 }
 
 // Header returns the column's header text: "Name" for an Edm.String (and
@@ -114,7 +115,7 @@ func (c *CSVWriter) Write(e *localtable.Entity) error {
 			continue
 		case localtable.TimestampName:
 			if !e.Timestamp.IsZero() {
-				b = appendField(b, localtable.FormatDateTime7(e.Timestamp), false)
+				b = appendField(b, edmfmt.DateTime7(e.Timestamp), false)
 			}
 			continue
 		}

@@ -87,7 +87,7 @@ func BenchmarkTable(b *testing.B) {
 		tbl := open(b)
 		load(b, tbl, 1000)
 		for b.Loop() {
-			page, err := tbl.Query(bg(), localtable.QueryOptions{})
+			page, err := tbl.Query(bg(), nil)
 			if err != nil || len(page.Entities) != 1000 {
 				b.Fatalf("Query: %d entities, %v", len(page.Entities), err)
 			}

@@ -43,7 +43,8 @@ func TestTwoAccountsKnownGap(t *testing.T) {
 						}
 						n := e.Properties["N"].Int32()
 						_, err = tbl.Update(bg(), localtable.Entity{PartitionKey: "c", RowKey: "c",
-							Properties: localtable.Properties{"N": localtable.Int32Value(n + 1)}}, localtable.Merge, e.ETag)
+							Properties: localtable.Properties{"N": localtable.Int32Value(n + 1)}}, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: e.ETag})
+
 						if err == nil {
 							break
 						}

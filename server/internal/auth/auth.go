@@ -52,23 +52,23 @@ func (o Op) entity() bool { return o <= OpDelete }
 const authFailedMessage = "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."
 
 func errAuthentication(msg string) *localtable.Error {
-	return newError(localtable.CodeAuthenticationFailed, http.StatusForbidden, authFailedMessage+" "+msg)
+	return newError(codeAuthenticationFailed, authFailedMessage+" "+msg)
 }
 
 func errPermission(msg string) *localtable.Error {
-	return newError(localtable.CodeAuthorizationPermissionMismatch, http.StatusForbidden,
+	return newError(codeAuthorizationPermissionMismatch,
 		"This request is not authorized to perform this operation using this permission. "+msg)
 }
 
 func errResourceType(msg string) *localtable.Error {
-	return newError(localtable.CodeAuthorizationResourceTypeMismatch, http.StatusForbidden,
+	return newError(codeAuthorizationResourceTypeMismatch,
 		"This request is not authorized to perform this operation using this resource type. "+msg)
 }
 
 // errAuthorization is the service's answer to a SAS used for an operation
 // no SAS of its kind may perform (such as reading or setting an ACL).
 func errAuthorization(msg string) *localtable.Error {
-	return newError(codeAuthorizationFailure, http.StatusForbidden,
+	return newError(codeAuthorizationFailure,
 		"This request is not authorized to perform this operation. "+msg)
 }
 
@@ -115,7 +115,7 @@ func Authenticate(req *Request) (*Grant, error) {
 			// From version 2020-12-06 the Table service answers an
 			// anonymous request with a bearer challenge.
 			challenge(req.Header, "common")
-			return nil, newError(codeNoAuthenticationInfo, http.StatusUnauthorized, challengeMessage)
+			return nil, newError(codeNoAuthenticationInfo, challengeMessage)
 		}
 		return nil, errAuthentication("The request carries no Authorization header and no shared access signature.")
 	}

@@ -131,7 +131,7 @@ func errToken(req *Request, tenant, msg string) *localtable.Error {
 		return errAuthentication(msg)
 	}
 	challenge(req.Header, tenant)
-	return newError(codeInvalidAuthenticationIn, http.StatusUnauthorized, challengeMessage+" "+msg)
+	return newError(codeInvalidAuthenticationIn, challengeMessage+" "+msg)
 }
 
 // parseToken decodes a JWT (without verifying its signature): three

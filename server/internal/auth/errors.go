@@ -6,15 +6,20 @@ import (
 	"github.com/localtable/localtable"
 )
 
-// Error codes the core has no constant for.
+// Error codes of authentication and authorization, which the core does
+// not produce.
 const (
-	codeNoAuthenticationInfo    localtable.ErrorCode = "NoAuthenticationInformation"
-	codeInvalidAuthenticationIn localtable.ErrorCode = "InvalidAuthenticationInfo"
+	codeAuthenticationFailed              localtable.ErrorCode = "AuthenticationFailed"
+	codeAuthorizationPermissionMismatch   localtable.ErrorCode = "AuthorizationPermissionMismatch"
+	codeAuthorizationResourceTypeMismatch localtable.ErrorCode = "AuthorizationResourceTypeMismatch"
+	codeNoAuthenticationInfo              localtable.ErrorCode = "NoAuthenticationInformation"
+	codeInvalidAuthenticationIn           localtable.ErrorCode = "InvalidAuthenticationInfo"
 )
 
-// newError returns an *localtable.Error with any code and status.
-func newError(code localtable.ErrorCode, status int, msg string) *localtable.Error {
-	return &localtable.Error{Code: code, StatusCode: status, Message: msg}
+// newError returns an *localtable.Error with any code; the server
+// answers it with the code's status (server.HTTPStatus).
+func newError(code localtable.ErrorCode, msg string) *localtable.Error {
+	return &localtable.Error{Code: code, Message: msg}
 }
 
 // quoteOData writes s as an OData string literal, as messages quote

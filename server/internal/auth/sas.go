@@ -2,7 +2,6 @@ package auth
 
 import (
 	"net"
-	"net/http"
 	"net/netip"
 	"strings"
 	"time"
@@ -52,7 +51,7 @@ func verifySAS(req *Request) (*Grant, error) {
 	for _, k := range sasParams {
 		if len(q[k]) > 1 {
 			// As the service: a SAS whose parameters repeat is refused.
-			return nil, newError(codeAuthorizationFailure, http.StatusForbidden,
+			return nil, newError(codeAuthorizationFailure,
 				authFailedMessage+" The shared access signature parameter "+quoteOData(k)+" is given more than once.")
 		}
 	}
@@ -64,7 +63,7 @@ func verifySAS(req *Request) (*Grant, error) {
 		g.resourceTypes = q.Get("srt")
 		toSign = AccountSASString(req.Account, q)
 		if !strings.Contains(q.Get("ss"), "t") {
-			return nil, newError(codeAuthorizationServiceMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this service. The account SAS's signed services "+quoteOData(q.Get("ss"))+" do not include 't'.")
+			return nil, newError(codeAuthorizationServiceMismatch, "This request is not authorized to perform this operation using this service. The account SAS's signed services "+quoteOData(q.Get("ss"))+" do not include 't'.")
 		}
 	case q.Has("tn"):
 		g.table = q.Get("tn")
@@ -113,7 +112,7 @@ func verifySAS(req *Request) (*Grant, error) {
 		return nil, errAuthentication("Signed expiry time " + quoteOData(expiry) + " has passed.")
 	}
 	if sip := q.Get("sip"); sip != "" && !ipAllowed(sip, req.HTTP.RemoteAddr) {
-		return nil, newError(codeAuthorizationSourceIPMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this source IP "+clientIP(req.HTTP.RemoteAddr)+".")
+		return nil, newError(codeAuthorizationSourceIPMismatch, "This request is not authorized to perform this operation using this source IP "+clientIP(req.HTTP.RemoteAddr)+".")
 	}
 	switch spr := q.Get("spr"); spr {
 	case "", "https,http", "http,https":
@@ -121,7 +120,7 @@ func verifySAS(req *Request) (*Grant, error) {
 		if req.HTTP.TLS == nil {
 			// aztables' GetAccountSASURL always signs spr=https: such a
 			// SAS works only against an HTTPS server (localtabletest.WithTLS).
-			return nil, newError(codeAuthorizationProtocolMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this protocol. The SAS allows HTTPS only (spr=https) and the request came over HTTP.")
+			return nil, newError(codeAuthorizationProtocolMismatch, "This request is not authorized to perform this operation using this protocol. The SAS allows HTTPS only (spr=https) and the request came over HTTP.")
 		}
 	default:
 		return nil, errAuthentication("The signed protocol " + quoteOData(spr) + " is not valid: spr is https or https,http.")
@@ -201,7 +200,7 @@ type readerRangePredicate struct{ *rangePredicate }
 func (p *readerRangePredicate) MatchReader(r localtable.PropertyReader) bool {
 	pk, ok1 := r.Property(localtable.PartitionKeyName)
 	rk, ok2 := r.Property(localtable.RowKeyName)
-	if !ok1 || !ok2 || !p.r.Contains(pk.Str(), rk.Str()) {
+	if !ok1 || !ok2 || !p.r.Contains(pk.String(), rk.String()) {
 		return false
 	}
 	return p.inner == nil || p.inner.(localtable.ReaderPredicate).MatchReader(r)

@@ -54,15 +54,16 @@ const (
 	codeInvalidHeaderValue   localtable.ErrorCode = "InvalidHeaderValue"
 )
 
-// newError returns an *localtable.Error with any code and status.
-func newError(code localtable.ErrorCode, status int, msg string) *localtable.Error {
-	return &localtable.Error{Code: code, StatusCode: status, Message: msg}
+// newError returns an *localtable.Error with any code; the server
+// answers it with the code's status (server.HTTPStatus).
+func newError(code localtable.ErrorCode, msg string) *localtable.Error {
+	return &localtable.Error{Code: code, Message: msg}
 }
 
 // errXML is the service's answer to a properties document it cannot
 // accept: 400 InvalidXmlDocument.
 func errXML(msg string) *localtable.Error {
-	return newError(codeInvalidXMLDocument, http.StatusBadRequest, "XML specified is not syntactically valid. "+msg)
+	return newError(codeInvalidXMLDocument, "XML specified is not syntactically valid. "+msg)
 }
 
 // The service's fixed messages for failed preflights.
@@ -74,7 +75,7 @@ const (
 // errXMLNode is the service's answer to a well-formed properties document
 // with a bad value in element node.
 func errXMLNode(node, detail string) *localtable.Error {
-	return newError(codeInvalidXMLNodeValue, http.StatusBadRequest,
+	return newError(codeInvalidXMLNodeValue,
 		"The value for one of the XML nodes is not in the correct format. "+node+": "+detail)
 }
 
@@ -517,16 +518,16 @@ func (c *Config) Preflight(req, out http.Header) error {
 	method := req.Get("Access-Control-Request-Method")
 	for _, need := range []struct{ name, value string }{{"Origin", origin}, {"Access-Control-Request-Method", method}} {
 		if need.value == "" {
-			return newError(codeInvalidHeaderValue, http.StatusBadRequest, msgCORSMissingHeader+" Missing required CORS header "+need.name+".")
+			return newError(codeInvalidHeaderValue, msgCORSMissingHeader+" Missing required CORS header "+need.name+".")
 		}
 	}
 	reqHeaders := strings.Join(req.Values("Access-Control-Request-Headers"), ",")
 	rule := firstCORSRule(c.rules(), origin, method)
 	switch {
 	case rule == nil:
-		return newError(codeCorsPreflightFailure, http.StatusForbidden, msgCORSPreflightFailure+" No CORS rule allows origin "+strconv.Quote(origin)+" with method "+strconv.Quote(method)+".")
+		return newError(codeCorsPreflightFailure, msgCORSPreflightFailure+" No CORS rule allows origin "+strconv.Quote(origin)+" with method "+strconv.Quote(method)+".")
 	case !rule.allowsHeaders(reqHeaders):
-		return newError(codeCorsPreflightFailure, http.StatusForbidden, msgCORSPreflightFailure+" The first CORS rule that allows origin "+strconv.Quote(origin)+" with method "+strconv.Quote(method)+" does not allow the headers "+strconv.Quote(reqHeaders)+".")
+		return newError(codeCorsPreflightFailure, msgCORSPreflightFailure+" The first CORS rule that allows origin "+strconv.Quote(origin)+" with method "+strconv.Quote(method)+" does not allow the headers "+strconv.Quote(reqHeaders)+".")
 	}
 	out.Set("Access-Control-Allow-Origin", origin)
 	out.Set("Access-Control-Allow-Methods", method)
