@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"testing"
 
 	"github.com/localtable/localtable/storage"
@@ -110,12 +111,13 @@ func compareStored(t *testing.T, ctx context.Context, tbl *Table, opts QueryOpti
 					return fmt.Errorf("%s after %s: not in name order", name, prev)
 				}
 				prev = name
+				// Names and strings are valid during the call only.
 				if v.Kind() == KindString || v.Kind() == KindBinary || v.Kind() == KindGUID {
-					v.str = string([]byte(v.str)) // valid during the call only
+					v.str = strings.Clone(v.str)
 				}
-				e.Properties[name] = v
+				e.Properties[strings.Clone(name)] = v
 			}
-			e.PartitionKey, e.RowKey = string([]byte(pk)), string([]byte(rk))
+			e.PartitionKey, e.RowKey = strings.Clone(pk), strings.Clone(rk)
 			got = append(got, e)
 			return nil
 		})

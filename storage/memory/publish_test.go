@@ -38,7 +38,7 @@ func TestCommitPublishesNothing(t *testing.T) {
 	before := m.pub.Load()
 	key, value := []byte("key0500"), []byte("other")
 	allocs := testing.AllocsPerRun(100, func() { mustSet(t, e, key, value) })
-	if allocs > 2 {
+	if allocs > 2 && !raceEnabled { // the race detector makes sync.Pool drop items
 		t.Errorf("an overwrite with no reader allocates %.1f times; want at most 2 (the batch and the item)", allocs)
 	}
 	if m.pub.Load() != before {
