@@ -41,6 +41,7 @@ type Options struct {
 // service authorizes. It is safe for concurrent use by many goroutines.
 type Account struct {
 	eng   storage.Engine
+	ve    storage.VersionedEngine // eng, when it is shared (see shared.go)
 	clock clock
 	seed  maphash.Seed
 
@@ -50,6 +51,9 @@ type Account struct {
 	cat    atomic.Pointer[catalog]
 	ddl    sync.Mutex
 	nextID uint64
+	// cacheMu serializes the changes to the catalog on a shared engine,
+	// where it is a cache (see shared.go); it is held for no I/O.
+	cacheMu sync.Mutex
 
 	// parts serializes writes to one partition: a write locks the stripe
 	// of its (table, PartitionKey), reads its entities, and commits.
@@ -98,6 +102,7 @@ func Open(opts *Options) (*Account, error) {
 		gate:     newGate(),
 		released: make(chan struct{}),
 	}
+	a.ve, _ = o.Engine.(storage.VersionedEngine)
 	a.clock = clock{now: o.Clock, persist: a.persistClock}
 	if !claimEngine(o.Engine) {
 		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -91,7 +90,7 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 		return Entity{}, err
 	}
 	defer a.exit()
-	lt, err := a.lookup(t.name)
+	lt, err := a.lookup(ctx, t.name)
 	if err != nil {
 		return Entity{}, err
 	}
@@ -101,8 +100,7 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 	if err := validateKey(RowKeyName, rk); err != nil {
 		return Entity{}, err
 	}
-	key := keyenc.AppendEntityKey(make([]byte, 0, keyenc.TablePrefixLen+len(pk)+len(rk)+8), lt.id, pk, rk)
-	val, c, err := a.eng.Get(key)
+	lt, val, c, err := a.readEntity(ctx, lt, pk, rk)
 	if lt.dropped.Load() { // deleted under the read, which may have seen it
 		if err == nil {
 			c.Close()
