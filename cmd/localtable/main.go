@@ -29,29 +29,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"strings"
+
+	"github.com/localtable/localtable/cli"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		// A *localtable.Error says "localtable: " itself: say it once.
-		msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "localtable: "), ": localtable: ", ": ")
-		fmt.Fprintln(os.Stderr, "localtable:", msg)
-		os.Exit(exitCode(err))
-	}
-}
-
-// run is the command, with its I/O injectable for tests. A command that
-// prints its help returns nil.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	e := &env{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	err := dispatch(ctx, e, args)
-	if errors.Is(err, errHelp) {
-		return nil
-	}
-	return err
+	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
