@@ -35,5 +35,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cli.Main(context.Background(), nil, os.Args[1:], os.Stdout, os.Stderr))
 }
