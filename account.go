@@ -27,6 +27,17 @@ type Options struct {
 	// engine that an open Account owns fails with ErrEngineInUse and
 	// leaves that engine alone. (A pebble directory is likewise opened by
 	// one pebble.Open at a time, in any process.)
+	//
+	// An engine that implements storage.VersionedEngine (storage/etcd)
+	// is shared: several Accounts, each over an engine value of its own,
+	// in one process or on several machines, may serve its store at once.
+	// Every entity write then reads versions and commits on condition
+	// that nothing it read changed, and re-runs when another writer got
+	// there first; table IDs, table creation and deletion and the clock's
+	// mark are changed the same way, and the table catalog is a cache
+	// checked by every use. ETags, If-Match, transactions and table
+	// create/delete keep their guarantees across the Accounts; a write
+	// that loses the race ten times running fails with ErrServerBusy.
 	Engine storage.Engine
 
 	// Clock is the account's time source for entity Timestamps. nil means

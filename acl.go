@@ -72,9 +72,12 @@ func (t *Table) GetAccessPolicy(ctx context.Context) ([]AccessPolicy, error) {
 		return nil, err
 	}
 	defer t.a.exit()
-	lt, err := t.a.lookup(ctx, t.name)
-	if t.a.ve != nil && err == nil {
+	var lt *liveTable
+	var err error
+	if t.a.ve != nil {
 		lt, err = t.a.fresh(ctx, t.name) // another process may have set them
+	} else {
+		lt, err = t.a.lookup(ctx, t.name)
 	}
 	if err != nil {
 		return nil, err

@@ -309,29 +309,32 @@ func (a *Account) syncCatalog(ctx context.Context) (*catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.cacheMu.Lock()
-	defer a.cacheMu.Unlock()
-	old := a.cat.Load()
-	cat := &catalog{byName: make(map[string]*liveTable, len(old.byName))}
+	var lowers []string // in key order
+	var recs []tableRecord
 	for it.First(); it.Valid(); it.Next() {
 		rec, err := decodeTableRecord(it.Value())
 		if err != nil {
 			it.Close()
 			return nil, fmt.Errorf("%w (key %q)", err, it.Key())
 		}
-		lower := string(it.Key()[1:])
-		lt := old.byName[lower]
-		if lt != nil && lt.id == rec.ID {
-			p := rec.Policies
-			lt.policies.Store(&p)
-		} else {
-			lt = newLiveTable(&rec)
-		}
-		cat.byName[lower] = lt
-		cat.sorted = append(cat.sorted, lower)
+		lowers, recs = append(lowers, string(it.Key()[1:])), append(recs, rec)
 	}
 	if err := it.Close(); err != nil {
 		return nil, err
+	}
+	a.cacheMu.Lock()
+	defer a.cacheMu.Unlock()
+	old := a.cat.Load()
+	cat := &catalog{byName: make(map[string]*liveTable, len(lowers)), sorted: lowers}
+	for i, lower := range lowers {
+		lt := old.byName[lower]
+		if lt != nil && lt.id == recs[i].ID {
+			p := recs[i].Policies
+			lt.policies.Store(&p)
+		} else {
+			lt = newLiveTable(&recs[i])
+		}
+		cat.byName[lower] = lt
 	}
 	a.cat.Store(cat)
 	return cat, nil

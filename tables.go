@@ -17,9 +17,12 @@ func (a *Account) GetTable(ctx context.Context, name string) (*Table, error) {
 		return nil, err
 	}
 	defer a.exit()
-	lt, err := a.lookup(ctx, name)
-	if a.ve != nil && err == nil {
+	var lt *liveTable
+	var err error
+	if a.ve != nil {
 		lt, err = a.fresh(ctx, name) // another process may have deleted it
+	} else {
+		lt, err = a.lookup(ctx, name)
 	}
 	if err != nil {
 		return nil, err
