@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/localtable/localtable/internal/acctengine"
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/memory"
@@ -247,9 +248,9 @@ func (a *Account) Close() error {
 // gate (a.enter) instead.
 func (a *Account) check(ctx context.Context) error { return a.interrupted(ctx) }
 
-// Engine returns the account's storage engine, for tools and benchmarks.
-// Writing to it directly bypasses every rule of the data model.
-func (a *Account) Engine() storage.Engine { return a.eng }
+// The module's tools and benchmarks reach an account's engine through
+// package internal/acctengine; users own the engine they pass in Options.
+func init() { acctengine.Of = func(a any) storage.Engine { return a.(*Account).eng } }
 
 // Table returns a handle to the named table. It does no I/O and does not
 // check that the table exists: operations on a missing table fail with

@@ -68,7 +68,7 @@ func TestTableCaseInsensitive(t *testing.T) {
 		if err != nil || got.Name() != "MyTable" {
 			t.Errorf("GetTable = %v, %v", got, err)
 		}
-		page, err := a.ListTables(ctx, localtable.ListTablesOptions{})
+		page, err := a.ListTables(ctx, nil)
 		if err != nil || len(page.Tables) != 1 || page.Tables[0].Name != "MyTable" {
 			t.Errorf("ListTables = %+v, %v; want [MyTable] as created", page, err)
 		}
@@ -130,10 +130,10 @@ func TestListTablesPaged(t *testing.T) {
 		}
 		slices.SortFunc(want, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
 		var got []string
-		opts := localtable.ListTablesOptions{Top: 7}
+		opts := localtable.ListTablesOptions{PageSize: 7}
 		pages := 0
 		for {
-			page, err := a.ListTables(ctx, opts)
+			page, err := a.ListTables(ctx, &opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +150,7 @@ func TestListTablesPaged(t *testing.T) {
 			t.Errorf("paged listing (%d pages) = %v\nwant %v", pages, got, want)
 		}
 		var all []string
-		for ti, err := range a.Tables(ctx, localtable.ListTablesOptions{Top: 3, Filter: nameFilter{"t1"}}) {
+		for ti, err := range a.Tables(ctx, &localtable.ListTablesOptions{PageSize: 3, Filter: nameFilter{"t1"}}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,13 +160,13 @@ func TestListTablesPaged(t *testing.T) {
 			t.Errorf("filtered listing = %v, want the 5 tables t1?x", all)
 		}
 		for _, top := range []int{-1, 1001} {
-			if _, err := a.ListTables(ctx, localtable.ListTablesOptions{Top: top}); localtable.ErrorCodeOf(err) != "InvalidInput" {
-				t.Errorf("Top=%d: %v, want InvalidInput", top, err)
+			if _, err := a.ListTables(ctx, &localtable.ListTablesOptions{PageSize: top}); localtable.ErrorCodeOf(err) != "InvalidInput" {
+				t.Errorf("PageSize=%d: %v, want InvalidInput", top, err)
 			}
 		}
 		// Breaking out of the iterator stops it.
 		n := 0
-		for range a.Tables(ctx, localtable.ListTablesOptions{Top: 2}) {
+		for range a.Tables(ctx, &localtable.ListTablesOptions{PageSize: 2}) {
 			n++
 			if n == 3 {
 				break

@@ -472,7 +472,7 @@ func BenchmarkScanVsRaw(b *testing.B) {
 				rows := 0
 				loop(b, func() {
 					n := 0
-					for e, err := range tbl.QueryAll(ctx, QueryOptions{Filter: c.pred}) {
+					for e, err := range tbl.QueryAll(ctx, &QueryOptions{Filter: c.pred}) {
 						if err != nil || len(e.Properties) != 10 {
 							b.Fatal(err)
 						}

@@ -69,7 +69,7 @@ func BenchmarkUpdateMerge(b *testing.B) {
 			}
 			patch := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"Age": localtable.Int32Value(1)}}
 			for b.Loop() {
-				if _, err := tbl.Update(ctx, patch, localtable.Merge, localtable.ETagAny); err != nil {
+				if _, err := tbl.Update(ctx, patch, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge}); err != nil {
 					b.Fatal(err)
 				}
 			}

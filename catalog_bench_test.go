@@ -96,7 +96,7 @@ func benchCatalogChurn(b *testing.B, op string, churn bool) {
 		case "Get":
 			_, err = tbl.Get(ctx, "p", rk, nil)
 		default:
-			_, err = tbl.Upsert(ctx, localtable.Entity{PartitionKey: "w", RowKey: rk}, localtable.Replace)
+			_, err = tbl.Upsert(ctx, localtable.Entity{PartitionKey: "w", RowKey: rk}, nil)
 		}
 		lat[i] = time.Since(t0)
 		if err != nil {

@@ -42,7 +42,7 @@ func TestCheckpointRestore(t *testing.T) {
 		orders.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "2"})
 		var lastTag localtable.ETag
 		for range 3 {
-			if lastTag, err = orders.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "1", Properties: localtable.Properties{"N": localtable.Int32Value(9)}}, localtable.Replace); err != nil {
+			if lastTag, err = orders.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "1", Properties: localtable.Properties{"N": localtable.Int32Value(9)}}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -65,7 +65,7 @@ func TestCheckpointRestore(t *testing.T) {
 				t.Fatalf("round %d: policies %v (%v)", round, ps, err)
 			}
 			// The clock does not go back.
-			tag, err := orders.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "3"}, localtable.Replace)
+			tag, err := orders.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "3"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func TestCheckpointRestoreUnderWrites(t *testing.T) {
 					default:
 					}
 					a.CreateTableIfNotExists(ctx, table)
-					_, err := a.Table(table).Upsert(ctx, localtable.Entity{PartitionKey: fmt.Sprint(w), RowKey: fmt.Sprint(i % 50)}, localtable.Replace)
+					_, err := a.Table(table).Upsert(ctx, localtable.Entity{PartitionKey: fmt.Sprint(w), RowKey: fmt.Sprint(i % 50)}, nil)
 					if err != nil && !errors.Is(err, localtable.ErrTableNotFound) {
 						t.Error(err)
 						return
@@ -148,13 +148,13 @@ func TestCheckpointRestoreUnderWrites(t *testing.T) {
 		}
 		close(stop)
 		wg.Wait()
-		ids := checkKeySpace(t, a.Engine())
+		ids := checkKeySpace(t, localtable.EngineOf(a))
 		for name := range ids {
 			if _, err := a.GetTable(ctx, name); err != nil {
 				t.Errorf("table %s is in the engine, not in the catalog: %v", name, err)
 			}
 		}
-		page, _ := a.ListTables(ctx, localtable.ListTablesOptions{})
+		page, _ := a.ListTables(ctx, nil)
 		if len(page.Tables) != len(ids) {
 			t.Errorf("catalog %v, engine %v", page.Tables, ids)
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"sync"
 	"time"
+
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // clock hands out entity Timestamps: 100 ns ticks from the account's time
@@ -48,7 +50,7 @@ func (c *clock) nextAfter(floor int64) (int64, error) {
 	}
 	if last := max(c.last, floor); t <= last {
 		if last >= maxTicks {
-			return 0, newError(ErrClockOutOfRange, "the account's Timestamps are spent: a write was stamped %s, the last Timestamp there is, and Timestamps never repeat", FormatDateTime7(MaxDateTime))
+			return 0, newError(ErrClockOutOfRange, "the account's Timestamps are spent: a write was stamped %s, the last Timestamp there is, and Timestamps never repeat", edmfmt.DateTime7(MaxDateTime))
 		}
 		t = last + 1
 	}
@@ -67,7 +69,7 @@ func (c *clock) nextAfter(floor int64) (int64, error) {
 // ErrClockOutOfRange if it is outside the range of Timestamps.
 func clockTicks(now time.Time) (int64, error) {
 	if now.Before(MinDateTime) || now.After(MaxDateTime) {
-		return 0, newError(ErrClockOutOfRange, "the clock says %s, outside the range of Timestamps %s to %s", now.UTC().Format(time.RFC3339Nano), FormatDateTime(MinDateTime), FormatDateTime7(MaxDateTime))
+		return 0, newError(ErrClockOutOfRange, "the clock says %s, outside the range of Timestamps %s to %s", now.UTC().Format(time.RFC3339Nano), edmfmt.DateTime(MinDateTime), edmfmt.DateTime7(MaxDateTime))
 	}
 	return TimeToTicks(now), nil
 }

@@ -41,7 +41,7 @@ func clockWrites(l *etagLog, tbl *localtable.Table, step string) error {
 		return err
 	}
 	l.add(tag, step+" insert")
-	if tag, err = tbl.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "counter"}, localtable.Merge); err != nil {
+	if tag, err = tbl.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "counter"}, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge}); err != nil {
 		return err
 	}
 	l.add(tag, step+" upsert")
@@ -63,8 +63,8 @@ func wantClockError(t *testing.T, err error, what string) {
 		t.Fatalf("%s: %v, want ErrClockOutOfRange", what, err)
 	}
 	var le *localtable.Error
-	if !errors.As(err, &le) || le.StatusCode != 500 {
-		t.Fatalf("%s: %v is not an *Error with status 500", what, err)
+	if !errors.As(err, &le) || le.Code != localtable.CodeInternalError {
+		t.Fatalf("%s: %v is not an *Error with code InternalError", what, err)
 	}
 }
 
@@ -111,7 +111,7 @@ func TestClockOutOfRange(t *testing.T) {
 		// The version read before the excursion is stale: its ETag must not
 		// match the current one.
 		stale.Properties = localtable.Properties{"Stale": localtable.BoolValue(true)}
-		if _, err := tbl.Update(ctx, stale, localtable.Replace, stale.ETag); !errors.Is(err, localtable.ErrConditionNotMet) {
+		if _, err := tbl.Update(ctx, stale, &localtable.UpdateOptions{IfMatch: stale.ETag}); !errors.Is(err, localtable.ErrConditionNotMet) {
 			t.Fatalf("an update with a stale If-Match: %v, want ErrConditionNotMet", err)
 		}
 		for i := 1; i <= 3; i++ {

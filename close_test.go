@@ -108,9 +108,9 @@ func closeRound(t *testing.T, eng engine, round int) {
 			return err
 		})
 		run("Query", func(int) error {
-			opts := localtable.QueryOptions{Top: 7}
+			opts := localtable.QueryOptions{PageSize: 7}
 			for {
-				page, err := tbl.Query(bound, opts)
+				page, err := tbl.Query(bound, &opts)
 				if err != nil || page.Continuation.IsZero() {
 					return err
 				}
@@ -119,7 +119,7 @@ func closeRound(t *testing.T, eng engine, round int) {
 		})
 		run("QueryAll", func(int) error {
 			n := 0
-			for _, err := range tbl.QueryAll(bound, localtable.QueryOptions{Top: 3}) {
+			for _, err := range tbl.QueryAll(bound, &localtable.QueryOptions{PageSize: 3}) {
 				if err != nil {
 					return err
 				}
@@ -132,7 +132,7 @@ func closeRound(t *testing.T, eng engine, round int) {
 		})
 		run("Upsert", func(i int) error {
 			rk := fmt.Sprintf("u%d-%d", g, i)
-			_, err := tbl.Upsert(bound, localtable.Entity{PartitionKey: "w", RowKey: rk}, localtable.Replace)
+			_, err := tbl.Upsert(bound, localtable.Entity{PartitionKey: "w", RowKey: rk}, nil)
 			if err == nil {
 				mu.Lock()
 				acked[rk] = true
@@ -168,13 +168,13 @@ func closeRound(t *testing.T, eng engine, round int) {
 		if _, err := a.CreateTable(bound, name); err != nil {
 			return err
 		}
-		if _, err := a.Table(name).Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: "r"}, localtable.Replace); err != nil {
+		if _, err := a.Table(name).Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: "r"}, nil); err != nil {
 			return err
 		}
 		return a.DeleteTable(bound, name)
 	})
 	run("Tables", func(int) error {
-		for _, err := range a.Tables(bound, localtable.ListTablesOptions{Top: 1}) {
+		for _, err := range a.Tables(bound, &localtable.ListTablesOptions{PageSize: 1}) {
 			if err != nil {
 				return err
 			}
@@ -287,7 +287,7 @@ func TestCloseStopsLongScan(t *testing.T) {
 		}
 		queried := make(chan result, 1)
 		go func() {
-			page, err := tbl.Query(bound, localtable.QueryOptions{Filter: f})
+			page, err := tbl.Query(bound, &localtable.QueryOptions{Filter: f})
 			queried <- result{page, err}
 		}()
 		select {

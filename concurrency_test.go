@@ -35,7 +35,7 @@ func TestConcurrentETagCounter(t *testing.T) {
 							return
 						}
 						e.Properties["N"] = localtable.Int64Value(e.Properties["N"].Int64() + 1)
-						_, err = tbl.Update(ctx, e, localtable.Replace, e.ETag)
+						_, err = tbl.Update(ctx, e, &localtable.UpdateOptions{IfMatch: e.ETag})
 						if errors.Is(err, localtable.ErrConditionNotMet) {
 							mu.Lock()
 							conflicts++
@@ -130,7 +130,7 @@ func TestConcurrentTableLifecycle(t *testing.T) {
 						return
 					default:
 					}
-					_, err := tbl.Upsert(ctx, localtable.Entity{PartitionKey: fmt.Sprint(w), RowKey: fmt.Sprint(i)}, localtable.Merge)
+					_, err := tbl.Upsert(ctx, localtable.Entity{PartitionKey: fmt.Sprint(w), RowKey: fmt.Sprint(i)}, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 					if err != nil && !errors.Is(err, localtable.ErrTableNotFound) {
 						t.Error(err)
 						return

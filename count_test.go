@@ -36,7 +36,7 @@ func TestCount(t *testing.T) {
 					"none": keyPred{match: func(*localtable.Entity) bool { return false }},
 				}
 				var every []localtable.Entity
-				for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+				for e, err := range tbl.QueryAll(ctx, nil) {
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -90,11 +90,11 @@ func TestCountMaterializesNothing(t *testing.T) {
 		t.Errorf("Count: %.0f allocations for 1000 matches, %.0f for none", countEven, countNone)
 	}
 	queryEven := testing.AllocsPerRun(3, func() {
-		for range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: evenRows}) {
+		for range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows}) {
 		}
 	})
 	queryNone := testing.AllocsPerRun(3, func() {
-		for range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: none}) {
+		for range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: none}) {
 		}
 	})
 	if queryEven < queryNone+1000 { // the measure can tell
@@ -205,7 +205,7 @@ func TestPartitions(t *testing.T) {
 				// Brute force: the distinct keys of every entity, in the
 				// table's order.
 				var want []string
-				for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+				for e, err := range tbl.QueryAll(ctx, nil) {
 					if err != nil {
 						t.Fatal(err)
 					}

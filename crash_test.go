@@ -187,19 +187,19 @@ func crashWorker(tbl *localtable.Table, g int, cycle int64, ready *sync.WaitGrou
 		case !cur.present:
 			op = "upsert"
 			say("I %d S %s %s 1 %d", g, crashRow(k), op, seq)
-			tag, err = tbl.Upsert(ctx, e, localtable.Replace)
+			tag, err = tbl.Upsert(ctx, e, nil)
 		case rng.IntN(4) == 0:
 			op, present = "delete", false
 			say("I %d S %s %s 0 %d", g, crashRow(k), op, seq)
-			err = tbl.Delete(ctx, spk, crashRow(k), cur.etag)
+			err = tbl.Delete(ctx, spk, crashRow(k), &localtable.DeleteOptions{IfMatch: cur.etag})
 		case rng.IntN(2) == 0:
 			op = "update"
 			say("I %d S %s %s 1 %d", g, crashRow(k), op, seq)
-			tag, err = tbl.Update(ctx, e, localtable.Replace, cur.etag)
+			tag, err = tbl.Update(ctx, e, &localtable.UpdateOptions{IfMatch: cur.etag})
 		default:
 			op = "merge"
 			say("I %d S %s %s 1 %d", g, crashRow(k), op, seq)
-			tag, err = tbl.Upsert(ctx, e, localtable.Merge)
+			tag, err = tbl.Upsert(ctx, e, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 		}
 		if err != nil {
 			fail("%d %s %s seq %d: %v", g, op, crashRow(k), seq, err)
@@ -368,7 +368,7 @@ func TestCrash(t *testing.T) {
 		// the clock is years behind.
 		var prev time.Time
 		for i := range 3 {
-			tag, err := tbl.Upsert(ctx, crashEntity("probe", "p", int64(i)), localtable.Replace)
+			tag, err := tbl.Upsert(ctx, crashEntity("probe", "p", int64(i)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,7 @@ func TestDecodedEntitiesOutliveWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		var queried []localtable.Entity
-		for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+		for e, err := range tbl.QueryAll(ctx, nil) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,11 +35,11 @@ func TestDecodedEntitiesOutliveWrites(t *testing.T) {
 			e := localtable.Entity{PartitionKey: keys[0], RowKey: keys[1], Properties: localtable.Properties{
 				"Name": localtable.StringValue("overwritten name"), "Id": localtable.StringValue("x"),
 			}}
-			if _, err := tbl.Update(ctx, e, localtable.Replace, localtable.ETagAny); err != nil {
+			if _, err := tbl.Update(ctx, e, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := tbl.Delete(ctx, "p", "r", localtable.ETagAny); err != nil {
+		if err := tbl.Delete(ctx, "p", "r", nil); err != nil {
 			t.Fatal(err)
 		}
 		want := benchEntity("p", "r")
@@ -109,7 +109,7 @@ func TestDecodeAllocations(t *testing.T) {
 		t.Errorf("Get: %.0f allocations; want at most %.0f (its map) + 2", get, floor)
 	}
 	query := testing.AllocsPerRun(10, func() {
-		page, err := tbl.Query(ctx, localtable.QueryOptions{})
+		page, err := tbl.Query(ctx, nil)
 		if err != nil || len(page.Entities) != rows {
 			t.Fatalf("%d entities, %v", len(page.Entities), err)
 		}

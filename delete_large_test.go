@@ -93,7 +93,7 @@ func TestDeleteLargeTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := tbl.Query(ctx, localtable.QueryOptions{})
+	page, err := tbl.Query(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // Kind is the Edm type of a [Value].
@@ -139,35 +142,49 @@ func GUIDValue(g GUID) Value { return Value{kind: KindGUID, str: string(g[:])} }
 // BinaryValue returns an Edm.Binary value holding a copy of b.
 func BinaryValue(b []byte) Value { return Value{kind: KindBinary, str: string(b)} }
 
-// AnyValue converts a Go value to a Value: string, int32, int64, int (as
-// Int64), float64, bool, time.Time, GUID, []byte, and Value itself. nil
-// becomes the null Value. Other types panic; use [Marshal] for structs.
-func AnyValue(v any) Value {
+// AnyValue converts a Go value to a Value, mapping its type as [Marshal]
+// maps a field's: string as Edm.String; int8, int16, int32, uint8 and
+// uint16 as Edm.Int32; int, int64 and uint32 as Edm.Int64; float32 and
+// float64 as Edm.Double; bool, time.Time, GUID and []byte as Edm.Boolean,
+// DateTime, Guid and Binary; a Value as itself; and the types defined on
+// these (type Age int) as their underlying type. A pointer maps as what it
+// points to. nil, a nil pointer and a nil []byte are the null Value. Any
+// other type (uint, uint64, maps, structs other than time.Time and Value…)
+// is an error wrapping ErrUnsupportedType: AnyValue never panics.
+func AnyValue(v any) (Value, error) {
 	switch x := v.(type) {
 	case nil:
-		return Value{}
+		return Value{}, nil
 	case Value:
-		return x
+		return x, nil
 	case string:
-		return StringValue(x)
+		return StringValue(x), nil
 	case int32:
-		return Int32Value(x)
+		return Int32Value(x), nil
 	case int64:
-		return Int64Value(x)
+		return Int64Value(x), nil
 	case int:
-		return Int64Value(int64(x))
+		return Int64Value(int64(x)), nil
 	case float64:
-		return DoubleValue(x)
+		return DoubleValue(x), nil
 	case bool:
-		return BoolValue(x)
+		return BoolValue(x), nil
 	case time.Time:
-		return DateTimeValue(x)
-	case GUID:
-		return GUIDValue(x)
-	case []byte:
-		return BinaryValue(x)
+		return DateTimeValue(x), nil
 	}
-	panic(fmt.Sprintf("localtable: AnyValue: unsupported type %T", v))
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return Value{}, nil
+		}
+		rv = rv.Elem()
+	}
+	gk, kind, ok := natural(rv.Type())
+	if !ok {
+		return Value{}, fmt.Errorf("%w: AnyValue of %s", ErrUnsupportedType, typeString(v))
+	}
+	f := field{goName: "value", gk: gk, edm: kind}
+	return f.encode(rv.Type(), rv)
 }
 
 // Kind returns the value's Edm type.
@@ -265,43 +282,17 @@ func (v Value) String() string {
 	case KindInt64:
 		return strconv.FormatInt(v.Int64(), 10)
 	case KindDouble:
-		return FormatDouble(v.Double())
+		return edmfmt.Double(v.Double())
 	case KindBool:
 		return strconv.FormatBool(v.Bool())
 	case KindDateTime:
-		return FormatDateTime(v.Time())
+		return edmfmt.DateTime(v.Time())
 	case KindGUID:
 		return v.GUID().String()
 	case KindBinary:
 		return base64.StdEncoding.EncodeToString([]byte(v.str))
 	}
 	return "<null>"
-}
-
-// FormatDouble formats f as the service does: shortest round-trip digits,
-// "NaN", "Infinity" and "-Infinity" for the special values.
-func FormatDouble(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// FormatDateTime formats t in UTC as yyyy-MM-ddTHH:mm:ss.FFFFFFFZ: up to 7
-// fractional digits with trailing zeros trimmed.
-func FormatDateTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.9999999Z")
-}
-
-// FormatDateTime7 formats t in UTC with exactly 7 fractional digits, as the
-// service writes Timestamp.
-func FormatDateTime7(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
 }
 
 // GUID is a 16-byte globally unique identifier, stored in the byte order of

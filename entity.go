@@ -1,9 +1,10 @@
 package localtable
 
 import (
-	"net/url"
 	"strings"
 	"time"
+
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // The names of the system properties.
@@ -94,7 +95,7 @@ func (t ETag) Time() (time.Time, bool) {
 
 // etagFor returns the ETag of an entity last written at ticks.
 func etagFor(ticks int64) ETag {
-	s := FormatDateTime7(TicksToTime(ticks))
+	s := edmfmt.DateTime7(TicksToTime(ticks))
 	return ETag(`W/"datetime'` + strings.ReplaceAll(s, ":", "%3A") + `'"`)
 }
 
@@ -129,8 +130,8 @@ func parseETag(tag ETag) (int64, bool) {
 	if !strings.HasPrefix(s, pre) || !strings.HasSuffix(s, post) || len(s) < len(pre)+len(post) {
 		return 0, false
 	}
-	inner, err := url.PathUnescape(s[len(pre) : len(s)-len(post)])
-	if err != nil {
+	inner, ok := unescapePercent(s[len(pre) : len(s)-len(post)])
+	if !ok {
 		return 0, false
 	}
 	t, err := time.Parse(time.RFC3339Nano, inner)
@@ -138,4 +139,43 @@ func parseETag(tag ETag) (int64, bool) {
 		return 0, false
 	}
 	return TimeToTicks(t), true
+}
+
+// unescapePercent decodes the %XX escapes of s, as the service escapes the
+// colons of an ETag's time; false for a malformed escape.
+func unescapePercent(s string) (string, bool) {
+	if !strings.Contains(s, "%") {
+		return s, true
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b = append(b, s[i])
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", false
+		}
+		hi, ok1 := hexValue(s[i+1])
+		lo, ok2 := hexValue(s[i+2])
+		if !ok1 || !ok2 {
+			return "", false
+		}
+		b = append(b, hi<<4|lo)
+		i += 2
+	}
+	return string(b), true
+}
+
+// hexValue returns the value of the hexadecimal digit c, in either case.
+func hexValue(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }

@@ -3,7 +3,6 @@ package localtable
 import (
 	"errors"
 	"fmt"
-	"net/http"
 )
 
 // ErrorCode is an Azure Table service error code, such as
@@ -11,7 +10,9 @@ import (
 // server) puts in the x-ms-error-code header.
 type ErrorCode string
 
-// The service's error codes that localtable produces.
+// The service's error codes that localtable and its HTTP server produce.
+// The HTTP status the service answers each with is the server's business:
+// see server.HTTPStatus.
 const (
 	CodeAuthenticationFailed                    ErrorCode = "AuthenticationFailed"
 	CodeAuthorizationPermissionMismatch         ErrorCode = "AuthorizationPermissionMismatch"
@@ -25,8 +26,8 @@ const (
 	CodeInvalidResourceName                     ErrorCode = "InvalidResourceName"
 	CodeInvalidValueType                        ErrorCode = "InvalidValueType"
 	CodeJSONFormatNotSupported                  ErrorCode = "JsonFormatNotSupported"
+	CodeKeyValueTooLarge                        ErrorCode = "KeyValueTooLarge"
 	CodeMethodNotAllowed                        ErrorCode = "MethodNotAllowed"
-	CodeNotImplemented                          ErrorCode = "NotImplemented"
 	CodeOutOfRangeInput                         ErrorCode = "OutOfRangeInput"
 	CodePropertiesNeedValue                     ErrorCode = "PropertiesNeedValue"
 	CodePropertyNameInvalid                     ErrorCode = "PropertyNameInvalid"
@@ -43,19 +44,35 @@ const (
 )
 
 // Error is the error type of every failed localtable operation that the
-// service would also reject. Code and StatusCode are what the service
-// answers on the wire; Message says what was wrong and where.
+// service would also reject. Code is the service's error code, what it
+// answers on the wire; Message says what was wrong and where. The HTTP
+// status that goes with a code is not here: mapping codes to statuses is
+// the HTTP server's business (server.HTTPStatus), and an embedded store
+// has no HTTP.
 //
 // Use errors.Is with the sentinels below (errors.Is(err, ErrEntityExists))
 // or errors.As to reach the code. A sentinel matches errors of its own
 // meaning: ErrTableNotFound matches both the TableNotFound of an entity
 // operation and the ResourceNotFound of deleting a missing table.
+//
+// Packages that build on localtable (a server, a fault-injecting layer, a
+// store wrapping an Account) make their own errors as composite literals,
+// &Error{Code: CodeInvalidInput, Message: "…"}. Such an Error matches, by
+// its code, the sentinel of that code: errors.Is(err, ErrInvalidInput)
+// holds for the one above. ErrClockOutOfRange, whose code InternalError
+// says less than it does, is matched only by the errors localtable makes
+// from it.
 type Error struct {
-	Code       ErrorCode // the service's error code
-	StatusCode int       // the HTTP status the service answers with
-	Message    string    // what was wrong, and where
+	Code    ErrorCode // the service's error code
+	Message string    // what was wrong, and where
 
-	sentinel *Error
+	// kind is the sentinel an error localtable made stands for; nil for
+	// a sentinel and for an Error made as a literal, which stand for the
+	// sentinel of their code.
+	kind *Error
+	// byCode marks a sentinel that every literal Error of its code
+	// matches.
+	byCode bool
 }
 
 // Error returns "localtable: <Code>: <Message>".
@@ -63,42 +80,50 @@ func (e *Error) Error() string {
 	return "localtable: " + string(e.Code) + ": " + e.Message
 }
 
-// Is reports whether target is e or the sentinel e was made from.
+// Is reports whether target is e or the sentinel e stands for: for an
+// error localtable returned, the sentinel of its meaning; for an Error
+// made as a literal, the sentinel of its Code.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	if !ok {
+	switch {
+	case !ok || t == nil:
 		return false
+	case t == e:
+		return true
+	case e.kind != nil:
+		return t == e.kind
 	}
-	return t == e || (e.sentinel != nil && t == e.sentinel)
+	return t.byCode && t.Code == e.Code
 }
 
-func sentinel(code ErrorCode, status int, msg string) *Error {
-	return &Error{Code: code, StatusCode: status, Message: msg}
+// sentinel returns a sentinel of code that literal Errors of the code
+// match.
+func sentinel(code ErrorCode, msg string) *Error {
+	return &Error{Code: code, Message: msg, byCode: true}
 }
 
-// Sentinel errors, for errors.Is. Each carries the service's code and status
-// and its standard message.
+// Sentinel errors, for errors.Is. Each carries the service's code and its
+// standard message.
 var (
-	ErrTableNotFound         = sentinel(CodeTableNotFound, http.StatusNotFound, "The table specified does not exist.")
-	ErrTableExists           = sentinel(CodeTableAlreadyExists, http.StatusConflict, "The table specified already exists.")
-	ErrEntityNotFound        = sentinel(CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist.")
-	ErrEntityExists          = sentinel(CodeEntityAlreadyExists, http.StatusConflict, "The specified entity already exists.")
-	ErrConditionNotMet       = sentinel(CodeUpdateConditionNotSatisfied, http.StatusPreconditionFailed, "The update condition specified in the request was not satisfied.")
-	ErrInvalidInput          = sentinel(CodeInvalidInput, http.StatusBadRequest, "One of the request inputs is not valid.")
-	ErrOutOfRangeInput       = sentinel(CodeOutOfRangeInput, http.StatusBadRequest, "One of the request inputs is out of range.")
-	ErrInvalidTableName      = sentinel(CodeInvalidResourceName, http.StatusBadRequest, "The specifed resource name contains invalid characters.")
-	ErrPropertiesNeedValue   = sentinel(CodePropertiesNeedValue, http.StatusBadRequest, "The values are not specified for all properties in the entity.")
-	ErrPropertyNameInvalid   = sentinel(CodePropertyNameInvalid, http.StatusBadRequest, "The property name is invalid.")
-	ErrPropertyNameTooLong   = sentinel(CodePropertyNameTooLong, http.StatusBadRequest, "The property name exceeds the maximum allowed length (255).")
-	ErrPropertyValueTooLarge = sentinel(CodePropertyValueTooLarge, http.StatusBadRequest, "The property value exceeds the maximum allowed size (64KB).")
-	ErrTooManyProperties     = sentinel(CodeTooManyProperties, http.StatusBadRequest, "The entity contains more properties than allowed.")
-	ErrEntityTooLarge        = sentinel(CodeEntityTooLarge, http.StatusBadRequest, "The entity is larger than the maximum allowed size (1MB).")
-	ErrDuplicateProperties   = sentinel(CodeDuplicatePropertiesSpecified, http.StatusBadRequest, "A property is specified more than one time.")
-	ErrDuplicateRow          = sentinel(CodeInvalidDuplicateRow, http.StatusBadRequest, "The batch request contains multiple changes with same row key.")
-	ErrDifferentPartitions   = sentinel(CodeCommandsInBatchActOnDifferentPartitions, http.StatusBadRequest, "All commands in a batch must operate on same entity group.")
-	ErrInvalidValueType      = sentinel(CodeInvalidValueType, http.StatusBadRequest, "The value specified is invalid.")
-	ErrRequestBodyTooLarge   = sentinel(CodeRequestBodyTooLarge, http.StatusRequestEntityTooLarge, "The request body is too large and exceeds the maximum permissible limit.")
-	ErrNotImplemented        = sentinel(CodeNotImplemented, http.StatusNotImplemented, "The requested operation is not implemented.")
+	ErrTableNotFound         = sentinel(CodeTableNotFound, "The table specified does not exist.")
+	ErrTableExists           = sentinel(CodeTableAlreadyExists, "The table specified already exists.")
+	ErrEntityNotFound        = sentinel(CodeResourceNotFound, "The specified resource does not exist.")
+	ErrEntityExists          = sentinel(CodeEntityAlreadyExists, "The specified entity already exists.")
+	ErrConditionNotMet       = sentinel(CodeUpdateConditionNotSatisfied, "The update condition specified in the request was not satisfied.")
+	ErrInvalidInput          = sentinel(CodeInvalidInput, "One of the request inputs is not valid.")
+	ErrOutOfRangeInput       = sentinel(CodeOutOfRangeInput, "One of the request inputs is out of range.")
+	ErrInvalidTableName      = sentinel(CodeInvalidResourceName, "The specifed resource name contains invalid characters.")
+	ErrPropertiesNeedValue   = sentinel(CodePropertiesNeedValue, "The values are not specified for all properties in the entity.")
+	ErrPropertyNameInvalid   = sentinel(CodePropertyNameInvalid, "The property name is invalid.")
+	ErrPropertyNameTooLong   = sentinel(CodePropertyNameTooLong, "The property name exceeds the maximum allowed length (255).")
+	ErrPropertyValueTooLarge = sentinel(CodePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB).")
+	ErrTooManyProperties     = sentinel(CodeTooManyProperties, "The entity contains more properties than allowed.")
+	ErrEntityTooLarge        = sentinel(CodeEntityTooLarge, "The entity is larger than the maximum allowed size (1MB).")
+	ErrDuplicateProperties   = sentinel(CodeDuplicatePropertiesSpecified, "A property is specified more than one time.")
+	ErrDuplicateRow          = sentinel(CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key.")
+	ErrDifferentPartitions   = sentinel(CodeCommandsInBatchActOnDifferentPartitions, "All commands in a batch must operate on same entity group.")
+	ErrInvalidValueType      = sentinel(CodeInvalidValueType, "The value specified is invalid.")
+	ErrRequestBodyTooLarge   = sentinel(CodeRequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit.")
 )
 
 // ErrServerBusy is the error of a write on a shared engine
@@ -106,7 +131,7 @@ var (
 // table, to writers in other processes again and again: nothing of it was
 // applied, and the caller may retry. The service answers ServerBusy, 503,
 // when a partition is too busy to serve.
-var ErrServerBusy = sentinel(CodeServerBusy, http.StatusServiceUnavailable, "The server is currently unable to receive requests. Please retry your request.")
+var ErrServerBusy = sentinel(CodeServerBusy, "The server is currently unable to receive requests. Please retry your request.")
 
 // ErrClockOutOfRange is the error of a write when the account's clock
 // (Options.Clock) is outside the range of Timestamps, 1601-01-01 to
@@ -114,8 +139,9 @@ var ErrServerBusy = sentinel(CodeServerBusy, http.StatusServiceUnavailable, "The
 // the error of every write after one stamped with the last Timestamp of the
 // range: Timestamps strictly increase and ETags never repeat, so the
 // account can stamp nothing more (it can still be read and deleted from).
-// It is a fault of the server, not of the request: InternalError, 500.
-var ErrClockOutOfRange = sentinel(CodeInternalError, http.StatusInternalServerError, "The server's clock is outside the range of entity Timestamps.")
+// It is a fault of the server, not of the request: code InternalError.
+// An InternalError made elsewhere does not match it.
+var ErrClockOutOfRange = &Error{Code: CodeInternalError, Message: "The server's clock is outside the range of entity Timestamps."}
 
 // ErrClosed is returned by operations on a closed Account.
 var ErrClosed = errors.New("localtable: account closed")
@@ -128,18 +154,14 @@ var ErrEngineInUse = errors.New("localtable: the engine belongs to another open 
 
 // newError returns an Error of the sentinel's kind with a detailed message.
 func newError(s *Error, format string, args ...any) *Error {
-	return &Error{Code: s.Code, StatusCode: s.StatusCode, Message: fmt.Sprintf(format, args...), sentinel: s}
+	return &Error{Code: s.Code, Message: fmt.Sprintf(format, args...), kind: s}
 }
 
 // withCode returns an Error of the sentinel's meaning that travels on the
-// wire with a different code and status.
-func withCode(s *Error, code ErrorCode, status int, format string, args ...any) *Error {
-	return &Error{Code: code, StatusCode: status, Message: fmt.Sprintf(format, args...), sentinel: s}
+// wire with a different code.
+func withCode(s *Error, code ErrorCode, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), kind: s}
 }
-
-// NewError returns an Error of the sentinel's kind with a message of its own;
-// it is for packages that extend localtable, such as its HTTP server.
-func NewError(s *Error, format string, args ...any) *Error { return newError(s, format, args...) }
 
 // ErrorCodeOf returns the service error code of err, or "" if err carries
 // none.

@@ -34,7 +34,7 @@ func ExampleInvertedTicksKey() {
 		at := start.Add(time.Duration(i) * time.Minute)
 		tbl.Insert(ctx, localtable.Entity{PartitionKey: "web01", RowKey: localtable.InvertedTicksKey(at)})
 	}
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: filter.PartitionKey().Eq("web01"), Limit: 2}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq("web01"), Limit: 2}) {
 		if err != nil {
 			panic(err)
 		}

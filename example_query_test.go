@@ -28,7 +28,7 @@ func ExampleTable_Query() {
 	if err != nil {
 		panic(err)
 	}
-	page, err := tbl.Query(ctx, localtable.QueryOptions{Filter: f, Top: 2})
+	page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: f, PageSize: 2})
 	if err != nil {
 		panic(err)
 	}
@@ -37,7 +37,7 @@ func ExampleTable_Query() {
 	}
 	fmt.Println("more:", !page.Continuation.IsZero(), "scanned:", page.Stats.Scanned)
 
-	page, _ = tbl.Query(ctx, localtable.QueryOptions{Filter: f, Top: 2, Continuation: page.Continuation})
+	page, _ = tbl.Query(ctx, &localtable.QueryOptions{Filter: f, PageSize: 2, Continuation: page.Continuation})
 	for _, e := range page.Entities {
 		fmt.Println(e.PartitionKey, e.RowKey, e.Properties["Level"])
 	}
@@ -59,7 +59,7 @@ func ExampleTable_QueryAll() {
 
 	// Built from typed values: no string concatenation, no quoting bugs.
 	errorsOnly := filter.Prop("Level").Eq("error")
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: errorsOnly, Select: []string{"Level"}}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: errorsOnly, Select: []string{"Level"}}) {
 		if err != nil {
 			panic(err)
 		}
@@ -78,7 +78,7 @@ func ExampleAccount_ListTables() {
 		acct.CreateTable(ctx, name)
 	}
 	f, _ := filter.Parse("TableName ge 'Logs' and TableName lt 'Logt'")
-	page, _ := acct.ListTables(ctx, localtable.ListTablesOptions{Filter: f, Top: 2})
+	page, _ := acct.ListTables(ctx, &localtable.ListTablesOptions{Filter: f, PageSize: 2})
 	fmt.Println(page.Tables, page.NextTableName)
 	// Output: [{Logs20240101} {Logs20240102}] Logs20240103
 }
@@ -121,7 +121,7 @@ func ExampleQueryAs() {
 	tbl, _ := acct.CreateTable(ctx, "Log")
 	seedLog(ctx, tbl)
 
-	for line, err := range localtable.QueryAs[LogLine](ctx, tbl, localtable.QueryOptions{Filter: filter.Prop("Level").Ne("info")}) {
+	for line, err := range localtable.QueryAs[LogLine](ctx, tbl, &localtable.QueryOptions{Filter: filter.Prop("Level").Ne("info")}) {
 		if err != nil {
 			panic(err)
 		}
@@ -134,7 +134,7 @@ func ExampleQueryAs() {
 	// web02 000 error
 }
 
-// Limit asks for the first n matches; Top only sizes the pages.
+// Limit asks for the first n matches; PageSize only sizes the pages.
 func ExampleTable_QueryAll_limit() {
 	ctx := context.Background()
 	acct, _ := localtable.Open(nil)
@@ -142,7 +142,7 @@ func ExampleTable_QueryAll_limit() {
 	tbl, _ := acct.CreateTable(ctx, "Log")
 	seedLog(ctx, tbl)
 
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: filter.Prop("Level").Ne("info"), Limit: 2}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: filter.Prop("Level").Ne("info"), Limit: 2}) {
 		if err != nil {
 			panic(err)
 		}

@@ -45,7 +45,7 @@ func ExampleAccount_Tables() {
 	for _, name := range []string{"Zebra", "apple", "Mango"} {
 		acct.CreateTable(ctx, name)
 	}
-	for t, err := range acct.Tables(ctx, localtable.ListTablesOptions{}) {
+	for t, err := range acct.Tables(ctx, nil) {
 		if err != nil {
 			panic(err)
 		}
@@ -111,10 +111,10 @@ func ExampleTable_Update() {
 	// Optimistic concurrency: read, modify, write back under the ETag read.
 	e, _ := tbl.Get(ctx, "c", "hits", nil)
 	e.Properties["N"] = localtable.Int64Value(e.Properties["N"].Int64() + 1)
-	_, err := tbl.Update(ctx, e, localtable.Replace, e.ETag)
+	_, err := tbl.Update(ctx, e, &localtable.UpdateOptions{IfMatch: e.ETag})
 	fmt.Println(err)
 	// A second write with the now stale ETag fails.
-	_, err = tbl.Update(ctx, e, localtable.Replace, e.ETag)
+	_, err = tbl.Update(ctx, e, &localtable.UpdateOptions{IfMatch: e.ETag})
 	fmt.Println(errors.Is(err, localtable.ErrConditionNotMet), localtable.ErrorCodeOf(err))
 	// Output:
 	// <nil>
@@ -129,7 +129,8 @@ func ExampleTable_Upsert() {
 	// Insert-or-merge: the first call creates, later calls merge hours in.
 	for h := int32(0); h < 3; h++ {
 		tbl.Upsert(ctx, localtable.Entity{PartitionKey: "2024-01-01", RowKey: "sensor1",
-			Properties: localtable.Properties{fmt.Sprintf("H%02d", h): localtable.Int32Value(h * 10)}}, localtable.Merge)
+			Properties: localtable.Properties{fmt.Sprintf("H%02d", h): localtable.Int32Value(h * 10)}}, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
+
 	}
 	e, _ := tbl.Get(ctx, "2024-01-01", "sensor1", nil)
 	fmt.Println(len(e.Properties), e.Properties["H02"])
@@ -142,8 +143,8 @@ func ExampleTable_Delete() {
 	defer acct.Close()
 	tbl, _ := acct.CreateTable(ctx, "People")
 	tbl.Insert(ctx, localtable.Entity{PartitionKey: "Smith", RowKey: "John"})
-	fmt.Println(tbl.Delete(ctx, "Smith", "John", localtable.ETagAny))
-	fmt.Println(errors.Is(tbl.Delete(ctx, "Smith", "John", localtable.ETagAny), localtable.ErrEntityNotFound))
+	fmt.Println(tbl.Delete(ctx, "Smith", "John", nil))
+	fmt.Println(errors.Is(tbl.Delete(ctx, "Smith", "John", nil), localtable.ErrEntityNotFound))
 	// Output:
 	// <nil>
 	// true

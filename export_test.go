@@ -1,5 +1,7 @@
 package localtable
 
+import "github.com/localtable/localtable/storage"
+
 // SetCountScanLimit sets the entities one snapshot of Count reads, for a
 // test, and returns a function that restores it.
 func SetCountScanLimit(n int) (restore func()) {
@@ -37,3 +39,7 @@ func DecodeCatalogRecord(v []byte) (id uint64, name string, err error) {
 func SetBeforeCatalogCommitHook(a *Account, h func(op, table string)) {
 	a.beforeCatalogCommit = h
 }
+
+// EngineOf returns the account's engine, for tests that read or damage its
+// records directly.
+func EngineOf(a *Account) storage.Engine { return a.eng }

@@ -2,6 +2,7 @@ package localtable
 
 import (
 	"bytes"
+	"reflect"
 
 	"github.com/localtable/localtable/internal/keyenc"
 )
@@ -90,9 +91,32 @@ func (r KeyRange) Intersect(o KeyRange) (KeyRange, bool) {
 // Predicate selects entities in a query. Package filter's parsed and built
 // filters implement it; so may your own types.
 //
-// A Predicate may also have a method Err() error, as package filter's do,
-// reporting that it could not be built: a query whose Predicate's Err is
-// not nil fails with that error before it scans.
+// A query (Table.Query, QueryAll, QueryAs, Count) relies on its Predicate
+// for what it reads, so it checks what it can of this contract before it
+// reads anything, and fails with ErrInvalidInput, naming the Predicate's
+// type, where the Predicate breaks it:
+//
+//   - The Predicate is not a nil pointer (or other nil value) in a non-nil
+//     interface: such a Predicate is refused, neither called nor taken for
+//     "every entity". A nil Predicate, the zero QueryOptions.Filter, is the
+//     one way to select every entity.
+//   - If the Predicate has a method Err() error, as package filter's
+//     Filters do, the query calls it first and fails with the very error it
+//     returns when that is not nil: a Predicate reports so that it could
+//     not be built. Err should then return an *Error wrapping
+//     ErrInvalidInput, as filter's do.
+//   - KeyRanges, when ok, returns ranges that are non-empty (Empty false),
+//     sorted and disjoint: each range's End is set and is at or before the
+//     next range's Start. No ranges with ok true means no entity can match:
+//     nothing is read.
+//
+// And what no query can check: the ranges contain every entity Match
+// accepts (an entity outside them is never read, so never returned);
+// Match and KeyRanges answer the same for the same input every time they
+// are called (each page of a query calls KeyRanges again); and a Predicate
+// shared by concurrent queries is safe for concurrent use. A table listing
+// (Account.ListTables, Tables) checks the first two rules and calls only
+// Match.
 type Predicate interface {
 	// Match reports whether e satisfies the predicate. It reads e through
 	// e.Property, so PartitionKey, RowKey and Timestamp are visible. e is
@@ -108,10 +132,42 @@ type Predicate interface {
 	String() string
 }
 
-// predicateErr returns the error of a Predicate with an Err method.
-func predicateErr(p Predicate) error {
+// checkPredicate checks p as Predicate's contract says, but for its key
+// ranges (see predicateRanges). A nil p is valid.
+func checkPredicate(p Predicate) error {
+	if p == nil {
+		return nil
+	}
+	switch v := reflect.ValueOf(p); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		if v.IsNil() {
+			return newError(ErrInvalidInput, "the filter is a nil %T: leave the filter nil (untyped) to select every entity", p)
+		}
+	}
 	if e, ok := p.(interface{ Err() error }); ok {
 		return e.Err()
 	}
 	return nil
+}
+
+// predicateRanges returns the key ranges a query of p scans: p's, checked,
+// or the whole table (full) when p is nil or has none. p has passed
+// checkPredicate.
+func predicateRanges(p Predicate) (ranges []KeyRange, full bool, err error) {
+	if p == nil {
+		return []KeyRange{{}}, true, nil
+	}
+	rs, ok := p.KeyRanges()
+	if !ok {
+		return []KeyRange{{}}, true, nil
+	}
+	for i, r := range rs {
+		switch {
+		case r.Empty():
+			return nil, false, newError(ErrInvalidInput, "filter %T: its key range %d of %d is empty; a Predicate's KeyRanges must be non-empty, sorted and disjoint", p, i, len(rs))
+		case i > 0 && (rs[i-1].End.IsZero() || r.Start.Compare(rs[i-1].End) < 0):
+			return nil, false, newError(ErrInvalidInput, "filter %T: its key ranges %d and %d of %d overlap or are out of order; a Predicate's KeyRanges must be non-empty, sorted and disjoint", p, i-1, i, len(rs))
+		}
+	}
+	return rs, false, nil
 }

@@ -219,7 +219,7 @@ func TestCompoundKeyTableOrder(t *testing.T) {
 			}
 		}
 		var got [][]string
-		for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+		for e, err := range tbl.QueryAll(ctx, nil) {
 			if err != nil {
 				t.Fatal(err)
 			}

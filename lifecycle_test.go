@@ -125,7 +125,7 @@ func TestTableLifecycleIntegrity(t *testing.T) {
 						_, op.err = tbl.Insert(bound, localtable.Entity{PartitionKey: "p", RowKey: rk})
 					case 1:
 						op.keys = []string{rk}
-						_, op.err = tbl.Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: rk}, localtable.Merge)
+						_, op.err = tbl.Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: rk}, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 					default:
 						op.keys = []string{rk + "a", rk + "b", rk + "c"}
 						acts := make([]localtable.Action, len(op.keys))
@@ -168,7 +168,7 @@ func TestTableLifecycleIntegrity(t *testing.T) {
 		close(stop)
 		wg.Wait()
 
-		checkKeySpace(t, a.Engine())
+		checkKeySpace(t, localtable.EngineOf(a))
 		acked, failed, kept := 0, 0, 0
 		for _, w := range writes {
 			if w.err != nil {
@@ -277,7 +277,7 @@ func TestDeleteWaitsForWriteInFlight(t *testing.T) {
 		if _, err := tbl.Get(ctx, "p", "in-flight", nil); !errors.Is(err, localtable.ErrEntityNotFound) {
 			t.Fatalf("the re-created table holds the deleted one's entity: %v", err)
 		}
-		checkKeySpace(t, a.Engine())
+		checkKeySpace(t, localtable.EngineOf(a))
 	})
 }
 
@@ -326,13 +326,13 @@ func TestCatalogChangeBlocksNoOtherTable(t *testing.T) {
 					if _, err := tbl.Get(bound, "p", "r", nil); err != nil {
 						return err
 					}
-					if _, err := tbl.Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: op}, localtable.Replace); err != nil {
+					if _, err := tbl.Upsert(bound, localtable.Entity{PartitionKey: "p", RowKey: op}, nil); err != nil {
 						return err
 					}
-					if _, err := tbl.Query(bound, localtable.QueryOptions{}); err != nil {
+					if _, err := tbl.Query(bound, nil); err != nil {
 						return err
 					}
-					page, err := a.ListTables(bound, localtable.ListTablesOptions{})
+					page, err := a.ListTables(bound, nil)
 					if err != nil {
 						return err
 					}
@@ -411,7 +411,7 @@ func TestReadsDuringDelete(t *testing.T) {
 		if _, err := tbl.Get(bound, "p", "r", nil); !errors.Is(err, localtable.ErrTableNotFound) {
 			t.Errorf("Get during the delete: %v, want ErrTableNotFound", err)
 		}
-		if page, err := tbl.Query(bound, localtable.QueryOptions{}); !errors.Is(err, localtable.ErrTableNotFound) {
+		if page, err := tbl.Query(bound, nil); !errors.Is(err, localtable.ErrTableNotFound) {
 			t.Errorf("Query during the delete: %d entities, %v; want ErrTableNotFound", len(page.Entities), err)
 		}
 		if n, err := tbl.Count(bound, nil); !errors.Is(err, localtable.ErrTableNotFound) {

@@ -110,7 +110,7 @@ func TestPartitionLockSerializesWriters(t *testing.T) {
 			done := make(chan error, 1)
 			go func() {
 				e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"Who": localtable.StringValue(who)}}
-				_, err := tbl.Update(bound, e, localtable.Replace, tag0)
+				_, err := tbl.Update(bound, e, &localtable.UpdateOptions{IfMatch: tag0})
 				done <- err
 			}()
 			return done

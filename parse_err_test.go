@@ -33,10 +33,10 @@ func TestQueryWithFailedParse(t *testing.T) {
 	if n, err := tbl.Count(ctx, f); err == nil {
 		t.Fatalf("Count with a failed filter = %d, nil; want its error", n)
 	}
-	if _, err := tbl.Query(ctx, localtable.QueryOptions{Filter: f}); !errors.Is(err, localtable.ErrInvalidInput) {
+	if _, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: f}); !errors.Is(err, localtable.ErrInvalidInput) {
 		t.Fatalf("Query with a failed filter: %v", err)
 	}
-	for _, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: f}) {
+	for _, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f}) {
 		if err == nil {
 			t.Fatal("QueryAll with a failed filter yielded an entity")
 		}
@@ -62,7 +62,7 @@ func TestContinuationAtPartition(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	page, err := tbl.Query(ctx, localtable.QueryOptions{Continuation: localtable.ContinuationAtPartition("b")})
+	page, err := tbl.Query(ctx, &localtable.QueryOptions{Continuation: localtable.ContinuationAtPartition("b")})
 	if err != nil {
 		t.Fatal(err)
 	}

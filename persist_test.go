@@ -75,7 +75,7 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 	// An entity updated after its insert keeps its last ETag.
 	upd := want["a"]
 	upd.Properties = localtable.Properties{"Only": localtable.Int32Value(7)}
-	tag, err := tbl.Update(ctx, upd, localtable.Replace, want["a"].ETag)
+	tag, err := tbl.Update(ctx, upd, &localtable.UpdateOptions{IfMatch: want["a"].ETag})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 
 	for round := range 2 { // reopen twice: a reopen must not change anything
 		a = r.open(nil)
-		page, err := a.ListTables(ctx, localtable.ListTablesOptions{})
+		page, err := a.ListTables(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 			}
 		}
 		n := 0
-		for _, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+		for _, err := range tbl.QueryAll(ctx, nil) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 		// The ETag from before the reopen still works as a condition.
 		if round == 1 {
 			w := want["b"]
-			if _, err := tbl.Update(ctx, w, localtable.Merge, w.ETag); err != nil {
+			if _, err := tbl.Update(ctx, w, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: w.ETag}); err != nil {
 				t.Errorf("Update with the ETag from before the reopen: %v", err)
 			}
 		}
@@ -165,7 +165,7 @@ func TestPersistTimestampsIncreaseWithClockBehind(t *testing.T) {
 	tags := map[localtable.ETag]bool{}
 	write := func(a *localtable.Account, rk string) {
 		t.Helper()
-		tag, err := a.Table("clock").Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: rk}, localtable.Replace)
+		tag, err := a.Table("clock").Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: rk}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,7 @@ func TestPersistDeleteTable(t *testing.T) {
 			}
 		}
 	}
-	before := tablePrefixes(t, a.Engine()) // Gone's, then Kept's
+	before := tablePrefixes(t, localtable.EngineOf(a)) // Gone's, then Kept's
 	if len(before) != 2 {
 		t.Fatalf("entity key prefixes %x, want 2", before)
 	}
@@ -238,7 +238,7 @@ func TestPersistDeleteTable(t *testing.T) {
 	if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "new"}); err != nil {
 		t.Fatal(err)
 	}
-	mid := tablePrefixes(t, a.Engine())
+	mid := tablePrefixes(t, localtable.EngineOf(a))
 	if len(mid) != 2 || !bytes.Equal(mid[0], before[1]) || bytes.Compare(mid[1], before[1]) <= 0 {
 		t.Fatalf("prefixes after re-create %x; before delete %x: want Kept's and a new, higher one", mid, before)
 	}
@@ -259,7 +259,7 @@ func TestPersistDeleteTable(t *testing.T) {
 	if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "newer"}); err != nil {
 		t.Fatal(err)
 	}
-	last := tablePrefixes(t, a.Engine())
+	last := tablePrefixes(t, localtable.EngineOf(a))
 	if len(last) != 2 || !bytes.Equal(last[0], before[1]) || bytes.Compare(last[1], mid[1]) <= 0 {
 		t.Fatalf("prefixes after reopen and re-create %x; before %x: want Kept's and a new, higher one", last, mid)
 	}
@@ -273,7 +273,7 @@ func TestPersistDeleteTable(t *testing.T) {
 	if n := countEntities(t, a.Table("Kept")); n != 3 {
 		t.Fatalf("Kept has %d entities, want 3", n)
 	}
-	page, err := a.ListTables(ctx, localtable.ListTablesOptions{})
+	page, err := a.ListTables(ctx, nil)
 	if err != nil || len(page.Tables) != 2 || page.Tables[0].Name != "gone" || page.Tables[1].Name != "Kept" {
 		t.Fatalf("ListTables = %+v, %v", page, err)
 	}
@@ -282,7 +282,7 @@ func TestPersistDeleteTable(t *testing.T) {
 func countEntities(t *testing.T, tbl *localtable.Table) int {
 	t.Helper()
 	n := 0
-	for _, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+	for _, err := range tbl.QueryAll(ctx, nil) {
 		if err != nil {
 			t.Fatalf("QueryAll(%s): %v", tbl.Name(), err)
 		}

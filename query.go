@@ -12,20 +12,24 @@ import (
 	"github.com/localtable/localtable/storage"
 )
 
-// QueryOptions select, project and page a query.
+// QueryOptions select, project and page a query. A nil *QueryOptions
+// means the defaults: every entity, in pages of 1,000.
 type QueryOptions struct {
 	// Filter selects entities; nil selects all. Package filter parses the
 	// service's $filter syntax into a Predicate and builds them from typed
-	// values; its key ranges decide what is scanned.
+	// values; its key ranges decide what is scanned. The query checks the
+	// Predicate's contract (see Predicate): a nil pointer in it, an Err, or
+	// key ranges out of order fail the query.
 	Filter Predicate
 	// Select lists the custom properties to return ($select); nil returns
 	// all. The keys, Timestamp and ETag are always returned; a selected
 	// property an entity lacks is absent from its Properties.
 	Select []string
-	// Top is the page size ($top): 1 to 1000, 0 meaning 1000. It sizes
-	// pages, not the query: QueryAll with Top 10 still returns every match,
-	// ten at a time. Use Limit for the first n.
-	Top int
+	// PageSize is the most entities one page holds (the service's $top):
+	// 1 to 1000, 0 meaning 1000. It sizes pages, not the query: QueryAll
+	// with PageSize 10 still returns every match, ten at a time. Use Limit
+	// for the first n.
+	PageSize int
 	// Limit is the most entities the query returns in all; 0 means no
 	// limit. A page holds at most Limit entities, and the page that reaches
 	// Limit ends the query: its Continuation is zero, and no entity after
@@ -36,15 +40,27 @@ type QueryOptions struct {
 	Limit int
 	// Continuation resumes a query after the page that returned it.
 	Continuation Continuation
-	// ScanLimit bounds the entities one page reads; a page that reaches it
-	// ends early (perhaps empty) with a Continuation, as the service ends
-	// a page after 5 seconds of work. 0 means no bound.
+	// ScanLimit bounds the entities one page reads, matching or not: a
+	// page that reaches it ends early (perhaps empty) with a Continuation,
+	// as the service ends a page after 5 seconds of work, so that no page
+	// holds its snapshot for a scan of the whole table. 0 means
+	// DefaultScanLimit; a negative ScanLimit means no bound (the page reads
+	// until it is full or the query is done). QueryAll, QueryAs and Count
+	// follow the continuations, so only code that pages with Query by hand
+	// sees the short pages.
 	ScanLimit int
 	// MaxBytes bounds the size of one page, measured by PayloadSize: a page
 	// ends with a Continuation after the entity that reaches it. 0 means no
 	// bound. A server uses it to bound its responses.
 	MaxBytes int
 }
+
+// DefaultScanLimit is the ScanLimit of a query that sets none: the most
+// entities one page reads. Scanning 50,000 entities with a filter that
+// matches none takes about 6 ms on the memory engine and 12–25 ms on pebble
+// (30 and 45–75 ms with a Predicate that is not a ReaderPredicate, matched
+// on decoded entities).
+const DefaultScanLimit = 50_000
 
 // QueryPage is one page of query results.
 type QueryPage struct {
@@ -134,18 +150,39 @@ func ContinuationAtPartition(pk string) Continuation {
 // The filter's key ranges bound the scan: PartitionKey eq 'x' reads one
 // partition, and a RowKey range within it reads just that range; other
 // conditions are checked on each entity read. Stats report the work.
-func (t *Table) Query(ctx context.Context, opts QueryOptions) (QueryPage, error) {
+//
+// A page ends after PageSize matches (1,000 by default) or after ScanLimit
+// entities read (DefaultScanLimit by default), whichever comes first, so
+// a page may be short, or empty, and still have a Continuation: page until
+// the Continuation is zero, or use QueryAll. nil opts means the defaults
+// (see QueryOptions).
+func (t *Table) Query(ctx context.Context, opts *QueryOptions) (QueryPage, error) {
+	var o QueryOptions
+	if opts != nil {
+		o = *opts
+	}
+	return t.queryPage(ctx, o)
+}
+
+// queryPage is Query on options of its own.
+func (t *Table) queryPage(ctx context.Context, opts QueryOptions) (QueryPage, error) {
 	if err := t.a.check(ctx); err != nil {
 		return QueryPage{}, err
 	}
-	top, err := pageSize(opts.Top)
+	top, err := pageSize(opts.PageSize)
 	if err != nil {
 		return QueryPage{}, err
 	}
 	if opts.Limit < 0 {
 		return QueryPage{}, newError(ErrInvalidInput, "query limit is %d; it must be 0 (no limit) or more", opts.Limit)
 	}
-	spec := scanSpec{top: top}
+	spec := scanSpec{top: top, scanLimit: opts.ScanLimit}
+	switch {
+	case opts.ScanLimit == 0:
+		spec.scanLimit = DefaultScanLimit
+	case opts.ScanLimit < 0:
+		spec.scanLimit = 0
+	}
 	if opts.Limit > 0 && opts.Limit <= top {
 		spec.top, spec.final = opts.Limit, true
 	}
@@ -154,13 +191,14 @@ func (t *Table) Query(ctx context.Context, opts QueryOptions) (QueryPage, error)
 
 // scanSpec says how one page of a scan ends and what it keeps.
 type scanSpec struct {
-	top   int  // matches that fill the page
-	final bool // a full page ends the query (a Limit reached): no Continuation
-	count bool // count matches in Stats.Returned; keep no entities
+	top       int  // matches that fill the page
+	final     bool // a full page ends the query (a Limit reached): no Continuation
+	count     bool // count matches in Stats.Returned; keep no entities
+	scanLimit int  // entities read that end the page; 0: no bound
 }
 
-// query reads one page as spec says. opts.Top and opts.Limit are already
-// folded into spec.
+// query reads one page as spec says. opts.PageSize, opts.Limit and
+// opts.ScanLimit are already folded into spec.
 func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (QueryPage, error) {
 	var page QueryPage
 	a := t.a
@@ -168,7 +206,7 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 		return page, err
 	}
 	defer a.exit()
-	if err := predicateErr(opts.Filter); err != nil {
+	if err := checkPredicate(opts.Filter); err != nil {
 		return page, err
 	}
 	var after Key
@@ -178,16 +216,11 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 			return page, err
 		}
 	}
-	ranges := []KeyRange{{}}
-	if opts.Filter != nil {
-		if rs, ok := opts.Filter.KeyRanges(); ok {
-			ranges = rs
-		} else {
-			page.Stats.FullScan = true
-		}
-	} else {
-		page.Stats.FullScan = true
+	ranges, full, err := predicateRanges(opts.Filter)
+	if err != nil {
+		return page, err
 	}
+	page.Stats.FullScan = full
 
 	rec, snap, err := a.tableSnapshot(ctx, t.name)
 	if err != nil {
@@ -323,7 +356,7 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 				page.Stats.Bytes += PayloadSize(&page.Entities[len(page.Entities)-1])
 			}
 		}
-		if page.Stats.Returned == spec.top || (opts.ScanLimit > 0 && page.Stats.Scanned >= opts.ScanLimit) ||
+		if page.Stats.Returned == spec.top || (spec.scanLimit > 0 && page.Stats.Scanned >= spec.scanLimit) ||
 			(opts.MaxBytes > 0 && page.Stats.Bytes >= opts.MaxBytes) {
 			if spec.final && page.Stats.Returned == spec.top {
 				return true, false, nil
@@ -363,17 +396,25 @@ func anyKey(snap storage.Snapshot, rest []KeyRange, prefix, tableEnd []byte) (bo
 
 // QueryAll returns an iterator over every entity that opts select, walking
 // all pages (opts.Continuation is where it starts), or over the first
-// opts.Limit of them. It yields the first error and stops. Each page is
+// opts.Limit of them. It follows every continuation, so the pages that
+// the scan budget (ScanLimit) ends early, even empty, are invisible to it. It yields the first error and stops. Each page is
 // read from its own snapshot, which is released before its entities are
-// yielded, so breaking out of the loop leaks nothing.
-func (t *Table) QueryAll(ctx context.Context, opts QueryOptions) iter.Seq2[Entity, error] {
+// yielded, so breaking out of the loop leaks nothing. nil opts means the
+// defaults (see QueryOptions); opts is read when QueryAll is called, not
+// when the iterator runs.
+func (t *Table) QueryAll(ctx context.Context, opts *QueryOptions) iter.Seq2[Entity, error] {
+	var o QueryOptions
+	if opts != nil {
+		o = *opts
+	}
 	return func(yield func(Entity, error) bool) {
+		opts := o // each run of the iterator starts afresh
 		limit, yielded := opts.Limit, 0
 		for {
 			if limit > 0 {
 				opts.Limit = limit - yielded
 			}
-			page, err := t.Query(ctx, opts)
+			page, err := t.queryPage(ctx, opts)
 			if err != nil {
 				yield(Entity{}, err)
 				return
@@ -393,21 +434,21 @@ func (t *Table) QueryAll(ctx context.Context, opts QueryOptions) iter.Seq2[Entit
 }
 
 // countScanLimit bounds the entities one snapshot of Count reads.
-var countScanLimit = 1 << 16
+var countScanLimit = DefaultScanLimit
 
 // Count returns the number of entities f selects (nil: all of them),
 // without making an Entity of any: each record is decoded once, into one
 // reused entity, for f to match, and a nil f decodes nothing. Like Query
 // it reads only f's key ranges. It follows its own continuations, reading
-// a bounded number of entities from each snapshot, so a count taken while
+// up to DefaultScanLimit entities from each snapshot, so a count taken while
 // others write counts every entity present throughout exactly once. It
 // checks ctx as it goes.
 //
 // The Table service has no count: its clients page through the whole
 // result. Count is a Go-side extra with that result.
 func (t *Table) Count(ctx context.Context, f Predicate) (int, error) {
-	opts := QueryOptions{Filter: f, ScanLimit: countScanLimit}
-	spec := scanSpec{top: math.MaxInt, count: true}
+	opts := QueryOptions{Filter: f}
+	spec := scanSpec{top: math.MaxInt, count: true, scanLimit: countScanLimit}
 	n := 0
 	for {
 		page, err := t.query(ctx, opts, spec)

@@ -31,7 +31,7 @@ func TestQueryRejectsWithoutAllocating(t *testing.T) {
 	}
 	allocs := func(f *filter.Filter) float64 {
 		return testing.AllocsPerRun(10, func() {
-			page, err := tbl.Query(ctx, localtable.QueryOptions{Filter: f})
+			page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: f})
 			if err != nil || len(page.Entities) != 0 {
 				t.Fatalf("%v: %d entities, %v", f, len(page.Entities), err)
 			}
@@ -56,11 +56,11 @@ func TestQueryRejectsWithoutAllocating(t *testing.T) {
 		if many > few {
 			t.Errorf("%s: %.0f allocations scanning 10 entities, %.0f scanning 1000", s, few, many)
 		}
-		if err := tbl.Delete(ctx, "p", "r0000", localtable.ETagAny); err != nil {
+		if err := tbl.Delete(ctx, "p", "r0000", nil); err != nil {
 			t.Fatal(err)
 		}
 		for i := 1; i < 1000; i++ {
-			if err := tbl.Delete(ctx, "p", fmt.Sprintf("r%04d", i), localtable.ETagAny); err != nil {
+			if err := tbl.Delete(ctx, "p", fmt.Sprintf("r%04d", i), nil); err != nil {
 				t.Fatal(err)
 			}
 		}

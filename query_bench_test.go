@@ -106,7 +106,7 @@ func BenchmarkQuery(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					f, err := filter.ParseWithOptions(c.filter, filter.Options{})
+					f, err := filter.ParseWithOptions(c.filter, nil)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -115,7 +115,7 @@ func BenchmarkQuery(b *testing.B) {
 					for b.Loop() {
 						opts := localtable.QueryOptions{Filter: f}
 						for {
-							page, err := tbl.Query(ctx, opts)
+							page, err := tbl.Query(ctx, &opts)
 							if err != nil {
 								b.Fatal(err)
 							}
@@ -160,7 +160,7 @@ func TestQueryBenchFilters(t *testing.T) {
 		"Or10Points":        "10 key ranges",
 	}
 	for _, c := range queryBenchCases {
-		f, err := filter.ParseWithOptions(c.filter, filter.Options{})
+		f, err := filter.ParseWithOptions(c.filter, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

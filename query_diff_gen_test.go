@@ -10,6 +10,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // The filter generator and the reference evaluator of the differential
@@ -315,9 +316,9 @@ func (g *filterGen) dateTimeLit(ticks int64) lit {
 	var body string
 	switch r.IntN(5) {
 	case 0:
-		body = localtable.FormatDateTime7(t)
+		body = edmfmt.DateTime7(t)
 	case 1:
-		body = strings.TrimSuffix(localtable.FormatDateTime(t), "Z")
+		body = strings.TrimSuffix(edmfmt.DateTime(t), "Z")
 	case 2:
 		if y := t.Year(); y > 1601 && y < 9999 {
 			zone := time.FixedZone("", pick(r, []int{2 * 3600, -(5*3600 + 30*60), 14 * 3600}))
@@ -332,7 +333,7 @@ func (g *filterGen) dateTimeLit(ticks int64) lit {
 		}
 		fallthrough
 	default:
-		body = localtable.FormatDateTime(t)
+		body = edmfmt.DateTime(t)
 	}
 	return lit{pick(r, []string{"datetime", "DateTime", "DATETIME"}) + "'" + body + "'", localtable.DateTimeTicksValue(ticks)}
 }

@@ -18,7 +18,7 @@ import (
 
 // The differential query test: random typed data, random $filter strings
 // from a grammar, and every way of running a query (QueryAll, pages of a
-// small Top, pages cut short by ScanLimit, with and without Select)
+// small PageSize, pages cut short by ScanLimit, with and without Select)
 // compared with brute force: every entity of the table, kept when the
 // filter's Match accepts it. It also checks the planner's contract (the
 // ranges are sorted, disjoint, non-empty and hold every match) and its
@@ -267,7 +267,7 @@ func loadDiffTable(t *testing.T, eng engine, es []localtable.Entity, r *rand.Ran
 		}
 	}
 	var all []localtable.Entity
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+	for e, err := range tbl.QueryAll(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +350,7 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 		ok = false
 		t.Errorf("filter %s:\n"+format, append([]any{s}, args...)...)
 	}
-	f, err := filter.ParseWithOptions(s, filter.Options{})
+	f, err := filter.ParseWithOptions(s, nil)
 	if err != nil {
 		fail("ParseWithOptions: %v", err)
 		return false
@@ -364,7 +364,7 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 	case n > filter.MaxComparisons && err == nil:
 		fail("Parse accepted %d comparisons", n)
 	case n > filter.MaxComparisons:
-		f2, err = filter.ParseWithOptions(canon, filter.Options{})
+		f2, err = filter.ParseWithOptions(canon, nil)
 	}
 	if err != nil {
 		fail("Parse(%q): %v", canon, err)
@@ -435,7 +435,7 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 
 	// QueryAll.
 	var got []localtable.Entity
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: f}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f}) {
 		if err != nil {
 			fail("QueryAll: %v", err)
 			return false
@@ -447,7 +447,7 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 	}
 
 	// One page: the whole table fits, so Stats count the whole query.
-	page, err := tbl.Query(ctx, localtable.QueryOptions{Filter: f})
+	page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: f})
 	if err != nil {
 		fail("Query: %v", err)
 		return false
@@ -465,9 +465,9 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 		fail("key-bounded query scanned %d entities to return %d\n%s", st.Scanned, st.Returned, f.Explain())
 	}
 
-	// Pages of a small Top, sometimes cut short by ScanLimit, sometimes
+	// Pages of a small PageSize, sometimes cut short by ScanLimit, sometimes
 	// with Select.
-	opts := localtable.QueryOptions{Filter: f, Top: 1 + g.r.IntN(9)}
+	opts := localtable.QueryOptions{Filter: f, PageSize: 1 + g.r.IntN(9)}
 	if g.r.IntN(3) == 0 {
 		opts.ScanLimit = 1 + g.r.IntN(20)
 	}
@@ -483,14 +483,14 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 	got = got[:0]
 	scanned, pages := 0, 0
 	for {
-		page, err := tbl.Query(ctx, opts)
+		page, err := tbl.Query(ctx, &opts)
 		if err != nil {
 			fail("page %d of Query %+v: %v", pages, opts, err)
 			return false
 		}
 		pages++
-		if len(page.Entities) > opts.Top || (opts.ScanLimit > 0 && page.Stats.Scanned > opts.ScanLimit) || page.Stats.Returned != len(page.Entities) {
-			fail("page %d of Top %d, ScanLimit %d: %d entities, stats %+v", pages, opts.Top, opts.ScanLimit, len(page.Entities), page.Stats)
+		if len(page.Entities) > opts.PageSize || (opts.ScanLimit > 0 && page.Stats.Scanned > opts.ScanLimit) || page.Stats.Returned != len(page.Entities) {
+			fail("page %d of PageSize %d, ScanLimit %d: %d entities, stats %+v", pages, opts.PageSize, opts.ScanLimit, len(page.Entities), page.Stats)
 		}
 		scanned += page.Stats.Scanned
 		got = append(got, page.Entities...)
@@ -511,10 +511,10 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 		}
 	}
 	if d := diffResults(got, wantPaged); d != "" {
-		fail("%d pages of Top %d, ScanLimit %d, Select %q: %s", pages, opts.Top, opts.ScanLimit, opts.Select, d)
+		fail("%d pages of PageSize %d, ScanLimit %d, Select %q: %s", pages, opts.PageSize, opts.ScanLimit, opts.Select, d)
 	}
 	if scanned > inRanges || (exact && scanned != len(want)) {
-		fail("%d pages of Top %d, ScanLimit %d scanned %d entities; %d in the ranges, %d matches\n%s", pages, opts.Top, opts.ScanLimit, scanned, inRanges, len(want), f.Explain())
+		fail("%d pages of PageSize %d, ScanLimit %d scanned %d entities; %d in the ranges, %d matches\n%s", pages, opts.PageSize, opts.ScanLimit, scanned, inRanges, len(want), f.Explain())
 	}
 	return ok
 }

@@ -27,19 +27,19 @@ func collectKeys(t *testing.T, seq func(func(localtable.Entity, error) bool)) []
 }
 
 // TestQueryAllLimitReadsNoFurther: the first n of a filtered QueryAll read
-// the entities up to the n-th match and not one more, where Top (the page
-// size) would read a whole page.
+// the entities up to the n-th match and not one more, where PageSize would
+// read a whole page.
 func TestQueryAllLimitReadsNoFurther(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		ce, tbl := newCountingTable(t, eng)
 		fill(t, tbl, 5, 1000) // rows r0000..r0999 of p000..p004; even rows match
-		all := collectKeys(t, tbl.QueryAll(ctx, localtable.QueryOptions{Filter: evenRows}))
+		all := collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows}))
 		if len(all) != 2500 {
 			t.Fatalf("unlimited: %d matches", len(all))
 		}
 
 		ce.reads.Store(0)
-		got := collectKeys(t, tbl.QueryAll(ctx, localtable.QueryOptions{Filter: evenRows, Limit: 10}))
+		got := collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows, Limit: 10}))
 		if !slices.Equal(got, all[:10]) {
 			t.Errorf("Limit 10 = %v, want %v", got, all[:10])
 		}
@@ -51,7 +51,7 @@ func TestQueryAllLimitReadsNoFurther(t *testing.T) {
 		// Across pages: 1000 matches on the first page, then a page
 		// limited to the 500 that remain. The 1500th match is row 2998.
 		ce.reads.Store(0)
-		got = collectKeys(t, tbl.QueryAll(ctx, localtable.QueryOptions{Filter: evenRows, Limit: 1500}))
+		got = collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows, Limit: 1500}))
 		if !slices.Equal(got, all[:1500]) {
 			t.Errorf("Limit 1500: %d entities, first difference from the unlimited query", len(got))
 		}
@@ -60,14 +60,14 @@ func TestQueryAllLimitReadsNoFurther(t *testing.T) {
 		}
 
 		// A Limit above the matches is no limit.
-		got = collectKeys(t, tbl.QueryAll(ctx, localtable.QueryOptions{Filter: evenRows, Limit: 1 << 20, Top: 333}))
+		got = collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows, Limit: 1 << 20, PageSize: 333}))
 		if !slices.Equal(got, all) {
 			t.Errorf("Limit above the matches: %d entities, want %d", len(got), len(all))
 		}
 
 		// Breaking out early still works with a Limit.
 		n := 0
-		for _, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Limit: 50}) {
+		for _, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Limit: 50}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,15 +78,15 @@ func TestQueryAllLimitReadsNoFurther(t *testing.T) {
 	})
 }
 
-// TestQueryLimitPage: on one page, a Limit at or under Top ends the query
+// TestQueryLimitPage: on one page, a Limit at or under PageSize ends the query
 // (no Continuation, nothing read after the Limit-th match, not even in a
-// later key range); a Limit over Top is a page like any other.
+// later key range); a Limit over PageSize is a page like any other.
 func TestQueryLimitPage(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		ce, tbl := newCountingTable(t, eng)
 		fill(t, tbl, 3, 20)
 
-		page, err := tbl.Query(ctx, localtable.QueryOptions{Limit: 3})
+		page, err := tbl.Query(ctx, &localtable.QueryOptions{Limit: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,15 +97,15 @@ func TestQueryLimitPage(t *testing.T) {
 			t.Errorf("Limit 3: continuation %v, stats %+v; want none, 3 scanned", page.Continuation, page.Stats)
 		}
 
-		page, err = tbl.Query(ctx, localtable.QueryOptions{Limit: 3, Top: 2})
+		page, err = tbl.Query(ctx, &localtable.QueryOptions{Limit: 3, PageSize: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(page.Entities) != 2 || page.Continuation.IsZero() {
-			t.Errorf("Limit 3, Top 2: %d entities, continuation %v; want 2 and a continuation", len(page.Entities), page.Continuation)
+			t.Errorf("Limit 3, PageSize 2: %d entities, continuation %v; want 2 and a continuation", len(page.Entities), page.Continuation)
 		}
 		// The caller pages on with what remains of the Limit.
-		page, err = tbl.Query(ctx, localtable.QueryOptions{Limit: 1, Top: 2, Continuation: page.Continuation})
+		page, err = tbl.Query(ctx, &localtable.QueryOptions{Limit: 1, PageSize: 2, Continuation: page.Continuation})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func TestQueryLimitPage(t *testing.T) {
 			{Start: localtable.PartitionStart("p002"), End: localtable.PartitionEnd("p002")},
 		}}
 		ce.reads.Store(0)
-		page, err = tbl.Query(ctx, localtable.QueryOptions{Filter: two, Limit: 20})
+		page, err = tbl.Query(ctx, &localtable.QueryOptions{Filter: two, Limit: 20})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,20 +130,20 @@ func TestQueryLimitPage(t *testing.T) {
 		if n := ce.reads.Load(); n != 20 {
 			t.Errorf("Limit 20 over two ranges read %d entities, want 20", n)
 		}
-		// Without the Limit, Top 20 looks ahead to say the query goes on.
-		page, err = tbl.Query(ctx, localtable.QueryOptions{Filter: two, Top: 20})
+		// Without the Limit, PageSize 20 looks ahead to say the query goes on.
+		page, err = tbl.Query(ctx, &localtable.QueryOptions{Filter: two, PageSize: 20})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if page.Continuation.IsZero() {
-			t.Error("Top 20 over two ranges of 40 entities: no continuation")
+			t.Error("PageSize 20 over two ranges of 40 entities: no continuation")
 		}
 
-		_, err = tbl.Query(ctx, localtable.QueryOptions{Limit: -1})
+		_, err = tbl.Query(ctx, &localtable.QueryOptions{Limit: -1})
 		if !errors.Is(err, localtable.ErrInvalidInput) {
 			t.Errorf("Limit -1: %v, want ErrInvalidInput", err)
 		}
-		for _, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Limit: -1}) {
+		for _, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Limit: -1}) {
 			if !errors.Is(err, localtable.ErrInvalidInput) {
 				t.Errorf("QueryAll Limit -1: %v, want ErrInvalidInput", err)
 			}

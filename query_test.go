@@ -65,7 +65,7 @@ func TestQueryPaging(t *testing.T) {
 		opts := localtable.QueryOptions{}
 		pages := 0
 		for {
-			page, err := tbl.Query(ctx, opts)
+			page, err := tbl.Query(ctx, &opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestQueryPaging(t *testing.T) {
 			return a, tb
 		}()
 		fill(t, tbl2, 1, 1000)
-		page, err := tbl2.Query(ctx, localtable.QueryOptions{})
+		page, err := tbl2.Query(ctx, nil)
 		if err != nil || len(page.Entities) != 1000 || !page.Continuation.IsZero() {
 			t.Errorf("exactly 1000: %d entities, continuation %v, %v", len(page.Entities), page.Continuation, err)
 		}
@@ -100,24 +100,24 @@ func TestQueryTopAndSelect(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		_, tbl := newTable(t, eng)
 		fill(t, tbl, 2, 10)
-		page, err := tbl.Query(ctx, localtable.QueryOptions{Top: 3, Select: []string{"N", "Missing"}})
+		page, err := tbl.Query(ctx, &localtable.QueryOptions{PageSize: 3, Select: []string{"N", "Missing"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(page.Entities) != 3 || page.Continuation.IsZero() {
-			t.Fatalf("Top 3: %d entities, continuation %v", len(page.Entities), page.Continuation)
+			t.Fatalf("PageSize 3: %d entities, continuation %v", len(page.Entities), page.Continuation)
 		}
 		e := page.Entities[0]
 		if len(e.Properties) != 1 || e.Properties["N"].Int64() != 0 || e.ETag == "" || e.Timestamp.IsZero() {
 			t.Errorf("projected entity = %+v", e)
 		}
 		for _, top := range []int{-1, 1001} {
-			if _, err := tbl.Query(ctx, localtable.QueryOptions{Top: top}); localtable.ErrorCodeOf(err) != "InvalidInput" {
-				t.Errorf("Top %d: %v", top, err)
+			if _, err := tbl.Query(ctx, &localtable.QueryOptions{PageSize: top}); localtable.ErrorCodeOf(err) != "InvalidInput" {
+				t.Errorf("PageSize %d: %v", top, err)
 			}
 		}
 		// Select with a residual filter on a property that is not selected.
-		page, err = tbl.Query(ctx, localtable.QueryOptions{Select: []string{"N"}, Filter: keyPred{match: func(e *localtable.Entity) bool {
+		page, err = tbl.Query(ctx, &localtable.QueryOptions{Select: []string{"N"}, Filter: keyPred{match: func(e *localtable.Entity) bool {
 			v, ok := e.Property("Even")
 			return ok && v.Bool()
 		}}})
@@ -133,7 +133,7 @@ func TestQueryRangesScanOnlyWhatTheyReturn(t *testing.T) {
 		fill(t, tbl, 10, 200)
 		// PartitionKey eq 'p003' and RowKey ge 'r0050' and RowKey lt 'r0150'
 		r := localtable.KeyRange{Start: localtable.KeyAt("p003", "r0050"), End: localtable.KeyAt("p003", "r0150")}
-		page, err := tbl.Query(ctx, localtable.QueryOptions{Filter: keyPred{ranges: []localtable.KeyRange{r}}})
+		page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: keyPred{ranges: []localtable.KeyRange{r}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestQueryRangesScanOnlyWhatTheyReturn(t *testing.T) {
 			t.Errorf("stats = %+v, want 100 scanned and returned from 1 range", st)
 		}
 		// A whole partition, and the union of two point lookups.
-		page, _ = tbl.Query(ctx, localtable.QueryOptions{Filter: keyPred{ranges: []localtable.KeyRange{{Start: localtable.PartitionStart("p007"), End: localtable.PartitionEnd("p007")}}}})
+		page, _ = tbl.Query(ctx, &localtable.QueryOptions{Filter: keyPred{ranges: []localtable.KeyRange{{Start: localtable.PartitionStart("p007"), End: localtable.PartitionEnd("p007")}}}})
 		if page.Stats.Scanned != 200 || page.Stats.Returned != 200 {
 			t.Errorf("partition scan stats = %+v", page.Stats)
 		}
@@ -150,12 +150,12 @@ func TestQueryRangesScanOnlyWhatTheyReturn(t *testing.T) {
 			{Start: localtable.KeyAt("p001", "r0007"), End: localtable.KeyAfter("p001", "r0007")},
 			{Start: localtable.KeyAt("p009", "r0199"), End: localtable.KeyAfter("p009", "r0199")},
 		}
-		page, _ = tbl.Query(ctx, localtable.QueryOptions{Filter: keyPred{ranges: pts}})
+		page, _ = tbl.Query(ctx, &localtable.QueryOptions{Filter: keyPred{ranges: pts}})
 		if got := keysOf(page.Entities); !slices.Equal(got, []string{"p001/r0007", "p009/r0199"}) || page.Stats.Scanned != 2 {
 			t.Errorf("point lookups = %v, stats %+v", got, page.Stats)
 		}
 		// A residual-only filter scans everything.
-		page, _ = tbl.Query(ctx, localtable.QueryOptions{Filter: keyPred{match: func(e *localtable.Entity) bool { return e.RowKey == "r0001" }}})
+		page, _ = tbl.Query(ctx, &localtable.QueryOptions{Filter: keyPred{match: func(e *localtable.Entity) bool { return e.RowKey == "r0001" }}})
 		if page.Stats.Scanned != 2000 || page.Stats.Returned != 10 || !page.Stats.FullScan {
 			t.Errorf("full scan stats = %+v", page.Stats)
 		}
@@ -172,7 +172,7 @@ func TestQueryContinuationAcrossRanges(t *testing.T) {
 			{Start: localtable.PartitionStart("p003"), End: localtable.PartitionEnd("p003")},
 		}
 		var got []string
-		for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Top: 7, Filter: keyPred{ranges: rs}}) {
+		for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{PageSize: 7, Filter: keyPred{ranges: rs}}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,7 +193,7 @@ func TestQueryScanLimit(t *testing.T) {
 		opts := localtable.QueryOptions{ScanLimit: 30, Filter: keyPred{match: func(e *localtable.Entity) bool { return e.RowKey == "r0099" }}}
 		var pages, found int
 		for {
-			page, err := tbl.Query(ctx, opts)
+			page, err := tbl.Query(ctx, &opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +214,7 @@ func TestQueryBadContinuation(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		_, tbl := newTable(t, eng)
 		for _, c := range []localtable.Continuation{{NextPartitionKey: "garbage"}, {NextPartitionKey: "1!4!cA==", NextRowKey: "1!9!$$"}} {
-			_, err := tbl.Query(ctx, localtable.QueryOptions{Continuation: c})
+			_, err := tbl.Query(ctx, &localtable.QueryOptions{Continuation: c})
 			if localtable.ErrorCodeOf(err) != "InvalidInput" {
 				t.Errorf("continuation %+v: %v, want InvalidInput", c, err)
 			}
@@ -223,7 +223,7 @@ func TestQueryBadContinuation(t *testing.T) {
 			t.Fatal(err)
 		}
 		var a *localtable.Account = openAccount(t, eng, nil)
-		if _, err := a.Table("nosuch").Query(ctx, localtable.QueryOptions{}); !errors.Is(err, localtable.ErrTableNotFound) {
+		if _, err := a.Table("nosuch").Query(ctx, nil); !errors.Is(err, localtable.ErrTableNotFound) {
 			t.Errorf("query of missing table: %v", err)
 		}
 	})
@@ -248,13 +248,13 @@ func TestQueryConcurrentWrites(t *testing.T) {
 				default:
 				}
 				// new rows between existing ones, and rewrites of existing ones
-				tbl.Upsert(ctx, ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d_new%d", i%400, i)), localtable.Replace)
-				tbl.Upsert(ctx, ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d", (i*7)%400), "N", -1), localtable.Merge)
+				tbl.Upsert(ctx, ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d_new%d", i%400, i)), nil)
+				tbl.Upsert(ctx, ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d", (i*7)%400), "N", -1), &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 			}
 		}()
 		seen := map[string]int{}
 		var order []string
-		for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Top: 50}) {
+		for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{PageSize: 50}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -296,7 +296,7 @@ func TestQueryMaxBytes(t *testing.T) {
 		opts := localtable.QueryOptions{MaxBytes: 100_000}
 		var sizes []int
 		for {
-			page, err := tbl.Query(ctx, opts)
+			page, err := tbl.Query(ctx, &opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,10 +320,10 @@ func TestQueryPredicateErr(t *testing.T) {
 		a, tbl := newTable(t, eng)
 		fill(t, tbl, 1, 3)
 		bad := filter.Or(filter.PartitionKey().Eq("p000"), filter.Prop("N").Eq(uint64(1)<<63))
-		if _, err := tbl.Query(ctx, localtable.QueryOptions{Filter: bad}); err == nil || err != bad.Err() || !errors.Is(err, localtable.ErrInvalidInput) {
+		if _, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: bad}); err == nil || err != bad.Err() || !errors.Is(err, localtable.ErrInvalidInput) {
 			t.Errorf("Query: %v, want %v", err, bad.Err())
 		}
-		for _, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: bad}) {
+		for _, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: bad}) {
 			if err != bad.Err() {
 				t.Errorf("QueryAll: %v", err)
 			}
@@ -331,13 +331,66 @@ func TestQueryPredicateErr(t *testing.T) {
 		if _, err := tbl.Count(ctx, bad); err != bad.Err() {
 			t.Errorf("Count: %v", err)
 		}
-		if _, err := a.ListTables(ctx, localtable.ListTablesOptions{Filter: filter.Prop("Table-Name").Eq("x")}); !errors.Is(err, localtable.ErrInvalidInput) {
+		if _, err := a.ListTables(ctx, &localtable.ListTablesOptions{Filter: filter.Prop("Table-Name").Eq("x")}); !errors.Is(err, localtable.ErrInvalidInput) {
 			t.Errorf("ListTables: %v", err)
 		}
 		// A valid built filter queries as usual.
-		page, err := tbl.Query(ctx, localtable.QueryOptions{Filter: filter.Or(filter.PartitionKey().Eq("p000"), filter.Prop("N").Eq(1))})
+		page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: filter.Or(filter.PartitionKey().Eq("p000"), filter.Prop("N").Eq(1))})
 		if err != nil || len(page.Entities) != 3 {
 			t.Errorf("valid filter: %d entities, %v", len(page.Entities), err)
 		}
 	})
+}
+
+// TestIteratorsRerun: the iterators of QueryAll, QueryAs and Tables read
+// their options when made, so each run walks every page from the first,
+// however many pages there are, and later changes to the caller's options
+// do not reach them.
+func TestIteratorsRerun(t *testing.T) {
+	a, tbl := newTable(t, engines[0])
+	fill(t, tbl, 1, 5)
+	for _, name := range []string{"tbl2", "tbl3", "tbl4"} {
+		if _, err := a.CreateTable(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := &localtable.QueryOptions{PageSize: 2, Limit: 4}
+	all := tbl.QueryAll(ctx, opts)
+	type row struct{ RowKey string }
+	typed := localtable.QueryAs[row](ctx, tbl, opts)
+	opts.Filter = keyPred{match: func(*localtable.Entity) bool { return false }}
+	for run := range 2 {
+		n := 0
+		for _, err := range all {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		m := 0
+		for _, err := range typed {
+			if err != nil {
+				t.Fatal(err)
+			}
+			m++
+		}
+		if n != 4 || m != 4 {
+			t.Errorf("run %d: QueryAll yielded %d, QueryAs %d; want 4 each", run, n, m)
+		}
+	}
+	topts := &localtable.ListTablesOptions{PageSize: 1}
+	tables := a.Tables(ctx, topts)
+	topts.NextTableName = "tbl4"
+	for run := range 2 {
+		n := 0
+		for _, err := range tables {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		if n != 4 {
+			t.Errorf("run %d: Tables yielded %d, want 4", run, n)
+		}
+	}
 }

@@ -79,7 +79,7 @@ func TestSharedETagCounter(t *testing.T) {
 							}
 							runtime.Gosched() // let the others read the same ETag
 							_, err = tbl.Update(ctx, localtable.Entity{PartitionKey: "c", RowKey: "single",
-								Properties: counter(e.Properties["N"].Int64() + 1)}, localtable.Merge, e.ETag)
+								Properties: counter(e.Properties["N"].Int64() + 1)}, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: e.ETag})
 						} else {
 							x, errx := tbl.Get(ctx, "c", "x", nil)
 							y, erry := tbl.Get(ctx, "c", "y", nil)
@@ -146,10 +146,10 @@ func TestSharedLostRace(t *testing.T) {
 		})
 	}
 	interleave(func() error {
-		_, err := tb.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(1)}, localtable.Replace, tag)
+		_, err := tb.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(1)}, &localtable.UpdateOptions{Mode: localtable.UpdateModeReplace, IfMatch: tag})
 		return err
 	})
-	if _, err := ta.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(2)}, localtable.Replace, tag); !errors.Is(err, localtable.ErrConditionNotMet) {
+	if _, err := ta.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(2)}, &localtable.UpdateOptions{Mode: localtable.UpdateModeReplace, IfMatch: tag}); !errors.Is(err, localtable.ErrConditionNotMet) {
 		t.Errorf("Update with an ETag the other Account replaced meanwhile = %v, want ErrConditionNotMet", err)
 	}
 	interleave(func() error {
@@ -159,7 +159,7 @@ func TestSharedLostRace(t *testing.T) {
 	if _, err := ta.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "new", Properties: counter(2)}); !errors.Is(err, localtable.ErrEntityExists) {
 		t.Errorf("Insert of an entity the other Account inserted meanwhile = %v, want ErrEntityExists", err)
 	}
-	interleave(func() error { return tb.Delete(ctx, "p", "new", localtable.ETagAny) })
+	interleave(func() error { return tb.Delete(ctx, "p", "new", nil) })
 	_, err = ta.Transact(ctx, []localtable.Action{
 		{Type: localtable.ActionInsert, Entity: localtable.Entity{PartitionKey: "p", RowKey: "t1"}},
 		{Type: localtable.ActionUpdateMerge, Entity: localtable.Entity{PartitionKey: "p", RowKey: "new", Properties: counter(3)}},
@@ -173,10 +173,10 @@ func TestSharedLostRace(t *testing.T) {
 	}
 	// A merge re-run after a concurrent merge keeps the other's property.
 	interleave(func() error {
-		_, err := tb.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"B": localtable.StringValue("b")}}, localtable.Merge)
+		_, err := tb.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"B": localtable.StringValue("b")}}, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 		return err
 	})
-	_, err = ta.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"A": localtable.StringValue("a")}}, localtable.Merge)
+	_, err = ta.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"A": localtable.StringValue("a")}}, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 	must(t, err)
 	e, err := tb.Get(ctx, "p", "r", nil)
 	must(t, err)
@@ -223,7 +223,7 @@ func TestSharedCatalogRaces(t *testing.T) {
 		must(t, err)
 		_, err = a.Table("Mine").Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "mine"})
 		must(t, err)
-		if page, err := b.Table("Other").Query(ctx, localtable.QueryOptions{}); err != nil || len(page.Entities) != 0 {
+		if page, err := b.Table("Other").Query(ctx, nil); err != nil || len(page.Entities) != 0 {
 			t.Errorf("the other's table shows %d entities, %v: the two share an ID", len(page.Entities), err)
 		}
 	})
@@ -293,7 +293,7 @@ func TestSharedServerBusy(t *testing.T) {
 		}
 	}
 	spoil.Store(true)
-	_, err = tbl.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(1)}, localtable.Replace, localtable.ETagAny)
+	_, err = tbl.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(1)}, &localtable.UpdateOptions{Mode: localtable.UpdateModeReplace, IfMatch: localtable.ETagAny})
 	spoil.Store(false)
 	if !errors.Is(err, localtable.ErrServerBusy) || localtable.ErrorCodeOf(err) != localtable.CodeServerBusy {
 		t.Fatalf("Update losing every race = %v, want ErrServerBusy", err)
@@ -327,7 +327,7 @@ func TestSharedETagsNeverRepeat(t *testing.T) {
 	last := time.Time{}
 	for i, acct := range []*localtable.Account{b, c, a, c, b} {
 		tbl := acct.Table("Tags")
-		tag, err := tbl.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(int64(i + 1))}, localtable.Merge, tags[len(tags)-1])
+		tag, err := tbl.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(int64(i + 1))}, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: tags[len(tags)-1]})
 		must(t, err)
 		e, err := tbl.Get(ctx, "p", "r", nil)
 		must(t, err)
@@ -337,7 +337,7 @@ func TestSharedETagsNeverRepeat(t *testing.T) {
 		tags, last = append(tags, tag), e.Timestamp
 	}
 	for _, stale := range tags[:len(tags)-1] {
-		if _, err := b.Table("Tags").Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r"}, localtable.Replace, stale); !errors.Is(err, localtable.ErrConditionNotMet) {
+		if _, err := b.Table("Tags").Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r"}, &localtable.UpdateOptions{Mode: localtable.UpdateModeReplace, IfMatch: stale}); !errors.Is(err, localtable.ErrConditionNotMet) {
 			t.Errorf("Update with the stale ETag %s = %v, want ErrConditionNotMet", stale, err)
 		}
 	}
@@ -399,7 +399,7 @@ func TestSharedCatalog(t *testing.T) {
 		if _, err := b.GetTable(ctx, "orders"); err != nil {
 			t.Errorf("GetTable of a table the other created: %v", err)
 		}
-		page, err := b.ListTables(ctx, localtable.ListTablesOptions{})
+		page, err := b.ListTables(ctx, nil)
 		must(t, err)
 		if len(page.Tables) != 1 || page.Tables[0].Name != "Orders" {
 			t.Errorf("ListTables = %v, want [Orders]", page.Tables)
@@ -420,7 +420,7 @@ func TestSharedCatalog(t *testing.T) {
 		_, err = tb.Get(ctx, "p", "old", nil) // b's cache now holds the table
 		must(t, err)
 		must(t, a.DeleteTable(ctx, "Orders"))
-		if _, err := tb.Query(ctx, localtable.QueryOptions{}); !errors.Is(err, localtable.ErrTableNotFound) {
+		if _, err := tb.Query(ctx, nil); !errors.Is(err, localtable.ErrTableNotFound) {
 			t.Errorf("Query of a table the other deleted = %v, want ErrTableNotFound", err)
 		}
 		if _, err := tb.Get(ctx, "p", "old", nil); !errors.Is(err, localtable.ErrTableNotFound) {
@@ -435,7 +435,7 @@ func TestSharedCatalog(t *testing.T) {
 		if err := b.DeleteTable(ctx, "Orders"); !errors.Is(err, localtable.ErrTableNotFound) {
 			t.Errorf("DeleteTable of a table the other deleted = %v, want ErrTableNotFound", err)
 		}
-		if page, err := b.ListTables(ctx, localtable.ListTablesOptions{}); err != nil || len(page.Tables) != 0 {
+		if page, err := b.ListTables(ctx, nil); err != nil || len(page.Tables) != 0 {
 			t.Errorf("ListTables = %v, %v; want none", page.Tables, err)
 		}
 
@@ -464,7 +464,7 @@ func TestSharedCatalog(t *testing.T) {
 		must(t, err)
 		_, err = ta3.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "third"})
 		must(t, err)
-		page, err := tb.Query(ctx, localtable.QueryOptions{})
+		page, err := tb.Query(ctx, nil)
 		if err != nil || len(page.Entities) != 1 || page.Entities[0].RowKey != "third" {
 			t.Errorf("Query of the re-created table (cached as the old one) = %v, %v; want [third]", page.Entities, err)
 		}
@@ -532,7 +532,7 @@ func TestSharedCatalog(t *testing.T) {
 			must(t, err)
 		}
 		for i := range names {
-			page, err := accts[(i+1)%2].Table(fmt.Sprintf("T%03d", i)).Query(ctx, localtable.QueryOptions{})
+			page, err := accts[(i+1)%2].Table(fmt.Sprintf("T%03d", i)).Query(ctx, nil)
 			must(t, err)
 			if len(page.Entities) != 1 || page.Entities[0].RowKey != fmt.Sprintf("T%03d", i) {
 				t.Errorf("table T%03d holds %d entities", i, len(page.Entities))

@@ -3,7 +3,7 @@ package localtable
 import (
 	"context"
 	"errors"
-	"net/http"
+	"fmt"
 
 	"github.com/localtable/localtable/storage"
 )
@@ -21,14 +21,54 @@ type Table struct {
 func (t *Table) Name() string { return t.name }
 
 // UpdateMode says how a write treats the properties of an existing entity.
+// The names are those of the Azure SDK for Go (aztables).
 type UpdateMode int
 
 const (
-	// Replace replaces the entity: properties not written are removed.
-	Replace UpdateMode = iota
-	// Merge merges into the entity: properties not written are kept.
-	Merge
+	// UpdateModeReplace replaces the entity: properties not written are
+	// removed. It is the zero UpdateMode.
+	UpdateModeReplace UpdateMode = iota
+	// UpdateModeMerge merges into the entity: properties not written are
+	// kept.
+	UpdateModeMerge
 )
+
+// String returns "replace" or "merge".
+func (m UpdateMode) String() string {
+	switch m {
+	case UpdateModeReplace:
+		return "replace"
+	case UpdateModeMerge:
+		return "merge"
+	}
+	return fmt.Sprintf("UpdateMode(%d)", int(m))
+}
+
+// UpdateOptions modify Update. A nil *UpdateOptions means the defaults:
+// replace the entity, whatever its ETag.
+type UpdateOptions struct {
+	// Mode is UpdateModeReplace (the zero value) or UpdateModeMerge.
+	Mode UpdateMode
+	// IfMatch is the ETag the entity must have, or ETagAny (or "", the
+	// zero value) for any.
+	IfMatch ETag
+}
+
+// UpsertOptions modify Upsert. A nil *UpsertOptions means the defaults:
+// insert or replace.
+type UpsertOptions struct {
+	// Mode is UpdateModeReplace (the zero value: insert or replace) or
+	// UpdateModeMerge (insert or merge).
+	Mode UpdateMode
+}
+
+// DeleteOptions modify Delete. A nil *DeleteOptions means the defaults:
+// delete the entity whatever its ETag.
+type DeleteOptions struct {
+	// IfMatch is the ETag the entity must have, or ETagAny (or "", the
+	// zero value) for any.
+	IfMatch ETag
+}
 
 // Insert adds a new entity and returns its ETag. It fails with
 // ErrEntityExists if an entity with the same keys exists. e's Timestamp and
@@ -37,33 +77,59 @@ func (t *Table) Insert(ctx context.Context, e Entity) (ETag, error) {
 	return t.single(ctx, Action{Type: ActionInsert, Entity: e})
 }
 
-// Update replaces or merges into an existing entity and returns its new
-// ETag. ifMatch is the ETag the entity must have, or ETagAny (or "") for
-// any; a mismatch is ErrConditionNotMet (also for a weak ETag W/"…" of a
-// form this package never makes), a missing entity ErrEntityNotFound, and
-// an ifMatch that is not a weak ETag ErrInvalidInput.
-func (t *Table) Update(ctx context.Context, e Entity, mode UpdateMode, ifMatch ETag) (ETag, error) {
-	typ := ActionUpdateReplace
-	if mode == Merge {
-		typ = ActionUpdateMerge
+// Update replaces or merges into an existing entity, as opts.Mode says, and
+// returns its new ETag; nil opts means replace, unconditionally. A write
+// conditional on opts.IfMatch that finds another ETag fails with
+// ErrConditionNotMet (also for a weak ETag W/"…" of a form this package
+// never makes), a missing entity with ErrEntityNotFound, and an IfMatch
+// that is not a weak ETag, or an unknown Mode, with ErrInvalidInput.
+func (t *Table) Update(ctx context.Context, e Entity, opts *UpdateOptions) (ETag, error) {
+	act := Action{Type: ActionUpdateReplace, Entity: e}
+	if opts != nil {
+		typ, err := actionFor(opts.Mode, ActionUpdateReplace, ActionUpdateMerge)
+		if err != nil {
+			return "", err
+		}
+		act.Type, act.IfMatch = typ, opts.IfMatch
 	}
-	return t.single(ctx, Action{Type: typ, Entity: e, IfMatch: ifMatch})
+	return t.single(ctx, act)
 }
 
 // Upsert inserts the entity, or replaces or merges into the existing one
-// (insert-or-replace, insert-or-merge), and returns its new ETag.
-func (t *Table) Upsert(ctx context.Context, e Entity, mode UpdateMode) (ETag, error) {
-	typ := ActionUpsertReplace
-	if mode == Merge {
-		typ = ActionUpsertMerge
+// as opts.Mode says (insert-or-replace, insert-or-merge), and returns its
+// new ETag; nil opts means insert-or-replace. An unknown Mode fails with
+// ErrInvalidInput.
+func (t *Table) Upsert(ctx context.Context, e Entity, opts *UpsertOptions) (ETag, error) {
+	act := Action{Type: ActionUpsertReplace, Entity: e}
+	if opts != nil {
+		typ, err := actionFor(opts.Mode, ActionUpsertReplace, ActionUpsertMerge)
+		if err != nil {
+			return "", err
+		}
+		act.Type = typ
 	}
-	return t.single(ctx, Action{Type: typ, Entity: e})
+	return t.single(ctx, act)
 }
 
-// Delete deletes an entity. ifMatch is the ETag it must have, or ETagAny
-// (or "") for any, with the outcomes of Update's.
-func (t *Table) Delete(ctx context.Context, pk, rk string, ifMatch ETag) error {
-	_, err := t.single(ctx, Action{Type: ActionDelete, Entity: Entity{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch})
+// actionFor returns the action of mode: replace or merge.
+func actionFor(mode UpdateMode, replace, merge ActionType) (ActionType, error) {
+	switch mode {
+	case UpdateModeReplace:
+		return replace, nil
+	case UpdateModeMerge:
+		return merge, nil
+	}
+	return 0, newError(ErrInvalidInput, "update mode %d is not valid: use UpdateModeReplace or UpdateModeMerge", int(mode))
+}
+
+// Delete deletes an entity; nil opts means whatever its ETag. A delete
+// conditional on opts.IfMatch has the outcomes of Update's.
+func (t *Table) Delete(ctx context.Context, pk, rk string, opts *DeleteOptions) error {
+	act := Action{Type: ActionDelete, Entity: Entity{PartitionKey: pk, RowKey: rk}}
+	if opts != nil {
+		act.IfMatch = opts.IfMatch
+	}
+	_, err := t.single(ctx, act)
 	return err
 }
 
@@ -132,7 +198,7 @@ func makeEntity(pk, rk string, ticks int64, props Properties) Entity {
 // errBadETag is the error for an If-Match value that is neither "*" nor a
 // weak ETag.
 func errBadETag(tag ETag) error {
-	return withCode(ErrInvalidInput, CodeInvalidInput, http.StatusBadRequest, "the ETag %q is not valid: use \"*\" or an ETag the service returned", string(tag))
+	return newError(ErrInvalidInput, "the ETag %q is not valid: use \"*\" or an ETag the service returned", string(tag))
 }
 
 // etagOf returns etagFor(ticks), formatted digit by digit rather than with

@@ -72,7 +72,7 @@ func TestNullIsAbsent(t *testing.T) {
 		}
 		// Merging a null leaves the stored property alone.
 		e.Properties = localtable.Properties{"B": {}}
-		if _, err := tbl.Update(ctx, e, localtable.Merge, localtable.ETagAny); err != nil {
+		if _, err := tbl.Update(ctx, e, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = tbl.Get(ctx, "p", "r", nil)
@@ -94,8 +94,8 @@ func TestInsertExisting(t *testing.T) {
 			t.Fatalf("second Insert: %v, want ErrEntityExists", err)
 		}
 		var le *localtable.Error
-		if !errors.As(err, &le) || le.Code != "EntityAlreadyExists" || le.StatusCode != 409 {
-			t.Errorf("error = %#v, want code EntityAlreadyExists 409", le)
+		if !errors.As(err, &le) || le.Code != "EntityAlreadyExists" {
+			t.Errorf("error = %#v, want code EntityAlreadyExists", le)
 		}
 	})
 }
@@ -110,7 +110,7 @@ func TestReplaceVsMerge(t *testing.T) {
 		}
 		patch := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{
 			"B": localtable.StringValue("two"), "C": localtable.Int32Value(3)}}
-		if _, err := tbl.Update(ctx, patch, localtable.Merge, ""); err != nil {
+		if _, err := tbl.Update(ctx, patch, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := tbl.Get(ctx, "p", "r", nil)
@@ -118,7 +118,7 @@ func TestReplaceVsMerge(t *testing.T) {
 		if diff := cmp.Diff(want, got.Properties, valueCmp); diff != "" {
 			t.Errorf("after merge (-want +got):\n%s", diff)
 		}
-		if _, err := tbl.Update(ctx, patch, localtable.Replace, ""); err != nil {
+		if _, err := tbl.Update(ctx, patch, nil); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = tbl.Get(ctx, "p", "r", nil)
@@ -132,13 +132,16 @@ func TestUpdateMissing(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		_, tbl := newTable(t, eng)
 		e := localtable.Entity{PartitionKey: "p", RowKey: "r"}
-		for _, mode := range []localtable.UpdateMode{localtable.Replace, localtable.Merge} {
-			_, err := tbl.Update(ctx, e, mode, localtable.ETagAny)
+		for _, mode := range []localtable.UpdateMode{localtable.UpdateModeReplace, localtable.UpdateModeMerge} {
+			_, err := tbl.Update(ctx, e, &localtable.UpdateOptions{Mode: mode, IfMatch: localtable.ETagAny})
 			if !errors.Is(err, localtable.ErrEntityNotFound) || localtable.ErrorCodeOf(err) != "ResourceNotFound" {
-				t.Errorf("Update mode %d of missing entity: %v, want ErrEntityNotFound/ResourceNotFound", mode, err)
+				t.Errorf("Update mode %v of missing entity: %v, want ErrEntityNotFound/ResourceNotFound", mode, err)
 			}
 		}
-		if err := tbl.Delete(ctx, "p", "r", localtable.ETagAny); !errors.Is(err, localtable.ErrEntityNotFound) {
+		if _, err := tbl.Update(ctx, e, nil); !errors.Is(err, localtable.ErrEntityNotFound) {
+			t.Errorf("Update(nil options) of missing entity: %v, want ErrEntityNotFound", err)
+		}
+		if err := tbl.Delete(ctx, "p", "r", nil); !errors.Is(err, localtable.ErrEntityNotFound) {
 			t.Errorf("Delete of missing entity: %v, want ErrEntityNotFound", err)
 		}
 		if _, err := tbl.Get(ctx, "p", "r", nil); !errors.Is(err, localtable.ErrEntityNotFound) {
@@ -147,16 +150,38 @@ func TestUpdateMissing(t *testing.T) {
 	})
 }
 
+// TestUpdateModeUnknown: a mode other than replace or merge is refused,
+// not taken for replace, and writes nothing.
+func TestUpdateModeUnknown(t *testing.T) {
+	_, tbl := newTable(t, engines[0])
+	e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"A": localtable.Int32Value(1)}}
+	if _, err := tbl.Insert(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	bad := localtable.UpdateMode(2)
+	e.Properties = localtable.Properties{"B": localtable.Int32Value(2)}
+	if _, err := tbl.Update(ctx, e, &localtable.UpdateOptions{Mode: bad}); !errors.Is(err, localtable.ErrInvalidInput) {
+		t.Errorf("Update with mode %v: %v, want ErrInvalidInput", bad, err)
+	}
+	if _, err := tbl.Upsert(ctx, e, &localtable.UpsertOptions{Mode: bad}); !errors.Is(err, localtable.ErrInvalidInput) {
+		t.Errorf("Upsert with mode %v: %v, want ErrInvalidInput", bad, err)
+	}
+	got, err := tbl.Get(ctx, "p", "r", nil)
+	if err != nil || len(got.Properties) != 1 || got.Properties["A"].Kind() != localtable.KindInt32 {
+		t.Errorf("after refused writes: %v %v, want only A", got.Properties, err)
+	}
+}
+
 func TestUpsert(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng engine) {
 		_, tbl := newTable(t, eng)
 		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"A": localtable.Int32Value(1)}}
-		t1, err := tbl.Upsert(ctx, e, localtable.Merge) // creates
+		t1, err := tbl.Upsert(ctx, e, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge}) // creates
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.Properties = localtable.Properties{"B": localtable.Int32Value(2)}
-		t2, err := tbl.Upsert(ctx, e, localtable.Merge) // merges
+		t2, err := tbl.Upsert(ctx, e, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge}) // merges
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +189,7 @@ func TestUpsert(t *testing.T) {
 		if len(got.Properties) != 2 {
 			t.Errorf("after upsert-merge: %v, want A and B", got.Properties)
 		}
-		t3, err := tbl.Upsert(ctx, e, localtable.Replace) // replaces
+		t3, err := tbl.Upsert(ctx, e, nil) // replaces
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +211,7 @@ func TestETagConditions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cur, err := tbl.Update(ctx, e, localtable.Replace, old)
+		cur, err := tbl.Update(ctx, e, &localtable.UpdateOptions{IfMatch: old})
 		if err != nil {
 			t.Fatalf("Update with current ETag: %v", err)
 		}
@@ -194,11 +219,11 @@ func TestETagConditions(t *testing.T) {
 			t.Fatalf("ETag did not change on write: %q", cur)
 		}
 		// A stale ETag fails, for update and delete, and changes nothing.
-		_, err = tbl.Update(ctx, e, localtable.Merge, old)
+		_, err = tbl.Update(ctx, e, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: old})
 		if !errors.Is(err, localtable.ErrConditionNotMet) || localtable.ErrorCodeOf(err) != "UpdateConditionNotSatisfied" {
 			t.Errorf("Update with stale ETag: %v", err)
 		}
-		if err := tbl.Delete(ctx, "p", "r", old); !errors.Is(err, localtable.ErrConditionNotMet) {
+		if err := tbl.Delete(ctx, "p", "r", &localtable.DeleteOptions{IfMatch: old}); !errors.Is(err, localtable.ErrConditionNotMet) {
 			t.Errorf("Delete with stale ETag: %v", err)
 		}
 		got, _ := tbl.Get(ctx, "p", "r", nil)
@@ -207,26 +232,26 @@ func TestETagConditions(t *testing.T) {
 		}
 		// An If-Match that is not a weak ETag is InvalidInput.
 		for _, bad := range []localtable.ETag{"bogus", `"strong"`, `W/"a", W/"b"`, `W/"a"b"`, `W/x`, `W/"`, "**"} {
-			if _, err := tbl.Update(ctx, e, localtable.Merge, bad); localtable.ErrorCodeOf(err) != "InvalidInput" {
+			if _, err := tbl.Update(ctx, e, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: bad}); localtable.ErrorCodeOf(err) != "InvalidInput" {
 				t.Errorf("Update with If-Match %s: %v, want InvalidInput", bad, err)
 			}
-			if err := tbl.Delete(ctx, "p", "r", bad); localtable.ErrorCodeOf(err) != "InvalidInput" {
+			if err := tbl.Delete(ctx, "p", "r", &localtable.DeleteOptions{IfMatch: bad}); localtable.ErrorCodeOf(err) != "InvalidInput" {
 				t.Errorf("Delete with If-Match %s: %v, want InvalidInput", bad, err)
 			}
 		}
 		// A weak ETag of another form is a valid condition that never holds.
 		for _, weak := range []localtable.ETag{`W/"wrong"`, `w/"wrong"`, `W/""`, `W/"a\"b"`, localtable.ETag(strings.Replace(string(cur), "Z'", "1Z'", 1))} {
-			if _, err := tbl.Update(ctx, e, localtable.Replace, weak); !errors.Is(err, localtable.ErrConditionNotMet) {
+			if _, err := tbl.Update(ctx, e, &localtable.UpdateOptions{IfMatch: weak}); !errors.Is(err, localtable.ErrConditionNotMet) {
 				t.Errorf("Update with If-Match %s: %v, want ErrConditionNotMet", weak, err)
 			}
-			if err := tbl.Delete(ctx, "p", "r", weak); !errors.Is(err, localtable.ErrConditionNotMet) {
+			if err := tbl.Delete(ctx, "p", "r", &localtable.DeleteOptions{IfMatch: weak}); !errors.Is(err, localtable.ErrConditionNotMet) {
 				t.Errorf("Delete with If-Match %s: %v, want ErrConditionNotMet", weak, err)
 			}
-			if _, err := tbl.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "none"}, localtable.Merge, weak); !errors.Is(err, localtable.ErrEntityNotFound) {
+			if _, err := tbl.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "none"}, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: weak}); !errors.Is(err, localtable.ErrEntityNotFound) {
 				t.Errorf("Update of a missing entity with If-Match %s: %v, want ErrEntityNotFound", weak, err)
 			}
 		}
-		if err := tbl.Delete(ctx, "p", "r", cur); err != nil {
+		if err := tbl.Delete(ctx, "p", "r", &localtable.DeleteOptions{IfMatch: cur}); err != nil {
 			t.Errorf("Delete with current ETag: %v", err)
 		}
 		if _, err := tbl.Get(ctx, "p", "r", nil); !errors.Is(err, localtable.ErrEntityNotFound) {
@@ -310,7 +335,7 @@ func TestTimestampAndETagFromClock(t *testing.T) {
 		var prev = got.Timestamp
 		for i, step := range []time.Duration{0, 0, -time.Hour, 0} {
 			clk.Set(clk.Now().Add(step))
-			tag2, err := tbl.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "1"}, localtable.Replace)
+			tag2, err := tbl.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "1"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -325,7 +350,7 @@ func TestTimestampAndETagFromClock(t *testing.T) {
 		}
 		// A client-sent Timestamp is ignored.
 		clk.Set(start.Add(time.Hour))
-		_, err = tbl.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "2", Timestamp: time.Unix(0, 0)}, localtable.Replace)
+		_, err = tbl.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "2", Timestamp: time.Unix(0, 0)}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

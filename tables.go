@@ -3,7 +3,6 @@ package localtable
 import (
 	"context"
 	"iter"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -140,7 +139,7 @@ func (a *Account) DeleteTable(ctx context.Context, name string) error {
 
 // errNoTable is DeleteTable's error for a table that does not exist.
 func errNoTable(name string) error {
-	return withCode(ErrTableNotFound, CodeResourceNotFound, http.StatusNotFound, "table %q does not exist", name)
+	return withCode(ErrTableNotFound, CodeResourceNotFound, "table %q does not exist", name)
 }
 
 // TableInfo describes a table in a listing.
@@ -148,13 +147,16 @@ type TableInfo struct {
 	Name string // as created
 }
 
-// ListTablesOptions select and page a table listing.
+// ListTablesOptions select and page a table listing. A nil
+// *ListTablesOptions means the defaults: every table, in pages of 1,000.
 type ListTablesOptions struct {
 	// Filter selects tables; it sees each table as an entity with one
-	// String property, TableName. nil lists every table.
+	// String property, TableName. nil lists every table. As in a query, a
+	// nil pointer in it, or an Err, fails the listing (see Predicate).
 	Filter Predicate
-	// Top is the page size: 1 to 1000, 0 meaning 1000.
-	Top int
+	// PageSize is the most tables one page holds (the service's $top): 1
+	// to 1000, 0 meaning 1000.
+	PageSize int
 	// NextTableName resumes a listing where a previous page ended.
 	NextTableName string
 }
@@ -172,20 +174,30 @@ func pageSize(top int) (int, error) {
 	case top == 0:
 		return MaxPageSize, nil
 	case top < 0 || top > MaxPageSize:
-		return 0, newError(ErrInvalidInput, "$top is %d; it must be 1 to %d", top, MaxPageSize)
+		return 0, newError(ErrInvalidInput, "page size ($top) is %d; it must be 1 to %d", top, MaxPageSize)
 	}
 	return top, nil
 }
 
 // ListTables returns one page of tables, sorted by name (case-insensitive,
-// as the names are unique), each named as created.
-func (a *Account) ListTables(ctx context.Context, opts ListTablesOptions) (TablesPage, error) {
+// as the names are unique), each named as created. nil opts means the
+// defaults (see ListTablesOptions).
+func (a *Account) ListTables(ctx context.Context, opts *ListTablesOptions) (TablesPage, error) {
+	var o ListTablesOptions
+	if opts != nil {
+		o = *opts
+	}
+	return a.listTables(ctx, o)
+}
+
+// listTables is ListTables on options of its own.
+func (a *Account) listTables(ctx context.Context, opts ListTablesOptions) (TablesPage, error) {
 	var page TablesPage
-	top, err := pageSize(opts.Top)
+	top, err := pageSize(opts.PageSize)
 	if err != nil {
 		return page, err
 	}
-	if err := predicateErr(opts.Filter); err != nil {
+	if err := checkPredicate(opts.Filter); err != nil {
 		return page, err
 	}
 	if err := a.enter(ctx); err != nil {
@@ -222,11 +234,18 @@ func (a *Account) ListTables(ctx context.Context, opts ListTablesOptions) (Table
 }
 
 // Tables returns an iterator over every table that opts select, walking all
-// pages. It stops at the first error, which it yields.
-func (a *Account) Tables(ctx context.Context, opts ListTablesOptions) iter.Seq2[TableInfo, error] {
+// pages. It stops at the first error, which it yields. nil opts means the
+// defaults (see ListTablesOptions); opts is read when Tables is called,
+// not when the iterator runs.
+func (a *Account) Tables(ctx context.Context, opts *ListTablesOptions) iter.Seq2[TableInfo, error] {
+	var o ListTablesOptions
+	if opts != nil {
+		o = *opts
+	}
 	return func(yield func(TableInfo, error) bool) {
+		opts := o // each run of the iterator starts afresh
 		for {
-			page, err := a.ListTables(ctx, opts)
+			page, err := a.listTables(ctx, opts)
 			if err != nil {
 				yield(TableInfo{}, err)
 				return

@@ -13,7 +13,8 @@ import (
 // ActionType is the kind of a write in an entity group transaction.
 type ActionType int
 
-// The action types, named as aztables names its TransactionTypes.
+// The action types, named after the Table method and UpdateMode each
+// performs (aztables calls ActionInsert Add and the upserts Insert…).
 const (
 	ActionInsert        ActionType = iota // insert; fails if the entity exists
 	ActionUpdateReplace                   // replace an existing entity (IfMatch)

@@ -22,10 +22,12 @@ func GetAs[T any](ctx context.Context, t *Table, pk, rk string) (T, error) {
 // it is to QueryAll what GetAs is to Get. opts.Select, if set, leaves the
 // fields of unselected properties zero. It yields the first error, of the
 // query or of Unmarshal, with a zero T, and stops; like QueryAll it leaks
-// nothing when the loop breaks.
-func QueryAs[T any](ctx context.Context, t *Table, opts QueryOptions) iter.Seq2[T, error] {
+// nothing when the loop breaks. nil opts means the defaults (see
+// QueryOptions); as for QueryAll, opts is read when QueryAs is called.
+func QueryAs[T any](ctx context.Context, t *Table, opts *QueryOptions) iter.Seq2[T, error] {
+	all := t.QueryAll(ctx, opts)
 	return func(yield func(T, error) bool) {
-		for e, err := range t.QueryAll(ctx, opts) {
+		for e, err := range all {
 			var v T
 			if err == nil {
 				err = Unmarshal(e, &v)

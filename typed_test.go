@@ -47,7 +47,7 @@ func TestQueryAs(t *testing.T) {
 		}
 
 		var got []reading
-		for r, err := range localtable.QueryAs[reading](ctx, tbl, localtable.QueryOptions{}) {
+		for r, err := range localtable.QueryAs[reading](ctx, tbl, nil) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func TestQueryAs(t *testing.T) {
 		// stays zero.
 		got = nil
 		f := keyPred{ranges: []localtable.KeyRange{{Start: localtable.PartitionStart("kitchen"), End: localtable.PartitionEnd("kitchen")}}}
-		for r, err := range localtable.QueryAs[reading](ctx, tbl, localtable.QueryOptions{Filter: f, Select: []string{"Celsius"}, Limit: 1}) {
+		for r, err := range localtable.QueryAs[reading](ctx, tbl, &localtable.QueryOptions{Filter: f, Select: []string{"Celsius"}, Limit: 1}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestQueryAs(t *testing.T) {
 		}
 		var n int
 		var last error
-		for r, err := range localtable.QueryAs[reading](ctx, tbl, localtable.QueryOptions{}) {
+		for r, err := range localtable.QueryAs[reading](ctx, tbl, nil) {
 			n++
 			if err != nil {
 				if r != (reading{}) {
@@ -94,19 +94,19 @@ func TestQueryAs(t *testing.T) {
 		}
 
 		// A T that cannot be mapped fails on the first entity.
-		for _, err := range localtable.QueryAs[int](ctx, tbl, localtable.QueryOptions{}) {
+		for _, err := range localtable.QueryAs[int](ctx, tbl, nil) {
 			if !errors.Is(err, localtable.ErrUnsupportedType) {
 				t.Errorf("QueryAs[int]: %v, want ErrUnsupportedType", err)
 			}
 		}
 		// Query errors are yielded as they are.
-		for _, err := range localtable.QueryAs[reading](ctx, a.Table("missing"), localtable.QueryOptions{}) {
+		for _, err := range localtable.QueryAs[reading](ctx, a.Table("missing"), nil) {
 			if !errors.Is(err, localtable.ErrTableNotFound) {
 				t.Errorf("QueryAs of a missing table: %v", err)
 			}
 		}
 		// Breaking out of the loop is fine.
-		for range localtable.QueryAs[reading](ctx, tbl, localtable.QueryOptions{}) {
+		for range localtable.QueryAs[reading](ctx, tbl, nil) {
 			break
 		}
 	})

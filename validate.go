@@ -1,10 +1,11 @@
 package localtable
 
 import (
-	"net/http"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // The service's limits, as enforced on every write.
@@ -37,7 +38,7 @@ const (
 
 // ErrKeyTooLarge is the error for a PartitionKey or RowKey over
 // MaxKeyUTF16 code units (code KeyValueTooLarge).
-var ErrKeyTooLarge = sentinel("KeyValueTooLarge", http.StatusBadRequest, "The key value exceeds the maximum allowed size (1KB).")
+var ErrKeyTooLarge = sentinel(CodeKeyValueTooLarge, "The key value exceeds the maximum allowed size (1KB).")
 
 // utf16Len returns the number of UTF-16 code units of s: 2 for characters
 // above U+FFFF, 1 otherwise.
@@ -161,10 +162,10 @@ func ValidateTableName(name string) error {
 		}
 	}
 	if len(name) < 3 || len(name) > 63 {
-		return withCode(ErrInvalidTableName, CodeOutOfRangeInput, http.StatusBadRequest, "table name %q: length %d is outside 3..63", name, len(name))
+		return withCode(ErrInvalidTableName, CodeOutOfRangeInput, "table name %q: length %d is outside 3..63", name, len(name))
 	}
 	if strings.EqualFold(name, "tables") {
-		return withCode(ErrInvalidTableName, CodeInvalidInput, http.StatusBadRequest, "table name %q is reserved", name)
+		return withCode(ErrInvalidTableName, CodeInvalidInput, "table name %q is reserved", name)
 	}
 	return nil
 }
@@ -277,7 +278,7 @@ func validateValue(name string, v Value) error {
 	case KindDateTime:
 		t := int64(v.num)
 		if t < minTicks || t > maxTicks {
-			return newError(ErrOutOfRangeInput, "property %q: DateTime is outside %s..%s", name, FormatDateTime(MinDateTime), FormatDateTime(MaxDateTime))
+			return newError(ErrOutOfRangeInput, "property %q: DateTime is outside %s..%s", name, edmfmt.DateTime(MinDateTime), edmfmt.DateTime(MaxDateTime))
 		}
 	case KindInt32, KindInt64, KindDouble, KindBool, KindGUID, KindNull:
 	default:

@@ -44,7 +44,7 @@ func TestVerifyReportsCorruption(t *testing.T) {
 	if _, err := tb.Insert(ctx, localtable.Entity{PartitionKey: "a", RowKey: "1"}); err != nil {
 		t.Fatal(err)
 	}
-	b := acct.Engine().NewBatch()
+	b := localtable.EngineOf(acct).NewBatch()
 	b.Set(keyenc.AppendEntityKey(nil, 1, "a", "garbage"), []byte{0xff, 1, 2})
 	b.Set(keyenc.AppendEntityKey(nil, 1, "a", "bad/key"), mustRecord(t, acct))
 	b.Set(keyenc.AppendEntityKey(nil, 99, "x", "y"), []byte{1})
@@ -81,7 +81,7 @@ func TestVerifyReportsCorruption(t *testing.T) {
 // mustRecord returns the stored record of entity (a, 1) of table ID 1.
 func mustRecord(t *testing.T, acct *localtable.Account) []byte {
 	t.Helper()
-	v, c, err := acct.Engine().Get(keyenc.AppendEntityKey(nil, 1, "a", "1"))
+	v, c, err := localtable.EngineOf(acct).Get(keyenc.AppendEntityKey(nil, 1, "a", "1"))
 	if err != nil {
 		t.Fatal(err)
 	}

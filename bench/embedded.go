@@ -367,7 +367,7 @@ func (e *embedded) orPlan() error {
 	for _, n := range e.cfg.OrTerms {
 		text, keys := orFilter(s, n)
 		terms := len(keys)
-		parsed, err := filter.ParseWithOptions(text, filter.Options{})
+		parsed, err := filter.ParseWithOptions(text, nil)
 		if err != nil {
 			return err
 		}
@@ -387,7 +387,7 @@ func (e *embedded) orPlan() error {
 			// Parse.
 			var fresh []*filter.Filter
 			nParse, tParse, err := runFor(e.cfg.Phase, pool, func(int) error {
-				f, err := filter.ParseWithOptions(text, filter.Options{})
+				f, err := filter.ParseWithOptions(text, nil)
 				fresh = append(fresh, f)
 				return err
 			})

@@ -101,7 +101,7 @@ func (s *ltStore) tx100(pk string, rks []string) error {
 
 func (s *ltStore) count(f *filter.Filter) (int, error) {
 	n := 0
-	for e, err := range s.tbl.QueryAll(ctx, localtable.QueryOptions{Filter: f}) {
+	for e, err := range s.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f}) {
 		if err != nil {
 			return n, err
 		}
@@ -134,7 +134,7 @@ func (s *ltStore) update(pk, rk string) (int, error) {
 		patch := localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: localtable.Properties{
 			"Visits": localtable.Int64Value(e.Properties["Visits"].Int64() + 1),
 		}}
-		_, err = s.tbl.Update(ctx, patch, localtable.Merge, e.ETag)
+		_, err = s.tbl.Update(ctx, patch, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: e.ETag})
 		if !errors.Is(err, localtable.ErrConditionNotMet) {
 			return conflicts, err
 		}

@@ -9,7 +9,7 @@ import (
 	pdb "github.com/cockroachdb/pebble/v2"
 	"github.com/tidwall/btree"
 
-	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/acctengine"
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 	lpebble "github.com/localtable/localtable/storage/pebble"
@@ -37,7 +37,7 @@ type records struct {
 // localtable memory store holding data set s, checking that they are its
 // entities in key order.
 func captureRecords(lt *ltStore, s shape) (*records, error) {
-	eng := lt.acct.Engine()
+	eng := acctengine.Of(lt.acct)
 	it, err := eng.NewIter(&storage.IterOptions{LowerBound: []byte{keyenc.PrefixEntity}, UpperBound: []byte{keyenc.PrefixEntity + 1}})
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func captureRecords(lt *ltStore, s shape) (*records, error) {
 	}
 	rec.tmpl = bytes.Clone(v)
 	c.Close()
-	if err := lt.tbl.Delete(ctx, tp, tr, localtable.ETagAny); err != nil {
+	if err := lt.tbl.Delete(ctx, tp, tr, nil); err != nil {
 		return nil, err
 	}
 	return rec, nil

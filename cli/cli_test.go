@@ -18,10 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/internal/keyenc"
-	"github.com/localtable/localtable/server"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -209,7 +210,7 @@ func writeEveryKind(t *testing.T, path string, n int) {
 		} else {
 			e.Properties["Mixed"] = localtable.Int32Value(int32(i))
 		}
-		b = server.AppendEntityJSON(b, &e, nil)
+		b = entityjson.Append(b, &e, nil)
 		b = append(b, '\n')
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
@@ -599,5 +600,39 @@ func TestBinaryServePagingFlags(t *testing.T) {
 	}
 	if len(seen) != 7 {
 		t.Fatalf("read %d entities, want 7 (pages %v)", len(seen), sizes)
+	}
+}
+
+// serve's --query-scan-limit ends a page after that many entities read,
+// matching or not: a filter that matches only the last of 7 entities
+// reads 3 a page, so two empty pages come before the one that holds it.
+func TestBinaryServeQueryScanLimit(t *testing.T) {
+	p := serveBin(t, "--query-scan-limit", "3")
+	ctx := context.Background()
+	sc, err := aztables.NewServiceClientFromConnectionString(p.connString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.CreateTable(ctx, "Scanned", nil); err != nil {
+		t.Fatal(err)
+	}
+	c := sc.NewClient("Scanned")
+	for i := 0; i < 7; i++ {
+		e, _ := json.Marshal(map[string]any{"PartitionKey": "p", "RowKey": fmt.Sprint("r", i), "N": i})
+		if _, err := c.AddEntity(ctx, e, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sizes []int
+	pager := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: to.Ptr("N eq 6")})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(page.Entities))
+	}
+	if fmt.Sprint(sizes) != "[0 0 1]" {
+		t.Fatalf("page sizes %v, want [0 0 1]", sizes)
 	}
 }

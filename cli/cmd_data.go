@@ -12,9 +12,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/edmfmt"
 	"github.com/localtable/localtable/internal/tableio"
-	"github.com/localtable/localtable/server"
 )
 
 // The commands on tables and single entities.
@@ -219,7 +220,7 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 	case "json":
 		p = &jsonPrinter{w: e.stdout}
 	case "jsonl":
-		p = &jsonlPrinter{w: tableio.NewJSONLWriter(e.stdout, &server.EntityJSONOptions{System: true})}
+		p = &jsonlPrinter{w: tableio.NewJSONLWriter(e.stdout, &entityjson.Options{System: true})}
 	default:
 		p = &tablePrinter{w: e.stdout, sel: q.Select}
 	}
@@ -289,7 +290,7 @@ func (p *jsonPrinter) add(e *localtable.Entity) error {
 		p.buf = append(p.buf, ",\n  "...)
 	}
 	p.n++
-	p.buf = server.AppendEntityJSON(p.buf, e, &server.EntityJSONOptions{System: true})
+	p.buf = entityjson.Append(p.buf, e, &entityjson.Options{System: true})
 	_, err := p.w.Write(p.buf)
 	return err
 }
@@ -347,9 +348,9 @@ func (p *tablePrinter) flush() error {
 	fmt.Fprintln(tw)
 	for i := range p.rows {
 		r := &p.rows[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s", cell(r.PartitionKey), cell(r.RowKey), localtable.FormatDateTime7(r.Timestamp))
+		fmt.Fprintf(tw, "%s\t%s\t%s", cell(r.PartitionKey), cell(r.RowKey), edmfmt.DateTime7(r.Timestamp))
 		for _, c := range cols {
-			fmt.Fprint(tw, "\t"+cell(server.FormatValueText(r.Properties[c])))
+			fmt.Fprint(tw, "\t"+cell(entityjson.FormatValueText(r.Properties[c])))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -405,12 +406,12 @@ func runGet(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	if *out == "json" {
-		b := server.AppendEntityJSON(nil, &ent, &server.EntityJSONOptions{System: true})
+		b := entityjson.Append(nil, &ent, &entityjson.Options{System: true})
 		_, err := fmt.Fprintf(e.stdout, "%s\n", b)
 		return err
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "PartitionKey\t\t%s\nRowKey\t\t%s\nTimestamp\t\t%s\nETag\t\t%s\n", ent.PartitionKey, ent.RowKey, localtable.FormatDateTime7(ent.Timestamp), ent.ETag)
+	fmt.Fprintf(tw, "PartitionKey\t\t%s\nRowKey\t\t%s\nTimestamp\t\t%s\nETag\t\t%s\n", ent.PartitionKey, ent.RowKey, edmfmt.DateTime7(ent.Timestamp), ent.ETag)
 	names := make([]string, 0, len(ent.Properties))
 	for n := range ent.Properties {
 		names = append(names, n)
@@ -418,7 +419,7 @@ func runGet(ctx context.Context, e *env, c *command, args []string) error {
 	slices.Sort(names)
 	for _, n := range names {
 		v := ent.Properties[n]
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, v.Kind(), strings.ReplaceAll(server.FormatValueText(v), "\n", `\n`))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, v.Kind(), strings.ReplaceAll(entityjson.FormatValueText(v), "\n", `\n`))
 	}
 	return tw.Flush()
 }
@@ -450,7 +451,7 @@ func runPut(ctx context.Context, e *env, c *command, args []string) error {
 		if err != nil {
 			return err
 		}
-		if ent, err = server.DecodeEntityJSON(data, false); err != nil {
+		if ent, err = entityjson.Decode(data, false); err != nil {
 			return fmt.Errorf("--json: %w", err)
 		}
 	} else {
@@ -467,7 +468,7 @@ func runPut(ctx context.Context, e *env, c *command, args []string) error {
 			if err != nil {
 				return usagef(c, "property %q: %v", kv, err)
 			}
-			v, err := server.ParseValueText(col.Name, val, col.Kind)
+			v, err := entityjson.ParseValueText(col.Name, val, col.Kind)
 			if err != nil {
 				return fmt.Errorf("property %s: %w", col.Name, err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/internal/tableio"
 	"github.com/localtable/localtable/server"
@@ -208,9 +209,13 @@ func fatal(ctx context.Context, err error) bool {
 	if ctx.Err() != nil || errors.Is(err, localtable.ErrTableNotFound) || errors.Is(err, localtable.ErrClosed) {
 		return true
 	}
+	var re *remoteError
+	if errors.As(err, &re) {
+		return re.err.Code == localtable.CodeTableNotFound || re.status >= 500
+	}
 	var le *localtable.Error
 	if errors.As(err, &le) {
-		return le.Code == "TableNotFound" || le.StatusCode >= 500
+		return le.Code == localtable.CodeTableNotFound || server.HTTPStatus(le.Code) >= 500
 	}
 	return !errors.As(err, &le)
 }
@@ -538,7 +543,7 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 		}
 		w = &checkedCSV{CSVWriter: cw, known: known}
 	} else {
-		w = tableio.NewJSONLWriter(out, &server.EntityJSONOptions{System: *timestamps})
+		w = tableio.NewJSONLWriter(out, &entityjson.Options{System: *timestamps})
 	}
 	var bar *progressbar.ProgressBar
 	if showBar {

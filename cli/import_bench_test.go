@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
-	"github.com/localtable/localtable/server"
+	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -57,7 +57,7 @@ func TestImportThroughput(t *testing.T) {
 	var b []byte
 	for i := 0; i < n; i++ {
 		e := benchEntity(i)
-		b = server.AppendEntityJSON(b[:0], &e, nil)
+		b = entityjson.Append(b[:0], &e, nil)
 		b = append(b, '\n')
 		w.Write(b)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
-	"github.com/localtable/localtable/server"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // remoteStore is a running server's account, through aztables: the code
@@ -76,8 +76,18 @@ func (r *remoteStore) Describe() string { return "server " + r.target.endpoint }
 
 func (r *remoteStore) Close() error { return nil }
 
-// remoteErr turns an SDK error into a *localtable.Error with the
-// service's code, status and message.
+// remoteError is a service's answer: a *localtable.Error with the code and
+// message, and the HTTP status it came with.
+type remoteError struct {
+	status int
+	err    *localtable.Error
+}
+
+func (e *remoteError) Error() string { return e.err.Error() }
+func (e *remoteError) Unwrap() error { return e.err }
+
+// remoteErr turns an SDK error into a *remoteError: a *localtable.Error
+// with the service's code and message, and its status.
 func remoteErr(err error) error {
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) {
@@ -101,7 +111,7 @@ func remoteErr(err error) error {
 	if msg == "" {
 		msg = http.StatusText(re.StatusCode)
 	}
-	return &localtable.Error{Code: localtable.ErrorCode(re.ErrorCode), StatusCode: re.StatusCode, Message: strings.TrimSpace(msg)}
+	return &remoteError{status: re.StatusCode, err: &localtable.Error{Code: localtable.ErrorCode(re.ErrorCode), Message: strings.TrimSpace(msg)}}
 }
 
 func (r *remoteStore) ListTables(ctx context.Context) ([]string, error) {
@@ -170,7 +180,7 @@ func (r *remoteStore) Query(ctx context.Context, table string, q queryReq) (quer
 		return page, fmt.Errorf("reading the server's page: %v", err)
 	}
 	for _, raw := range body.Value {
-		e, err := server.DecodeEntityJSON(raw, true)
+		e, err := entityjson.Decode(raw, true)
 		if err != nil {
 			return page, fmt.Errorf("reading an entity of the server's page: %v", err)
 		}
@@ -185,7 +195,7 @@ func (r *remoteStore) Get(ctx context.Context, table, pk, rk string) (localtable
 	if err != nil {
 		return localtable.Entity{}, remoteErr(err)
 	}
-	e, err := server.DecodeEntityJSON(rb.b, true)
+	e, err := entityjson.Decode(rb.b, true)
 	if err == nil && resp.ETag != "" {
 		e.ETag = localtable.ETag(resp.ETag)
 	}
@@ -194,7 +204,7 @@ func (r *remoteStore) Get(ctx context.Context, table, pk, rk string) (localtable
 
 // wireEntity is e's JSON for aztables (see remoteStore).
 func wireEntity(e *localtable.Entity) []byte {
-	return server.AppendEntityJSON(nil, e, &server.EntityJSONOptions{Annotate: true})
+	return entityjson.Append(nil, e, &entityjson.Options{Annotate: true})
 }
 
 func (r *remoteStore) Write(ctx context.Context, table string, a localtable.Action) (localtable.ETag, error) {

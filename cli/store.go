@@ -235,7 +235,7 @@ func (l *localStore) sync() error {
 
 func (l *localStore) ListTables(ctx context.Context) ([]string, error) {
 	var out []string
-	for t, err := range l.acct.Tables(ctx, localtable.ListTablesOptions{}) {
+	for t, err := range l.acct.Tables(ctx, nil) {
 		if err != nil {
 			return nil, err
 		}
@@ -254,7 +254,7 @@ func (l *localStore) DeleteTable(ctx context.Context, name string) error {
 }
 
 func (l *localStore) Query(ctx context.Context, table string, q queryReq) (queryPage, error) {
-	opts := localtable.QueryOptions{Select: q.Select, Top: q.Top, Continuation: q.Cont}
+	opts := localtable.QueryOptions{Select: q.Select, PageSize: q.Top, Continuation: q.Cont}
 	if q.Filter != "" {
 		f, err := filter.Parse(q.Filter)
 		if err != nil {
@@ -262,7 +262,7 @@ func (l *localStore) Query(ctx context.Context, table string, q queryReq) (query
 		}
 		opts.Filter = f
 	}
-	p, err := l.acct.Table(table).Query(ctx, opts)
+	p, err := l.acct.Table(table).Query(ctx, &opts)
 	if err != nil {
 		return queryPage{}, err
 	}
@@ -279,15 +279,15 @@ func (l *localStore) Write(ctx context.Context, table string, a localtable.Actio
 	case localtable.ActionInsert:
 		return t.Insert(ctx, a.Entity)
 	case localtable.ActionUpdateReplace:
-		return t.Update(ctx, a.Entity, localtable.Replace, a.IfMatch)
+		return t.Update(ctx, a.Entity, &localtable.UpdateOptions{IfMatch: a.IfMatch})
 	case localtable.ActionUpdateMerge:
-		return t.Update(ctx, a.Entity, localtable.Merge, a.IfMatch)
+		return t.Update(ctx, a.Entity, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: a.IfMatch})
 	case localtable.ActionUpsertReplace:
-		return t.Upsert(ctx, a.Entity, localtable.Replace)
+		return t.Upsert(ctx, a.Entity, nil)
 	case localtable.ActionUpsertMerge:
-		return t.Upsert(ctx, a.Entity, localtable.Merge)
+		return t.Upsert(ctx, a.Entity, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 	case localtable.ActionDelete:
-		return "", t.Delete(ctx, a.Entity.PartitionKey, a.Entity.RowKey, a.IfMatch)
+		return "", t.Delete(ctx, a.Entity.PartitionKey, a.Entity.RowKey, &localtable.DeleteOptions{IfMatch: a.IfMatch})
 	}
 	return "", errors.New("unknown action")
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/localtable/localtable/internal/acctengine"
 	"github.com/localtable/localtable/server"
 	"github.com/localtable/localtable/storage/pebble"
 )
@@ -79,7 +80,7 @@ func serveBackup(w http.ResponseWriter, r *http.Request, cfg *toolsConfig) {
 			return
 		}
 	}
-	eng := acct.Account.Engine()
+	eng := acctengine.Of(acct.Account)
 	source := "memory"
 	if _, ok := eng.(*pebble.DB); ok {
 		source = "pebble"

@@ -61,7 +61,7 @@ func validName(name string) bool {
 
 // buildErr returns a builder error: an InvalidInput *localtable.Error.
 func buildErr(format string, args ...any) error {
-	return localtable.NewError(localtable.ErrInvalidInput, "filter: "+format, args...)
+	return &localtable.Error{Code: localtable.CodeInvalidInput, Message: "filter: " + fmt.Sprintf(format, args...)}
 }
 
 // Int32 returns v as an Edm.Int32 literal, printed without a suffix. It

@@ -183,7 +183,7 @@ func TestBuilderErrors(t *testing.T) {
 		if rs, bounded := f.KeyRanges(); f.Match(e) || !bounded || len(rs) != 0 || f.Expr() != nil {
 			t.Errorf("%s: Match %v, ranges %v %v", name, f.Match(e), rs, bounded)
 		}
-		if _, perr := filter.ParseWithOptions(f.String(), filter.Options{}); perr == nil {
+		if _, perr := filter.ParseWithOptions(f.String(), nil); perr == nil {
 			t.Errorf("%s: String %q parses", name, f)
 		}
 		if got := f.Explain(); got != "invalid filter: "+err.Error() {

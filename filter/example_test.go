@@ -144,7 +144,7 @@ func ExampleFilter_Err() {
 	acct, _ := localtable.Open(nil)
 	defer acct.Close()
 	tbl, _ := acct.CreateTable(context.Background(), "Files")
-	_, err := tbl.Query(context.Background(), localtable.QueryOptions{Filter: f})
+	_, err := tbl.Query(context.Background(), &localtable.QueryOptions{Filter: f})
 	fmt.Println(err == f.Err())
 	// Output:
 	// localtable: InvalidInput: filter: Size lt: integer 9223372036854775808 (uint64) is beyond Int64's range and has no literal
@@ -160,11 +160,11 @@ func ExampleParseWithOptions() {
 	}
 	_, err := filter.Parse(s)
 	fmt.Println(err)
-	f, err := filter.ParseWithOptions(s, filter.Options{})
+	f, err := filter.ParseWithOptions(s, nil)
 	rs, _ := f.KeyRanges()
 	fmt.Println(len(rs), err)
 	// …but not MaxLength, which keeps parsing and planning fast.
-	_, err = filter.ParseWithOptions(s+strings.Repeat(" ", filter.MaxLength), filter.Options{})
+	_, err = filter.ParseWithOptions(s+strings.Repeat(" ", filter.MaxLength), nil)
 	fmt.Println(err)
 	// Output:
 	// filter: syntax error at offset 378: too many comparisons: at most 15 are allowed

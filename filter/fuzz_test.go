@@ -42,7 +42,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, err := filter.ParseWithOptions(s, filter.Options{})
+		p, err := filter.ParseWithOptions(s, nil)
 		if err != nil {
 			if _, ok := err.(*filter.SyntaxError); !ok {
 				t.Fatalf("error %T %v", err, err)
@@ -50,7 +50,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		out := p.String()
-		q, err := filter.ParseWithOptions(out, filter.Options{})
+		q, err := filter.ParseWithOptions(out, nil)
 		if err != nil {
 			t.Fatalf("Parse(%q) ok, but its String %q: %v", s, out, err)
 		}
@@ -93,7 +93,7 @@ func FuzzPlan(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, err := filter.ParseWithOptions(s, filter.Options{})
+		p, err := filter.ParseWithOptions(s, nil)
 		if err != nil {
 			return
 		}
@@ -369,7 +369,7 @@ func FuzzBuilder(f *testing.F) {
 			return
 		}
 		s := b.String()
-		p, err := filter.ParseWithOptions(s, filter.Options{})
+		p, err := filter.ParseWithOptions(s, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}

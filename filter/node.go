@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // Op is a comparison operator.
@@ -193,7 +194,7 @@ func Literal(v localtable.Value) string {
 	case localtable.KindBool:
 		return strconv.FormatBool(v.Bool())
 	case localtable.KindDateTime:
-		return "datetime'" + localtable.FormatDateTime(v.Time()) + "'"
+		return "datetime'" + edmfmt.DateTime(v.Time()) + "'"
 	case localtable.KindGUID:
 		return "guid'" + v.GUID().String() + "'"
 	case localtable.KindBinary:
@@ -223,7 +224,10 @@ func formatDouble(f float64) string {
 // semantics, KeyRanges plans the key ranges a query must scan, and String
 // gives canonical $filter syntax to send to the real service.
 //
-// A nil *Filter matches every entity, plans a full scan and prints as "".
+// A nil *Filter matches every entity, plans a full scan and prints as "",
+// and And, Or and Not take it for true; but a query refuses it as its
+// filter (see localtable.Predicate): a query without a filter leaves its
+// filter nil.
 // A Filter built from invalid input carries an error instead of a tree:
 // see Err. A Filter is immutable and safe for concurrent use.
 type Filter struct {

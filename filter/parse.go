@@ -28,7 +28,7 @@ const MaxDepth = 100
 // at once. The service's own limit, MaxComparisons, is far smaller.
 const MaxLength = 1 << 20
 
-// Options configure ParseWithOptions. The zero Options impose no
+// Options configure ParseWithOptions. The zero Options (or nil) impose no
 // comparison limit, for embedded use; Parse uses the service's limits.
 // MaxDepth and MaxLength hold whatever the Options.
 type Options struct {
@@ -53,7 +53,7 @@ func (e *SyntaxError) Error() string {
 
 // Unwrap returns an InvalidInput *localtable.Error carrying the message.
 func (e *SyntaxError) Unwrap() error {
-	return localtable.NewError(localtable.ErrInvalidInput, "The query specified in the URI is not valid: %s at offset %d.", e.Msg, e.Offset)
+	return &localtable.Error{Code: localtable.CodeInvalidInput, Message: fmt.Sprintf("The query specified in the URI is not valid: %s at offset %d.", e.Msg, e.Offset)}
 }
 
 // Parse parses a $filter expression as the service does, enforcing its
@@ -63,16 +63,19 @@ func (e *SyntaxError) Unwrap() error {
 // Errors are *SyntaxError.
 //
 // On error the returned Filter is not nil: it carries the error (Err), so
-// a query given it despite the error fails with that error instead of
-// selecting every entity, as a nil Filter would.
+// a query given it despite the error fails with that error.
 func Parse(s string) (*Filter, error) {
-	return ParseWithOptions(s, Options{MaxComparisons: MaxComparisons})
+	return ParseWithOptions(s, &Options{MaxComparisons: MaxComparisons})
 }
 
-// ParseWithOptions is Parse with configurable limits. Whatever opts say,
-// a filter longer than MaxLength bytes is refused, as is nesting deeper
-// than MaxDepth.
-func ParseWithOptions(s string, opts Options) (f *Filter, err error) {
+// ParseWithOptions is Parse with configurable limits; nil opts means the
+// zero Options (no comparison limit). Whatever opts say, a filter longer
+// than MaxLength bytes is refused, as is nesting deeper than MaxDepth.
+func ParseWithOptions(s string, opts *Options) (f *Filter, err error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
 	defer func() {
 		if err != nil {
 			f = &Filter{err: err}
@@ -90,7 +93,7 @@ func ParseWithOptions(s string, opts Options) (f *Filter, err error) {
 			i += n
 		}
 	}
-	p := &parser{lex: lex(s), maxCmps: opts.MaxComparisons}
+	p := &parser{lex: lex(s), maxCmps: o.MaxComparisons}
 	defer func() {
 		if r := recover(); r != nil {
 			se, ok := r.(*SyntaxError)

@@ -254,11 +254,11 @@ func TestComparisonLimit(t *testing.T) {
 		t.Fatal("16 comparisons, one of them true eq IsActive: no error")
 	}
 	for _, opts := range []filter.Options{{}, {MaxComparisons: -1}, {MaxComparisons: 1000}} {
-		if _, err := filter.ParseWithOptions(clause(500), opts); err != nil {
+		if _, err := filter.ParseWithOptions(clause(500), &opts); err != nil {
 			t.Errorf("%+v: %v", opts, err)
 		}
 	}
-	if _, err := filter.ParseWithOptions(clause(3), filter.Options{MaxComparisons: 2}); err == nil {
+	if _, err := filter.ParseWithOptions(clause(3), &filter.Options{MaxComparisons: 2}); err == nil {
 		t.Error("MaxComparisons 2: no error for 3")
 	}
 }
@@ -313,13 +313,13 @@ func TestLengthLimit(t *testing.T) {
 		t.Fatal(len(long))
 	}
 	for _, s := range []string{long, long + " "} {
-		if _, err := filter.ParseWithOptions(s, filter.Options{}); err != nil {
+		if _, err := filter.ParseWithOptions(s, nil); err != nil {
 			t.Errorf("%d bytes: %v", len(s), err)
 		}
 	}
 	for _, s := range []string{long + "  ", strings.Repeat("A eq 1 or ", filter.MaxLength/10+1) + "A eq 1", "\xff  " + long} {
 		for _, opts := range []filter.Options{{}, {MaxComparisons: 15}} {
-			_, err := filter.ParseWithOptions(s, opts)
+			_, err := filter.ParseWithOptions(s, &opts)
 			var se *filter.SyntaxError
 			if !errors.As(err, &se) || se.Offset != filter.MaxLength || !strings.Contains(se.Msg, "too long") || !errors.Is(err, localtable.ErrInvalidInput) {
 				t.Errorf("%d bytes: %v", len(s), err)

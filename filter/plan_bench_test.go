@@ -29,7 +29,7 @@ func orOf(prop, prefix string, first, n int) string {
 }
 
 func benchPlan(b *testing.B, s string) {
-	f, err := filter.ParseWithOptions(s, filter.Options{})
+	f, err := filter.ParseWithOptions(s, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -230,7 +230,7 @@ func TestPlanCoversMatches(t *testing.T) {
 	bounded, matched := 0, 0
 	for range 3000 {
 		f := filter.New(g.expr(4))
-		p, err := filter.ParseWithOptions(f.String(), filter.Options{})
+		p, err := filter.ParseWithOptions(f.String(), nil)
 		if err != nil || !filter.Equal(p.Expr(), f.Expr()) || p.String() != f.String() {
 			t.Fatalf("round trip of %s: %v %v", f, p, err)
 		}
@@ -356,7 +356,7 @@ func TestPlanBudget(t *testing.T) {
 	}
 	plan := func(s string) []kr {
 		t.Helper()
-		f, err := filter.ParseWithOptions(s, filter.Options{})
+		f, err := filter.ParseWithOptions(s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +368,7 @@ func TestPlanBudget(t *testing.T) {
 		return rs
 	}
 	// 200 partitions × 200 RowKeys: 40,000 points, as the reference plans.
-	f, _ := filter.ParseWithOptions(cross("a", 200), filter.Options{})
+	f, _ := filter.ParseWithOptions(cross("a", 200), nil)
 	want, _ := filter.RefKeyRanges(f)
 	if got := plan(cross("a", 200)); len(got) != 40000 || !sameRanges(got, want) {
 		t.Errorf("200×200: %d ranges, want the reference's %d", len(got), len(want))
@@ -431,7 +431,7 @@ func TestPlanLarge(t *testing.T) {
 		if len(test.s) > filter.MaxLength || len(test.s) < filter.MaxLength*6/10 {
 			t.Fatalf("%s: %d bytes", test.name, len(test.s))
 		}
-		f, err := filter.ParseWithOptions(test.s, filter.Options{})
+		f, err := filter.ParseWithOptions(test.s, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", test.name, err)
 		}

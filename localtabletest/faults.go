@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/server"
 )
 
 // Rule is a declarative fault: which requests it matches, what happens to
@@ -124,19 +125,25 @@ const (
 // response body short. Make one with Fail (or ServerBusy and the other
 // service errors), Delay, DropConnection, Timeout or TruncateBody.
 type Action struct {
-	kind  actionKind
-	err   *localtable.Error
-	delay Latency
-	label string
-	n     int
+	kind   actionKind
+	status int // of a Fail
+	err    *localtable.Error
+	delay  Latency
+	label  string
+	n      int
 }
 
 // Fail answers with a service error: the status, the error code (in the
 // x-ms-error-code header and the body) and the message, in the body
 // format of the operation (JSON for tables and entities, XML for ACLs and
 // service properties), with the request id and time the service appends.
+// A status of 0 is the one the service answers code with
+// (server.HTTPStatus).
 func Fail(status int, code localtable.ErrorCode, message string) Action {
-	return Action{kind: actFail, err: &localtable.Error{Code: code, StatusCode: status, Message: message}}
+	if status == 0 {
+		status = server.HTTPStatus(code)
+	}
+	return Action{kind: actFail, status: status, err: &localtable.Error{Code: code, Message: message}}
 }
 
 // ServerBusy is the service's 503 ServerBusy, as it answers when a
@@ -201,7 +208,7 @@ func TruncateBody(n int) Action { return Action{kind: actTruncate, n: n} }
 func (a Action) String() string {
 	switch a.kind {
 	case actFail:
-		return fmt.Sprintf("%d %s", a.err.StatusCode, a.err.Code)
+		return fmt.Sprintf("%d %s", a.status, a.err.Code)
 	case actDelay:
 		return a.label
 	case actDrop:

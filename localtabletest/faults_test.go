@@ -277,3 +277,20 @@ func TestFaultWhenUsesServer(t *testing.T) {
 		t.Fatalf("hits %d", f.Hits())
 	}
 }
+
+// Fail with status 0 answers with the status the service gives the code;
+// a status given is answered as it is, whatever the code.
+func TestFaultFailStatusOfCode(t *testing.T) {
+	ctx := context.Background()
+	srv, c := newOrders(t, noRetries)
+	a := lt.Fail(0, "TableBeingDeleted", "The specified table is being deleted.")
+	if got := a.String(); got != "409 TableBeingDeleted" {
+		t.Errorf("Fail(0, TableBeingDeleted) is %q", got)
+	}
+	srv.Inject(lt.Rule{Ops: []lt.Operation{lt.OpInsert}, Action: a, Times: 1})
+	_, err := c.AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)
+	wantCode(t, err, 409, "TableBeingDeleted")
+	srv.Inject(lt.Rule{Ops: []lt.Operation{lt.OpInsert}, Action: lt.Fail(429, "TableBeingDeleted", "Slow down."), Times: 1})
+	_, err = c.AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)
+	wantCode(t, err, 429, "TableBeingDeleted")
+}

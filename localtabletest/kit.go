@@ -142,9 +142,9 @@ func (k *kit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return // the client gave up
 		}
 	}
-	if e := k.quirk(req); e != nil {
+	if status, e := k.quirk(req); e != nil {
 		note("quirk: " + string(e.Code))
-		k.srv.WriteError(cw, r, e)
+		k.srv.WriteError(cw, r, status, e)
 		return
 	}
 	f := k.pick(req)
@@ -177,7 +177,7 @@ func (k *kit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch a.kind {
 	case actFail:
-		k.srv.WriteError(cw, r, a.err)
+		k.srv.WriteError(cw, r, a.status, a.err)
 	case actDrop:
 		panic(http.ErrAbortHandler)
 	case actTimeout:
@@ -256,7 +256,7 @@ func (w *captureWriter) Flush() {
 	}
 }
 
-// serviceError is a *localtable.Error for a quirk.
-func serviceError(status int, code localtable.ErrorCode, msg string) *localtable.Error {
-	return &localtable.Error{Code: code, StatusCode: status, Message: msg}
+// serviceError is the status and *localtable.Error of a quirk.
+func serviceError(status int, code localtable.ErrorCode, msg string) (int, *localtable.Error) {
+	return status, &localtable.Error{Code: code, Message: msg}
 }

@@ -75,9 +75,15 @@ func WithTLS() Option {
 }
 
 // WithAccountOptions sets the options the account is opened with (for
-// example a storage engine). Their Clock is replaced by the server's.
-func WithAccountOptions(opts localtable.Options) Option {
-	return func(c *config) { c.accountOpts = opts }
+// example a storage engine); nil means the defaults. Their Clock is
+// replaced by the server's.
+func WithAccountOptions(opts *localtable.Options) Option {
+	return func(c *config) {
+		c.accountOpts = localtable.Options{}
+		if opts != nil {
+			c.accountOpts = *opts
+		}
+	}
 }
 
 // WithServerOptions edits the server's options before it starts, for

@@ -41,8 +41,9 @@ type bucket struct {
 	at     time.Time
 }
 
-// quirk returns the error a quirk answers req with, or nil.
-func (k *kit) quirk(req *Request) *localtable.Error {
+// quirk returns the status and error a quirk answers req with, or a nil
+// error.
+func (k *kit) quirk(req *Request) (int, *localtable.Error) {
 	now := k.clock.Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -62,7 +63,7 @@ func (k *kit) quirk(req *Request) *localtable.Error {
 			switch req.Op {
 			case OpInsert, OpUpdate, OpMerge, OpUpsertReplace, OpUpsertMerge, OpDelete, OpGet, OpBatch:
 			default:
-				return nil
+				return 0, nil
 			}
 			scope = strings.ToLower(req.Table) + "\x00" + req.PartitionKey
 		}
@@ -90,7 +91,7 @@ func (k *kit) quirk(req *Request) *localtable.Error {
 		}
 		b.tokens--
 	}
-	return nil
+	return 0, nil
 }
 
 // afterServe notes a table deletion the server carried out.

@@ -14,8 +14,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/localtable/localtable"
-	"github.com/localtable/localtable/server"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // Seed creates table if it does not exist and inserts entities into it,
@@ -62,7 +63,7 @@ func (s *Server) SeedJSONL(t testing.TB, table string, r io.Reader) {
 		if len(b) == 0 {
 			continue
 		}
-		e, err := server.DecodeEntityJSON(b, false)
+		e, err := entityjson.Decode(b, false)
 		if err != nil {
 			t.Fatalf("localtabletest: SeedJSONL %s: line %d: %v", table, line, err)
 		}
@@ -94,17 +95,17 @@ func toEntity(v any) (localtable.Entity, error) {
 	case *localtable.Entity:
 		return *x, nil
 	case []byte:
-		return server.DecodeEntityJSON(x, false)
+		return entityjson.Decode(x, false)
 	case json.RawMessage:
-		return server.DecodeEntityJSON(x, false)
+		return entityjson.Decode(x, false)
 	case string:
-		return server.DecodeEntityJSON([]byte(x), false)
+		return entityjson.Decode([]byte(x), false)
 	case json.Marshaler, map[string]any:
 		b, err := json.Marshal(x)
 		if err != nil {
 			return localtable.Entity{}, err
 		}
-		return server.DecodeEntityJSON(b, false)
+		return entityjson.Decode(b, false)
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer {
@@ -120,7 +121,7 @@ func toEntity(v any) (localtable.Entity, error) {
 func (s *Server) Entities(t testing.TB, table string) []localtable.Entity {
 	t.Helper()
 	var out []localtable.Entity
-	for e, err := range s.Account.Table(table).QueryAll(context.Background(), localtable.QueryOptions{}) {
+	for e, err := range s.Account.Table(table).QueryAll(context.Background(), nil) {
 		if err != nil {
 			t.Fatalf("localtabletest: reading %s: %v", table, err)
 		}
@@ -141,7 +142,7 @@ func (s *Server) Dump(t testing.TB, table string) string {
 func jsonLines(es []localtable.Entity) []string {
 	lines := make([]string, len(es))
 	for i := range es {
-		lines[i] = string(server.AppendEntityJSON(nil, &es[i], nil)) + "\n"
+		lines[i] = string(entityjson.Append(nil, &es[i], nil)) + "\n"
 	}
 	return lines
 }

@@ -136,7 +136,7 @@ func TestSnapshotRestore(t *testing.T) {
 		})
 	}
 	srv.Reset(t)
-	if p, err := srv.Account.ListTables(ctx, localtable.ListTablesOptions{}); err != nil || len(p.Tables) != 0 {
+	if p, err := srv.Account.ListTables(ctx, nil); err != nil || len(p.Tables) != 0 {
 		t.Fatalf("after Reset: %v %v", p.Tables, err)
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/edmfmt"
+	"github.com/localtable/localtable/server/internal/auth"
 )
 
 // This file serves table access policies, GET and PUT /{acct}/{table}?comp=acl.
@@ -29,15 +32,11 @@ type xmlAccessPolicy struct {
 	Permission string `xml:"Permission,omitempty"`
 }
 
-func errXML(msg string) *localtable.Error {
-	return wireError(codeInvalidXMLDocument, http.StatusBadRequest, "XML specified is not syntactically valid. "+msg)
-}
-
 func formatXMLTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return localtable.FormatDateTime7(t)
+	return edmfmt.DateTime7(t)
 }
 
 func parseXMLTime(s string) (time.Time, error) {
@@ -45,10 +44,10 @@ func parseXMLTime(s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if t, ok := sasTime(s); ok {
+	if t, ok := auth.ParseSASTime(s); ok {
 		return t.UTC(), nil
 	}
-	return parseDateTime(s)
+	return entityjson.ParseDateTime(s)
 }
 
 func (rc *reqCtx) serveACL(table string) {
@@ -118,26 +117,7 @@ func (rc *reqCtx) serveACL(table string) {
 // ResourceNotFound, not TableNotFound.
 func aclError(err error) error {
 	if errors.Is(err, localtable.ErrTableNotFound) {
-		return wireError(localtable.CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist.")
+		return wireError(localtable.CodeResourceNotFound, "The specified resource does not exist.")
 	}
 	return err
-}
-
-// writeXML answers status with v as an XML document.
-func (rc *reqCtx) writeXML(status int, v any) {
-	b, err := xml.Marshal(v)
-	if err != nil {
-		rc.fail(errInternal("encoding XML: " + err.Error()))
-		return
-	}
-	rc.writeRawXML(status, b)
-}
-
-func (rc *reqCtx) writeRawXML(status int, b []byte) {
-	b = append([]byte(xml.Header[:len(xml.Header)-1]), b...)
-	h := rc.w.Header()
-	h.Set("Content-Type", "application/xml")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	rc.writeHeader(status)
-	rc.w.Write(b)
 }

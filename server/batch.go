@@ -10,6 +10,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/batch"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // This file serves entity group transactions, POST /{acct}/$batch
@@ -38,7 +39,7 @@ func errBatch(msg string) *localtable.Error {
 
 // fromBatchError is the wire error of a batch.Error.
 func fromBatchError(be *batch.Error) *localtable.Error {
-	return wireError(localtable.ErrorCode(be.Code), be.Status, be.Message)
+	return wireError(localtable.ErrorCode(be.Code), be.Message)
 }
 
 // resolve reads an operation's URL: the resource its last path segment
@@ -113,9 +114,9 @@ func (sr *subRequest) action() (localtable.Action, op, error) {
 			act.Type, o = localtable.ActionUpsertReplace, opUpsert
 		}
 	default:
-		return act, 0, wireError(localtable.CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The method "+method+" is not allowed in a batch.")
+		return act, 0, wireError(localtable.CodeMethodNotAllowed, "The method "+method+" is not allowed in a batch.")
 	}
-	e, hasKeys, err := decodeEntityKeys(bytes.TrimSpace(sr.op.Body), sr.res.kind != resEntity)
+	e, hasKeys, err := entityjson.DecodeRequest(bytes.TrimSpace(sr.op.Body), sr.res.kind != resEntity)
 	if err != nil {
 		return act, 0, err
 	}
@@ -204,7 +205,7 @@ func (rc *reqCtx) applyChangeset(ops []subRequest) ([]batch.Response, error) {
 				op = ops[te.Index].op
 			}
 			return fail(te.Index, op, te.Err)
-		case asWireError(err).StatusCode < 500:
+		case HTTPStatus(asWireError(err).Code) < 500:
 			return fail(-1, nil, err)
 		}
 		return nil, err
@@ -265,7 +266,7 @@ func (rc *reqCtx) changesetFailure(index int, op *batch.Operation, err error) ba
 	if op != nil {
 		h = batch.OperationErrorHeader(op.ContentID(), preference(op), metaMinimal.contentType())
 	}
-	return batch.Response{Status: e.StatusCode, Header: h, Body: errorBody(e, prefix, rc.id, rc.start)}
+	return batch.Response{Status: HTTPStatus(e.Code), Header: h, Body: errorBody(e, prefix, rc.id, rc.start)}
 }
 
 // batchQuery answers a GET sent alone in a batch (retrieve an entity, or

@@ -14,8 +14,13 @@
 //
 // The Server is a thin adapter: validation, limits, filters and
 // transactions are the core's, the $batch wire format is package batch's,
-// and every core *localtable.Error travels as
-// the service's status, x-ms-error-code header and error body: odata.error
+// the entity JSON format package entityjson's; authentication and SAS
+// authorization (server/internal/auth) and the CORS rules
+// (server/internal/cors) are packages of their own, which the routing
+// calls. What server holds is the routing and the handlers, and every
+// core *localtable.Error travels as the status the service answers its
+// code with (HTTPStatus: errors carry codes, the server alone knows
+// HTTP), the x-ms-error-code header and an error body: odata.error
 // JSON for the JSON operations, the OData XML error for the XML ones (table
 // ACLs, service properties and statistics).
 //

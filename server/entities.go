@@ -1,39 +1,13 @@
 package server
 
 import (
-	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/server/internal/auth"
 )
-
-// readJSONBody checks that the body is JSON and reads it, at most limit
-// bytes.
-func (rc *reqCtx) readJSONBody(limit int64) ([]byte, error) {
-	if err := checkJSONBody(rc.r); err != nil {
-		return nil, err
-	}
-	return rc.readBody(limit)
-}
-
-// readBody reads a request body of at most limit bytes.
-func (rc *reqCtx) readBody(limit int64) ([]byte, error) {
-	rc.limitBody(limit)
-	b, err := io.ReadAll(rc.r.Body)
-	if err != nil {
-		if asWireError(err).StatusCode == http.StatusRequestEntityTooLarge {
-			return nil, err
-		}
-		return nil, errInvalidInput("The request body could not be read: " + err.Error())
-	}
-	return b, nil
-}
-
-func (rc *reqCtx) encodeOpts(level metaLevel, table string, sel []string) *encodeOpts {
-	return &encodeOpts{level: level, base: rc.baseURL(), account: rc.acct.name, table: table, sel: sel}
-}
 
 // parseSelect reads $select: nil when absent, the listed names otherwise.
 // It also returns the custom names alone, for the core.
@@ -60,36 +34,6 @@ func (rc *reqCtx) parseSelect() (all, custom []string) {
 	return all, custom
 }
 
-// preference returns the Prefer header's return-content or
-// return-no-content, or "".
-func (rc *reqCtx) preference() string {
-	return preferenceOf(rc.r.Header.Values("Prefer"))
-}
-
-// preferenceOf returns the return-content or return-no-content among
-// Prefer header values, or "".
-func preferenceOf(values []string) string {
-	for _, v := range values {
-		if hasToken(v, "return-no-content") {
-			return "return-no-content"
-		}
-		if hasToken(v, "return-content") {
-			return "return-content"
-		}
-	}
-	return ""
-}
-
-// writeJSON answers status with a JSON body.
-func (rc *reqCtx) writeJSON(status int, level metaLevel, body []byte) {
-	h := rc.w.Header()
-	h.Set("Content-Type", level.contentType())
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("DataServiceVersion", "3.0;")
-	rc.writeHeader(status)
-	rc.w.Write(body)
-}
-
 func (rc *reqCtx) insertEntity(table string) {
 	level, err := rc.metadata()
 	if err != nil {
@@ -101,7 +45,7 @@ func (rc *reqCtx) insertEntity(table string) {
 		rc.fail(err)
 		return
 	}
-	e, err := decodeEntity(body, true)
+	e, _, err := entityjson.DecodeRequest(body, true)
 	if err != nil {
 		rc.fail(err)
 		return
@@ -121,25 +65,6 @@ func (rc *reqCtx) insertEntity(table string) {
 		e.Timestamp, _ = tag.Time()
 		return appendEntity(nil, &e, rc.encodeOpts(level, table, nil), true)
 	})
-}
-
-// writeCreated answers a create (201 with the body) or, with Prefer:
-// return-no-content, 204 with DataServiceId; both carry Location.
-func (rc *reqCtx) writeCreated(loc string, level metaLevel, body func() []byte) {
-	h := rc.w.Header()
-	h.Set("Location", loc)
-	switch pref := rc.preference(); pref {
-	case "return-no-content":
-		h.Set("Preference-Applied", pref)
-		h.Set("DataServiceId", loc)
-		h.Set("DataServiceVersion", "3.0;")
-		rc.writeHeader(http.StatusNoContent)
-	default:
-		if pref != "" {
-			h.Set("Preference-Applied", pref)
-		}
-		rc.writeJSON(http.StatusCreated, level, body())
-	}
 }
 
 func (rc *reqCtx) getEntity(res resource) {
@@ -170,25 +95,25 @@ func (rc *reqCtx) writeEntity(res resource, merge bool) {
 		rc.fail(err)
 		return
 	}
-	e, err := decodeEntity(body, false)
+	e, _, err := entityjson.DecodeRequest(body, false)
 	if err != nil {
 		rc.fail(err)
 		return
 	}
 	e.PartitionKey, e.RowKey = res.pk, res.rk // the URL addresses the entity
-	mode := localtable.Replace
+	mode := localtable.UpdateModeReplace
 	if merge {
-		mode = localtable.Merge
+		mode = localtable.UpdateModeMerge
 	}
 	t := rc.acct.data.Table(res.table)
 	var tag localtable.ETag
 	if ifMatch := rc.r.Header.Get("If-Match"); ifMatch != "" {
 		if err = rc.authorize(opUpdate, res.table, res.pk, res.rk); err == nil {
-			tag, err = t.Update(rc.r.Context(), e, mode, localtable.ETag(ifMatch))
+			tag, err = t.Update(rc.r.Context(), e, &localtable.UpdateOptions{Mode: mode, IfMatch: localtable.ETag(ifMatch)})
 		}
 	} else {
 		if err = rc.authorize(opUpsert, res.table, res.pk, res.rk); err == nil {
-			tag, err = t.Upsert(rc.r.Context(), e, mode)
+			tag, err = t.Upsert(rc.r.Context(), e, &localtable.UpsertOptions{Mode: mode})
 		}
 	}
 	if err != nil {
@@ -210,33 +135,13 @@ func (rc *reqCtx) deleteEntity(res resource) {
 	if ifMatch == "" {
 		ifMatch = "*"
 	}
-	if err := rc.acct.data.Table(res.table).Delete(rc.r.Context(), res.pk, res.rk, localtable.ETag(ifMatch)); err != nil {
+	if err := rc.acct.data.Table(res.table).Delete(rc.r.Context(), res.pk, res.rk, &localtable.DeleteOptions{IfMatch: localtable.ETag(ifMatch)}); err != nil {
 		rc.fail(err)
 		return
 	}
 	rc.w.Header().Set("DataServiceVersion", "3.0;")
 	rc.writeHeader(http.StatusNoContent)
 }
-
-// parseTop reads $top: an integer from 0 to 1000, or -1 when absent. As
-// the service answers, 1001 and above, negative values and non-integers
-// are 400 InvalidInput, and 0 is a valid request for no items (the
-// callers answer it with an empty page).
-func (rc *reqCtx) parseTop() (int, error) {
-	s := rc.query.Get("$top")
-	if s == "" {
-		return -1, nil
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 0 || n > localtable.MaxPageSize {
-		return 0, wireError(localtable.CodeInvalidInput, http.StatusBadRequest, "The $top value "+quoteOData(s)+" is not an integer from 0 to 1000.")
-	}
-	return n, nil
-}
-
-// pageTop is the page size for the core: 0 (its default, 1000) when $top
-// is absent.
-func pageTop(top int) int { return max(top, 0) }
 
 func (rc *reqCtx) queryEntities(table string) {
 	level, err := rc.metadata()
@@ -259,15 +164,15 @@ func (rc *reqCtx) queryEntities(table string) {
 		rc.fail(err)
 		return
 	}
-	opts.Top = rc.s.pageSize(top)
+	opts.PageSize = rc.s.pageSize(top)
 	if f := strings.TrimSpace(rc.query.Get("$filter")); f != "" {
 		if opts.Filter, err = parseFilter(f); err != nil {
 			rc.fail(err)
 			return
 		}
 	}
-	if r, ok := rc.grant.keyRange(); ok {
-		opts.Filter = restrict(opts.Filter, r)
+	if r, ok := rc.grant.KeyRange(); ok {
+		opts.Filter = auth.Restrict(opts.Filter, r)
 	}
 	sel, custom := rc.parseSelect()
 	opts.Select = custom
@@ -277,7 +182,7 @@ func (rc *reqCtx) queryEntities(table string) {
 		// once the table is known to exist.
 		_, err = rc.acct.data.GetTable(rc.r.Context(), table)
 	} else {
-		page, err = rc.acct.data.Table(table).Query(rc.r.Context(), opts)
+		page, err = rc.acct.data.Table(table).Query(rc.r.Context(), &opts)
 	}
 	if err != nil {
 		rc.fail(err)
@@ -289,7 +194,7 @@ func (rc *reqCtx) queryEntities(table string) {
 	b = append(b, '{')
 	if level != metaNone {
 		b = append(b, `"odata.metadata":`...)
-		b = appendJSONString(b, eo.base+"/$metadata#"+table)
+		b = entityjson.AppendString(b, eo.base+"/$metadata#"+table)
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)
@@ -307,16 +212,4 @@ func (rc *reqCtx) queryEntities(table string) {
 		rc.w.Header().Set("x-ms-continuation-NextRowKey", next.rk)
 	}
 	rc.writeJSON(http.StatusOK, level, b)
-}
-
-// scanLimit is the QueryOptions.ScanLimit of every query.
-func (s *Server) scanLimit() int {
-	switch n := s.opts.QueryScanLimit; {
-	case n == 0:
-		return DefaultQueryScanLimit
-	case n < 0:
-		return 0
-	default:
-		return n
-	}
 }

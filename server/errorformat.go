@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // This file writes error bodies in the three formats the Table service
@@ -67,7 +68,7 @@ func errorText(e *localtable.Error, prefix, requestID string, now time.Time) str
 	if m, ok := fixedMessages[e.Code]; ok {
 		text = m
 	}
-	return prefix + text + "\nRequestId:" + requestID + "\nTime:" + localtable.FormatDateTime7(now.UTC())
+	return prefix + text + "\nRequestId:" + requestID + "\nTime:" + edmfmt.DateTime7(now.UTC())
 }
 
 // odataXMLErrorBody is the OData XML error document.

@@ -8,51 +8,52 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/storage"
 )
 
 // Error codes the core has no constant for.
 const (
-	codeInvalidURI              localtable.ErrorCode = "InvalidUri"
-	codeInvalidHeaderValue      localtable.ErrorCode = "InvalidHeaderValue"
-	codeInvalidXMLDocument      localtable.ErrorCode = "InvalidXmlDocument"
-	codeAtomFormatNotSupported  localtable.ErrorCode = "AtomFormatNotSupported"
-	codeInvalidQueryParameter   localtable.ErrorCode = "InvalidQueryParameterValue"
-	codeXMethodIncorrectValue   localtable.ErrorCode = "XMethodIncorrectValue"
-	codeXMethodNotUsingPost     localtable.ErrorCode = "XMethodNotUsingPost"
-	codeServerBusy              localtable.ErrorCode = "ServerBusy"
-	codeOperationTimedOut       localtable.ErrorCode = "OperationTimedOut"
-	codeUnsupportedHTTPVerb     localtable.ErrorCode = "UnsupportedHttpVerb"
-	codeResourceTypeMismatch    localtable.ErrorCode = "ResourceTypeMismatch"
-	codeMissingRequiredHeader   localtable.ErrorCode = "MissingRequiredHeader"
-	codeNoAuthenticationInfo    localtable.ErrorCode = "NoAuthenticationInformation"
-	codeInvalidAuthenticationIn localtable.ErrorCode = "InvalidAuthenticationInfo"
+	codeInvalidURI             localtable.ErrorCode = "InvalidUri"
+	codeInvalidHeaderValue     localtable.ErrorCode = "InvalidHeaderValue"
+	codeInvalidXMLDocument     localtable.ErrorCode = "InvalidXmlDocument"
+	codeAtomFormatNotSupported localtable.ErrorCode = "AtomFormatNotSupported"
+	codeInvalidQueryParameter  localtable.ErrorCode = "InvalidQueryParameterValue"
+	codeXMethodIncorrectValue  localtable.ErrorCode = "XMethodIncorrectValue"
+	codeXMethodNotUsingPost    localtable.ErrorCode = "XMethodNotUsingPost"
+	codeServerBusy             localtable.ErrorCode = "ServerBusy"
+	codeOperationTimedOut      localtable.ErrorCode = "OperationTimedOut"
+	codeUnsupportedHTTPVerb    localtable.ErrorCode = "UnsupportedHttpVerb"
+	codeResourceTypeMismatch   localtable.ErrorCode = "ResourceTypeMismatch"
+	codeMissingRequiredHeader  localtable.ErrorCode = "MissingRequiredHeader"
+	codeXMethodIncorrectCount  localtable.ErrorCode = "XMethodIncorrectCount"
+	codeTableBeingDeleted      localtable.ErrorCode = "TableBeingDeleted"
 )
 
-// wireError returns an *localtable.Error with any code and status, for the
-// protocol's own failures.
-func wireError(code localtable.ErrorCode, status int, msg string) *localtable.Error {
-	return &localtable.Error{Code: code, StatusCode: status, Message: msg}
+// wireError returns an *localtable.Error with any code, for the
+// protocol's own failures. Its status is the code's (HTTPStatus).
+func wireError(code localtable.ErrorCode, msg string) *localtable.Error {
+	return &localtable.Error{Code: code, Message: msg}
 }
 
 func errInternal(msg string) *localtable.Error {
-	return wireError(localtable.CodeInternalError, http.StatusInternalServerError, msg)
+	return wireError(localtable.CodeInternalError, msg)
 }
 
 func errInvalidInput(msg string) *localtable.Error {
-	return wireError(localtable.CodeInvalidInput, http.StatusBadRequest, msg)
+	return wireError(localtable.CodeInvalidInput, msg)
 }
 
 func errInvalidURI(msg string) *localtable.Error {
-	return wireError(codeInvalidURI, http.StatusBadRequest, msg)
+	return wireError(codeInvalidURI, msg)
 }
 
 func errMethod(r *http.Request) *localtable.Error {
-	return wireError(localtable.CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The requested method "+r.Method+" is not allowed on this resource.")
+	return wireError(localtable.CodeMethodNotAllowed, "The requested method "+r.Method+" is not allowed on this resource.")
 }
 
-// asWireError maps any error to the status, code and message the server
-// answers with.
+// asWireError maps any error to the code and message the server answers
+// with; HTTPStatus gives its status.
 func asWireError(err error) *localtable.Error {
 	var le *localtable.Error
 	var mbe *http.MaxBytesError
@@ -60,18 +61,18 @@ func asWireError(err error) *localtable.Error {
 	case errors.As(err, &le):
 		return le
 	case errors.As(err, &mbe):
-		return wireError(localtable.CodeRequestBodyTooLarge, http.StatusRequestEntityTooLarge,
+		return wireError(localtable.CodeRequestBodyTooLarge,
 			"The request body is too large and exceeds the maximum permissible limit of "+strconv.FormatInt(mbe.Limit, 10)+" bytes.")
 	case errors.Is(err, localtable.ErrClosed):
-		return wireError(codeServerBusy, http.StatusServiceUnavailable, "The server is shutting down.")
+		return wireError(codeServerBusy, "The server is shutting down.")
 	case errors.Is(err, storage.ErrUnavailable):
 		// The engine's store could not be reached; nothing was applied.
-		return wireError(codeServerBusy, http.StatusServiceUnavailable, "The server is currently unable to receive requests. Please retry your request.")
+		return wireError(codeServerBusy, "The server is currently unable to receive requests. Please retry your request.")
 	case errors.Is(err, storage.ErrCommitUnknown):
 		// A write that may or may not have applied.
-		return wireError(codeOperationTimedOut, http.StatusInternalServerError, "The operation could not be completed within the permitted time.")
+		return wireError(codeOperationTimedOut, "The operation could not be completed within the permitted time.")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return wireError(codeOperationTimedOut, http.StatusServiceUnavailable, "The operation could not be completed within the permitted time.")
+		return wireError(codeOperationTimedOut, "The operation could not be completed within the permitted time.")
 	}
 	return errInternal("The server encountered an internal error: " + err.Error())
 }
@@ -82,14 +83,16 @@ func asWireError(err error) *localtable.Error {
 // storage services' XML.
 func (rc *reqCtx) fail(err error) {
 	e := asWireError(err)
-	if e.StatusCode >= 500 {
+	status := HTTPStatus(e.Code)
+	if status >= 500 {
 		rc.s.log.Error("localtable server: request failed", "method", rc.r.Method, "url", rc.r.URL.String(), "err", err)
 	}
-	rc.writeError(e, err)
+	rc.writeError(status, e, err)
 }
 
-// writeError writes e (the wire form of err) without logging it.
-func (rc *reqCtx) writeError(e *localtable.Error, err error) {
+// writeError writes e (the wire form of err) with status, without logging
+// it.
+func (rc *reqCtx) writeError(status int, e *localtable.Error, err error) {
 	h := rc.w.Header()
 	if rc.version >= versionErrorCodeSince {
 		h.Set("X-Ms-Error-Code", string(e.Code))
@@ -109,7 +112,7 @@ func (rc *reqCtx) writeError(e *localtable.Error, err error) {
 		h.Set("Content-Type", "application/xml")
 		body = storageXMLErrorBody(e, de.details, rc.id, rc.start)
 	}
-	rc.writeHeader(e.StatusCode)
+	rc.writeHeader(status)
 	rc.w.Write(body)
 }
 
@@ -133,9 +136,9 @@ func errorBody(e *localtable.Error, prefix, requestID string, now time.Time) []b
 	msg := errorText(e, prefix, requestID, now)
 	var b []byte
 	b = append(b, `{"odata.error":{"code":`...)
-	b = appendJSONString(b, string(e.Code))
+	b = entityjson.AppendString(b, string(e.Code))
 	b = append(b, `,"message":{"lang":"en-US","value":`...)
-	b = appendJSONString(b, msg)
+	b = entityjson.AppendString(b, msg)
 	b = append(b, "}}}"...)
 	return b
 }

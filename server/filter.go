@@ -9,7 +9,7 @@ import (
 func parseFilter(s string) (localtable.Predicate, error) {
 	f, err := filter.Parse(s)
 	if err != nil {
-		return nil, localtable.NewError(localtable.ErrInvalidInput, "The $filter is not valid: %v", err)
+		return nil, &localtable.Error{Code: localtable.CodeInvalidInput, Message: "The $filter is not valid: " + err.Error()}
 	}
 	return f, nil
 }

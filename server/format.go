@@ -58,7 +58,7 @@ func parseFormat(s string) (metaLevel, error) {
 			case "fullmetadata":
 				return metaFull, nil
 			}
-			return 0, wireError(localtable.CodeJSONFormatNotSupported, http.StatusUnsupportedMediaType, "JSON format "+quoteOData(params["odata"])+" is not supported: use odata=nometadata, minimalmetadata or fullmetadata.")
+			return 0, wireError(localtable.CodeJSONFormatNotSupported, "JSON format "+quoteOData(params["odata"])+" is not supported: use odata=nometadata, minimalmetadata or fullmetadata.")
 		case "*/*", "application/*":
 			return metaMinimal, nil
 		case "application/atom+xml", "application/xml", "application/atomsvc+xml":
@@ -66,7 +66,7 @@ func parseFormat(s string) (metaLevel, error) {
 		}
 	}
 	if atom {
-		return 0, wireError(codeAtomFormatNotSupported, http.StatusUnsupportedMediaType, "Atom format is not supported: use Accept: application/json;odata=minimalmetadata.")
+		return 0, wireError(codeAtomFormatNotSupported, "Atom format is not supported: use Accept: application/json;odata=minimalmetadata.")
 	}
 	return metaMinimal, nil
 }
@@ -79,10 +79,10 @@ func checkJSONBody(r *http.Request) error {
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return wireError(codeInvalidHeaderValue, http.StatusBadRequest, "The Content-Type header is not valid.")
+		return wireError(codeInvalidHeaderValue, "The Content-Type header is not valid.")
 	}
 	if mt == "application/atom+xml" || mt == "application/xml" {
-		return wireError(codeAtomFormatNotSupported, http.StatusUnsupportedMediaType, "Atom format is not supported: send application/json.")
+		return wireError(codeAtomFormatNotSupported, "Atom format is not supported: send application/json.")
 	}
 	return nil
 }

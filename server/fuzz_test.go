@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 )
 
 func fuzzServer(t testing.TB) *Server {
@@ -104,11 +105,11 @@ func FuzzEntityJSON(f *testing.F) {
 		if rec.Code != 201 {
 			return
 		}
-		sent, err := decodeEntity([]byte(body), true)
+		sent, _, err := entityjson.DecodeRequest([]byte(body), true)
 		if err != nil {
-			t.Fatalf("accepted %q but decodeEntity fails: %v", body, err)
+			t.Fatalf("accepted %q but entityjson.DecodeRequest fails: %v", body, err)
 		}
-		got, err := decodeEntity(rec.Body.Bytes(), true)
+		got, _, err := entityjson.DecodeRequest(rec.Body.Bytes(), true)
 		if err != nil {
 			t.Fatalf("response %s does not decode: %v", rec.Body, err)
 		}
@@ -120,6 +121,6 @@ func FuzzEntityJSON(f *testing.F) {
 				t.Fatalf("round trip of %q: property %s is %v, sent %v\n%s", body, k, got.Properties[k], v, rec.Body)
 			}
 		}
-		srv.accounts[DevAccountName].data.Table("tt1").Delete(context.Background(), sent.PartitionKey, sent.RowKey, localtable.ETagAny)
+		srv.accounts[DevAccountName].data.Table("tt1").Delete(context.Background(), sent.PartitionKey, sent.RowKey, nil)
 	})
 }

@@ -1,9 +1,10 @@
 package server
 
 import (
-	"net/http"
 	"regexp"
 	"strings"
+
+	"github.com/localtable/localtable"
 )
 
 // resourceKind is what the last path segment addresses.
@@ -61,7 +62,7 @@ func parseResource(seg string, lenient bool) (resource, error) {
 var greedyKeys = regexp.MustCompile(`^\s*PartitionKey\s*=\s*'(.*)'\s*,\s*RowKey\s*=\s*'(.*)'\s*$`)
 
 func errBadKeys() error {
-	return wireError("InvalidInput", http.StatusBadRequest, "The entity path must be (PartitionKey='…',RowKey='…') with OData string literals.")
+	return wireError(localtable.CodeInvalidInput, "The entity path must be (PartitionKey='…',RowKey='…') with OData string literals.")
 }
 
 // parseKeys reads "PartitionKey='…',RowKey='…'" strictly.

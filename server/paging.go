@@ -1,6 +1,9 @@
 package server
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/localtable/localtable"
 )
 
@@ -58,4 +61,36 @@ func (s *Server) shapePage(page *localtable.QueryPage, first bool) nextPage {
 		}
 	}
 	return next
+}
+
+// parseTop reads $top: an integer from 0 to 1000, or -1 when absent. As
+// the service answers, 1001 and above, negative values and non-integers
+// are 400 InvalidInput, and 0 is a valid request for no items (the
+// callers answer it with an empty page).
+func (rc *reqCtx) parseTop() (int, error) {
+	s := rc.query.Get("$top")
+	if s == "" {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 || n > localtable.MaxPageSize {
+		return 0, wireError(localtable.CodeInvalidInput, "The $top value "+quoteOData(s)+" is not an integer from 0 to 1000.")
+	}
+	return n, nil
+}
+
+// pageTop is the page size for the core: 0 (its default, 1000) when $top
+// is absent.
+func pageTop(top int) int { return max(top, 0) }
+
+// scanLimit is the QueryOptions.ScanLimit of every query.
+func (s *Server) scanLimit() int {
+	switch n := s.opts.QueryScanLimit; {
+	case n == 0:
+		return DefaultQueryScanLimit
+	case n < 0:
+		return -1 // no bound
+	default:
+		return n
+	}
 }

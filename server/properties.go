@@ -2,16 +2,12 @@ package server
 
 import (
 	"encoding/xml"
-	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/localtable/localtable"
 )
 
 // This file checks the values of a Set Table Service Properties body
-// (Logging, HourMetrics, MinuteMetrics; CORS rules are checked apart) and
-// holds the errors of the service-level XML operations.
+// (Logging, HourMetrics, MinuteMetrics; CORS rules are checked apart).
 //
 // The Table service answers a value it rejects (a retention of 366 days,
 // more than five signed identifiers) with 400 InvalidXmlDocument, "XML
@@ -133,12 +129,4 @@ func optionalBool(name string, v *string) (bool, error) {
 		return false, nil
 	}
 	return false, errXML(name + " " + quoteOData(*v) + " is not a boolean.")
-}
-
-// errStatsNotHere is the service's answer to Get Table Service Stats at
-// the primary endpoint (the operation exists at the secondary endpoint
-// only) or with a version before 2013-08-15, which did not have it.
-func errStatsNotHere() *localtable.Error {
-	return wireError(codeInvalidQueryParameter, http.StatusBadRequest,
-		"Value for one of the query parameters specified in the request URI is invalid. (comp=stats is served at the secondary endpoint, /{account}"+SecondarySuffix+", from x-ms-version "+versionStatsSince+".)")
 }

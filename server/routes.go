@@ -52,7 +52,7 @@ func (s *Server) route(rc *reqCtx) {
 		return
 	}
 	if rc.query, err = parseQuery(r.URL.RawQuery); err != nil {
-		rc.fail(wireError(codeInvalidQueryParameter, http.StatusBadRequest, "The query string is invalid: "+err.Error()))
+		rc.fail(wireError(codeInvalidQueryParameter, "The query string is invalid: "+err.Error()))
 		return
 	}
 	rc.xmlAPI = isXMLOperation(seg, rc.query)
@@ -122,16 +122,16 @@ func effectiveMethod(r *http.Request) (string, error) {
 		return r.Method, nil
 	}
 	if r.Method != http.MethodPost {
-		return "", wireError(codeXMethodNotUsingPost, http.StatusBadRequest, "The X-HTTP-Method header can only be used with POST.")
+		return "", wireError(codeXMethodNotUsingPost, "The X-HTTP-Method header can only be used with POST.")
 	}
 	if len(vals) > 1 {
-		return "", wireError("XMethodIncorrectCount", http.StatusBadRequest, "More than one X-HTTP-Method header was specified.")
+		return "", wireError(codeXMethodIncorrectCount, "More than one X-HTTP-Method header was specified.")
 	}
 	switch m := strings.ToUpper(strings.TrimSpace(vals[0])); m {
 	case "MERGE", http.MethodPut, http.MethodDelete, http.MethodPatch:
 		return m, nil
 	}
-	return "", wireError(codeXMethodIncorrectValue, http.StatusBadRequest, "The X-HTTP-Method header must be MERGE, PUT, PATCH or DELETE.")
+	return "", wireError(codeXMethodIncorrectValue, "The X-HTTP-Method header must be MERGE, PUT, PATCH or DELETE.")
 }
 
 // serveResource serves /{acct}/{table}, /{acct}/{table}() and

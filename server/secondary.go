@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/localtable/localtable"
-	"github.com/localtable/localtable/server/internal/azauth"
 )
 
 // This file serves the read-access secondary endpoint. The service
@@ -45,13 +44,13 @@ func (s *Server) lookupAccount(name string) (acct *account, secondary bool) {
 // errAccountNotFound is the service's answer for an account it does not
 // hold.
 func errAccountNotFound(name string) *localtable.Error {
-	return wireError(codeAccountNotFound, http.StatusNotFound, "The specified account does not exist. (No account "+quoteOData(name)+" is served here.)")
+	return wireError(codeAccountNotFound, "The specified account does not exist. (No account "+quoteOData(name)+" is served here.)")
 }
 
 // errSecondaryWrite is the service's answer to a write at the secondary
 // endpoint.
 func errSecondaryWrite() *localtable.Error {
-	return wireError(codeInsufficientAccountPermissions, http.StatusForbidden, "Write operations are not allowed.")
+	return wireError(codeInsufficientAccountPermissions, "Write operations are not allowed.")
 }
 
 // isWrite reports whether a verb (after X-HTTP-Method tunnelling) writes.
@@ -63,22 +62,16 @@ func isWrite(method string) bool {
 	return false
 }
 
-// sharedKeyStrings returns the strings a Shared Key (or Shared Key Lite)
-// signature of the request may sign: the request as sent, and at the
-// secondary endpoint also the request with the primary account name in
-// its path. The service's rule is to leave "-secondary" out of the
-// canonicalized resource (with host-style URLs it is only in the host
+// sharedKeyPaths returns the escaped paths besides the request's own
+// that a Shared Key (or Shared Key Lite) signature of the request may
+// sign: at the secondary endpoint, the request with the primary account
+// name in its path. The service's rule is to leave "-secondary" out of
+// the canonicalized resource (with host-style URLs it is only in the host
 // name); the SDKs sign path-style URLs exactly as sent, so both are
-// accepted, as Azurite accepts them. The first string is the one errors
-// report.
-func (rc *reqCtx) sharedKeyStrings(lite bool) []string {
-	sign := azauth.SharedKeyString
-	if lite {
-		sign = azauth.SharedKeyLiteString
-	}
-	out := []string{sign(rc.acct.name, rc.r)}
+// accepted, as Azurite accepts them.
+func (rc *reqCtx) sharedKeyPaths() []string {
 	if !rc.secondary {
-		return out
+		return nil
 	}
 	p := rc.r.URL.EscapedPath()
 	_, rest, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
@@ -86,25 +79,14 @@ func (rc *reqCtx) sharedKeyStrings(lite bool) []string {
 	if !strings.Contains(p[1:], "/") {
 		primary = "/" + url.PathEscape(rc.acct.name)
 	}
-	u := *rc.r.URL
-	u.RawPath = primary
-	var err error
-	if u.Path, err = url.PathUnescape(primary); err != nil {
-		return out
+	if _, err := url.PathUnescape(primary); err != nil {
+		return nil
 	}
-	r2 := rc.r.WithContext(rc.r.Context())
-	r2.URL = &u
-	out = append(out, sign(rc.acct.name, r2))
+	out := []string{primary}
 	if rc.doubledSecondary {
 		// The Python SDK signs the primary URL, /account/…, and then moves
 		// the request to /account-secondary/account/… (see route).
-		u2 := *rc.r.URL
-		u2.RawPath = "/" + rest
-		if u2.Path, err = url.PathUnescape(u2.RawPath); err == nil {
-			r3 := rc.r.WithContext(rc.r.Context())
-			r3.URL = &u2
-			out = append(out, sign(rc.acct.name, r3))
-		}
+		out = append(out, "/"+rest)
 	}
 	return out
 }

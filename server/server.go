@@ -14,6 +14,8 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/batch"
+	"github.com/localtable/localtable/server/internal/auth"
+	"github.com/localtable/localtable/server/internal/cors"
 )
 
 // DevAccountName is the name of the emulator's well-known account.
@@ -125,8 +127,8 @@ type account struct {
 	data *localtable.Account
 
 	mu         sync.Mutex
-	properties []byte     // the last service properties PUT, raw XML
-	cors       corsConfig // the CORS rules in force (cors.go); written under mu
+	properties []byte      // the last service properties PUT, raw XML
+	cors       cors.Config // the CORS rules in force; written under mu
 }
 
 // New returns a Server serving acct (see Options for its name and key)
@@ -213,8 +215,8 @@ type reqCtx struct {
 	doubledSecondary bool
 	xmlAPI           bool // an XML operation (ACL, service properties, stats)
 	query            url.Values
-	method           string // the verb, after X-HTTP-Method tunnelling
-	grant            *grant // what the credentials allow; nil: everything
+	method           string      // the verb, after X-HTTP-Method tunnelling
+	grant            *auth.Grant // what the credentials allow; nil: everything
 }
 
 // baseURL returns the account's URL as the client addressed it, such as

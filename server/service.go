@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/xml"
 	"net/http"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/server/internal/cors"
 )
 
 // This file serves the service properties and statistics,
 // /{acct}/?restype=service&comp=properties|stats. Properties are kept in
-// memory, as sent; of them only the CORS rules have an effect (cors.go).
+// memory, as sent; of them only the CORS rules have an effect (package cors).
 // Statistics are answered at the secondary endpoint only, as the service
 // answers them.
 
@@ -62,13 +65,13 @@ func (rc *reqCtx) serveService() {
 				body = bytes.TrimSpace(body[i+2:])
 			}
 		}
-		cors, err := parseCORS(body)
+		doc, err := cors.Parse(body)
 		if err != nil {
 			rc.fail(err)
 			return
 		}
 		rc.acct.mu.Lock()
-		rc.acct.properties = rc.acct.cors.update(body, cors)
+		rc.acct.properties = rc.acct.cors.Update(body, doc)
 		rc.acct.mu.Unlock()
 		rc.writeHeader(http.StatusAccepted)
 	case comp == "stats" && rc.method == http.MethodGet:
@@ -111,4 +114,12 @@ func checkProperties(body []byte) error {
 			return errXML(err.Error())
 		}
 	}
+}
+
+// errStatsNotHere is the service's answer to Get Table Service Stats at
+// the primary endpoint (the operation exists at the secondary endpoint
+// only) or with a version before 2013-08-15, which did not have it.
+func errStatsNotHere() *localtable.Error {
+	return wireError(codeInvalidQueryParameter,
+		"Value for one of the query parameters specified in the request URI is invalid. (comp=stats is served at the secondary endpoint, /{account}"+SecondarySuffix+", from x-ms-version "+versionStatsSince+".)")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // serveTables serves /{acct}/Tables: POST creates, GET lists.
@@ -51,7 +52,7 @@ func (rc *reqCtx) serveTable(seg string) {
 		}
 		t, err := rc.acct.data.GetTable(rc.r.Context(), name)
 		if err != nil {
-			rc.fail(wireError(localtable.CodeResourceNotFound, http.StatusNotFound, "The specified resource does not exist."))
+			rc.fail(wireError(localtable.CodeResourceNotFound, "The specified resource does not exist."))
 			return
 		}
 		rc.writeJSON(http.StatusOK, level, rc.appendTable(nil, level, t.Name(), true))
@@ -67,22 +68,22 @@ func (rc *reqCtx) appendTable(b []byte, level metaLevel, name string, standalone
 	if level != metaNone {
 		if standalone {
 			b = append(b, `"odata.metadata":`...)
-			b = appendJSONString(b, base+"/$metadata#Tables/@Element")
+			b = entityjson.AppendString(b, base+"/$metadata#Tables/@Element")
 			b = append(b, ',')
 		}
 		if level == metaFull {
 			link := "Tables(" + quoteOData(name) + ")"
 			b = append(b, `"odata.type":`...)
-			b = appendJSONString(b, rc.acct.name+".Tables")
+			b = entityjson.AppendString(b, rc.acct.name+".Tables")
 			b = append(b, `,"odata.id":`...)
-			b = appendJSONString(b, base+"/"+link)
+			b = entityjson.AppendString(b, base+"/"+link)
 			b = append(b, `,"odata.editLink":`...)
-			b = appendJSONString(b, link)
+			b = entityjson.AppendString(b, link)
 			b = append(b, ',')
 		}
 	}
 	b = append(b, `"TableName":`...)
-	b = appendJSONString(b, name)
+	b = entityjson.AppendString(b, name)
 	return append(b, '}')
 }
 
@@ -97,7 +98,7 @@ func (rc *reqCtx) createTable() {
 		rc.fail(err)
 		return
 	}
-	_, vals, err := readObject(body)
+	_, vals, err := entityjson.ReadObject(body)
 	if err != nil {
 		rc.fail(err)
 		return
@@ -105,7 +106,7 @@ func (rc *reqCtx) createTable() {
 	var name string
 	raw, ok := vals["TableName"]
 	if !ok || json.Unmarshal(raw, &name) != nil {
-		rc.fail(localtable.NewError(localtable.ErrPropertiesNeedValue, "The request body must name the table: {\"TableName\":\"…\"}."))
+		rc.fail(&localtable.Error{Code: localtable.CodePropertiesNeedValue, Message: "The request body must name the table: {\"TableName\":\"…\"}."})
 		return
 	}
 	if err := rc.authorize(opCreateTable, name, "", ""); err != nil {
@@ -138,7 +139,7 @@ func (rc *reqCtx) listTables() {
 		rc.fail(err)
 		return
 	}
-	opts.Top = rc.s.pageSize(top)
+	opts.PageSize = rc.s.pageSize(top)
 	if f := strings.TrimSpace(rc.query.Get("$filter")); f != "" {
 		if opts.Filter, err = parseFilter(f); err != nil {
 			rc.fail(err)
@@ -147,7 +148,7 @@ func (rc *reqCtx) listTables() {
 	}
 	var page localtable.TablesPage
 	if top != 0 { // $top=0 asks for nothing: an empty page
-		if page, err = rc.acct.data.ListTables(rc.r.Context(), opts); err != nil {
+		if page, err = rc.acct.data.ListTables(rc.r.Context(), &opts); err != nil {
 			rc.fail(err)
 			return
 		}
@@ -160,7 +161,7 @@ func (rc *reqCtx) listTables() {
 	b = append(b, '{')
 	if level != metaNone {
 		b = append(b, `"odata.metadata":`...)
-		b = appendJSONString(b, rc.baseURL()+"/$metadata#Tables")
+		b = entityjson.AppendString(b, rc.baseURL()+"/$metadata#Tables")
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)

@@ -73,7 +73,7 @@ const maxClientRequestID = 1024
 // Shared Key, Shared Key Lite or a bearer token that names no version.
 func errUnversioned() error {
 	return &detailedError{
-		err: wireError(localtable.CodeAuthenticationFailed, http.StatusForbidden,
+		err: wireError(localtable.CodeAuthenticationFailed,
 			"Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."),
 		details: [][2]string{
 			{"AuthenticationErrorDetail", "Unversioned authenticated access is not allowed."},
@@ -85,7 +85,7 @@ func errUnversioned() error {
 // value, as the service details it.
 func errHeaderValue(name, value string) error {
 	return &detailedError{
-		err:     wireError(codeInvalidHeaderValue, http.StatusBadRequest, "The value for one of the HTTP headers is not in the correct format."),
+		err:     wireError(codeInvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format."),
 		details: [][2]string{{"HeaderName", name}, {"HeaderValue", value}},
 	}
 }
@@ -176,9 +176,9 @@ func (rc *reqCtx) checkJSONVersion() error {
 	}
 	for _, v := range []string{rc.query.Get("$format"), rc.r.Header.Get("Accept"), rc.r.Header.Get("Content-Type")} {
 		if strings.Contains(strings.ToLower(v), "json") {
-			return wireError(localtable.CodeJSONFormatNotSupported, http.StatusUnsupportedMediaType, "JSON format is not supported.")
+			return wireError(localtable.CodeJSONFormatNotSupported, "JSON format is not supported.")
 		}
 	}
-	return wireError(codeAtomFormatNotSupported, http.StatusUnsupportedMediaType,
+	return wireError(codeAtomFormatNotSupported,
 		"Atom format is not supported: this server speaks JSON, which needs x-ms-version "+versionJSONSince+" or later.")
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // WriteError answers r with e as the server answers its own failures:
-// e's status; the x-ms-request-id, Date and x-ms-version headers; the
+// status (0: the status of e's code, HTTPStatus); the x-ms-request-id, Date and x-ms-version headers; the
 // x-ms-error-code header (from version 2017-07-29); CORS headers for the
 // account's rules; and a body in the operation's error format: odata.error
 // JSON for table and entity operations, OData XML for the ACL and service
@@ -17,9 +17,9 @@ import (
 // request id and time appended, as the service's do.
 //
 // It is for harnesses that put service failures on the wire in front of
-// the server, as package localtabletest's fault rules do. A nil e (or one
-// without a status) answers 500 InternalError.
-func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, e *localtable.Error) {
+// the server, as package localtabletest's fault rules do, with any status
+// and code. A nil e answers 500 InternalError.
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, status int, e *localtable.Error) {
 	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now(), outer: true}
 	h := w.Header()
 	h.Set("X-Ms-Request-Id", rc.id)
@@ -46,8 +46,11 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, e *localtabl
 		h.Del("X-Content-Type-Options")
 		h.Del("Cache-Control")
 	}
-	if e == nil || e.StatusCode == 0 {
-		e = errInternal("The server encountered an internal error. Please retry the request.")
+	if e == nil {
+		e, status = errInternal("The server encountered an internal error. Please retry the request."), 0
 	}
-	rc.writeError(e, e) // an injected failure: not logged as the server's
+	if status == 0 {
+		status = HTTPStatus(e.Code)
+	}
+	rc.writeError(status, e, e) // an injected failure: not logged as the server's
 }

@@ -16,20 +16,27 @@ func TestWriteError(t *testing.T) {
 	acct, _ := localtable.Open(nil)
 	defer acct.Close()
 	s := server.New(acct, nil)
-	busy := &localtable.Error{Code: "ServerBusy", StatusCode: 503, Message: "The server is busy."}
+	busy := &localtable.Error{Code: "ServerBusy", Message: "The server is busy."}
+	odd := &localtable.Error{Code: "SomethingElse", Message: "An injected failure."}
 	for _, c := range []struct {
 		method, path, version string
+		send                  int // the status passed to WriteError
 		e                     *localtable.Error
 		status                int
 		ctype, prefix         string
 	}{
-		{"POST", "/devstoreaccount1/orders", "2019-02-02", busy, 503, "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+		{"POST", "/devstoreaccount1/orders", "2019-02-02", 0, busy, 503, "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
 			`{"odata.error":{"code":"ServerBusy","message":{"lang":"en-US","value":"The server is busy.\nRequestId:`},
-		{"GET", "/devstoreaccount1/orders?comp=acl", "2019-02-02", busy, 503, "application/xml",
+		{"GET", "/devstoreaccount1/orders?comp=acl", "2019-02-02", 0, busy, 503, "application/xml",
 			`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>ServerBusy</m:code><m:message xml:lang="en-US">The server is busy.`},
-		{"GET", "/devstoreaccount1/?restype=service&comp=properties", "2019-02-02", busy, 503, "application/xml", `<?xml version="1.0" encoding="utf-8"?><m:error`},
-		{"GET", "/devstoreaccount1/Tables", "2011-08-18", busy, 503, "application/xml", `<?xml version="1.0" encoding="utf-8"?><m:error`},
-		{"GET", "/devstoreaccount1/Tables", "", nil, 500, "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+		{"GET", "/devstoreaccount1/?restype=service&comp=properties", "2019-02-02", 0, busy, 503, "application/xml", `<?xml version="1.0" encoding="utf-8"?><m:error`},
+		{"GET", "/devstoreaccount1/Tables", "2011-08-18", 0, busy, 503, "application/xml", `<?xml version="1.0" encoding="utf-8"?><m:error`},
+		// A status given wins over the code's; an unknown code is 500.
+		{"POST", "/devstoreaccount1/orders", "2019-02-02", 429, busy, 429, "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+			`{"odata.error":{"code":"ServerBusy","message":{"lang":"en-US","value":"The server is busy.\nRequestId:`},
+		{"POST", "/devstoreaccount1/orders", "2019-02-02", 0, odd, 500, "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+			`{"odata.error":{"code":"SomethingElse","message":{"lang":"en-US","value":"An injected failure.\nRequestId:`},
+		{"GET", "/devstoreaccount1/Tables", "", 0, nil, 500, "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
 			`{"odata.error":{"code":"InternalError","message":{"lang":"en-US","value":"The server encountered an internal error. Please retry the request.`},
 	} {
 		r := httptest.NewRequest(c.method, "http://127.0.0.1:10002"+c.path, nil)
@@ -37,7 +44,7 @@ func TestWriteError(t *testing.T) {
 			r.Header.Set("x-ms-version", c.version)
 		}
 		w := httptest.NewRecorder()
-		s.WriteError(w, r, c.e)
+		s.WriteError(w, r, c.send, c.e)
 		body, _ := io.ReadAll(w.Body)
 		h := w.Header()
 		if w.Code != c.status || h.Get("Content-Type") != c.ctype || !strings.HasPrefix(string(body), c.prefix) ||

@@ -10,6 +10,16 @@
 // Keys are compared bytewise (bytes.Compare). The table layer encodes its
 // keys so that this order equals the order of the Table service.
 //
+// # Bounds
+//
+// Ranges are half-open, [lower, upper). Only an iterator's bounds
+// (IterOptions, and a nil *IterOptions) can be unbounded, and nil says so:
+// a nil LowerBound starts at the first key, a nil UpperBound runs past the
+// last. Everywhere else a nil or empty slice is the empty key, the smallest
+// there is: for Get, Set, Delete and SeekGE, for both ends of DeleteRange
+// (so DeleteRange(x, nil) removes nothing), and for a bound that is empty
+// but not nil (UpperBound: []byte{} selects nothing).
+//
 // # Buffer ownership
 //
 // Byte slices passed into the engine (keys and values given to Batch.Set and

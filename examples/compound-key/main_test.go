@@ -43,7 +43,7 @@ func TestCompoundKey(t *testing.T) {
 	// year) order, and the team entity under its escaped key.
 	var prev Review
 	n := 0
-	for r, err := range localtable.QueryAs[Review](ctx, acct.Table("Reviews"), localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
+	for r, err := range localtable.QueryAs[Review](ctx, acct.Table("Reviews"), &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
 		if err != nil {
 			t.Fatal(err)
 		}

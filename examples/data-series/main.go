@@ -76,7 +76,8 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 		go func() {
 			defer wg.Done()
 			_, err := series.Upsert(ctx, localtable.Entity{PartitionKey: site, RowKey: day,
-				Properties: localtable.Properties{hour(h): localtable.Int32Value(views(h))}}, localtable.Merge)
+				Properties: localtable.Properties{hour(h): localtable.Int32Value(views(h))}}, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
+
 			errs <- err
 			// The alternative design: an entity per hour.
 			_, err = perHour.Insert(ctx, localtable.Entity{PartitionKey: site, RowKey: day + "_" + hour(h),
@@ -158,7 +159,7 @@ func increment(ctx context.Context, tbl *localtable.Table, prop string) (int, er
 			return retries, err
 		}
 		e.Properties[prop] = localtable.Int32Value(e.Properties[prop].Int32() + 1)
-		_, err = tbl.Update(ctx, e, localtable.Merge, e.ETag)
+		_, err = tbl.Update(ctx, e, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: e.ETag})
 		if errors.Is(err, localtable.ErrConditionNotMet) {
 			continue
 		}

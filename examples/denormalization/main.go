@@ -119,7 +119,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := normalized.Update(ctx, e, localtable.Merge, localtable.ETagAny); err != nil {
+	if _, err := normalized.Update(ctx, e, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge}); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "new manager, normalized:   1 update")
@@ -130,7 +130,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	fmt.Fprintf(w, "new manager, denormalized: %d updates in %d transactions\n", writes, txs)
 
 	stale := 0
-	for e, err := range localtable.QueryAs[Employee](ctx, denormalized, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
+	for e, err := range localtable.QueryAs[Employee](ctx, denormalized, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
 		if err != nil {
 			return err
 		}
@@ -148,8 +148,8 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 func setManager(ctx context.Context, tbl *localtable.Table, name, phone string) (writes, txs int, err error) {
 	next := localtable.Continuation{}
 	for {
-		page, err := tbl.Query(ctx, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept),
-			Top: localtable.MaxTransactionActions, Continuation: next})
+		page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept),
+			PageSize: localtable.MaxTransactionActions, Continuation: next})
 		if err != nil {
 			return writes, txs, err
 		}

@@ -271,7 +271,7 @@ func (wk *worker) archiveEmployee(ctx context.Context, m tablequeue.Message) err
 	if found {
 		// Insert-or-replace: a repeated copy writes the same entity again.
 		dup := localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: e.Properties}
-		if _, err := wk.archive.Upsert(ctx, dup, localtable.Replace); err != nil {
+		if _, err := wk.archive.Upsert(ctx, dup, nil); err != nil {
 			return err
 		}
 		wk.logf("copied %s/%s to Archive (insert-or-replace)", pk, rk)
@@ -280,7 +280,7 @@ func (wk *worker) archiveEmployee(ctx context.Context, m tablequeue.Message) err
 		}
 
 		// Delete-if-exists, and only the version that was copied.
-		err := wk.current.Delete(ctx, pk, rk, e.ETag)
+		err := wk.current.Delete(ctx, pk, rk, &localtable.DeleteOptions{IfMatch: e.ETag})
 		switch {
 		case errors.Is(err, localtable.ErrEntityNotFound):
 			wk.logf("%s/%s is already gone from Current", pk, rk)
@@ -313,7 +313,7 @@ func (wk *worker) archiveEmployee(ctx context.Context, m tablequeue.Message) err
 // ids lists the RowKeys in tbl.
 func ids(ctx context.Context, tbl *localtable.Table) ([]string, error) {
 	var out []string
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Select: []string{"LastName"}}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Select: []string{"LastName"}}) {
 		if err != nil {
 			return nil, err
 		}

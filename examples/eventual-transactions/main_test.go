@@ -387,7 +387,7 @@ func TestChangedAfterCopy(t *testing.T) {
 		if s == StepCopy {
 			e := localtable.Entity{PartitionKey: "Sales", RowKey: "001213"}
 			e.Set("Age", localtable.Int32Value(39))
-			if _, err := wd.current.Update(ctx, e, localtable.Merge, localtable.ETagAny); err != nil {
+			if _, err := wd.current.Update(ctx, e, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge}); err != nil {
 				t.Error(err)
 			}
 		}

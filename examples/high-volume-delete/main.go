@@ -104,7 +104,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	fmt.Fprintln(w, "one table for all days: expire", firstDay.Format("2006-01-02"))
 	next := firstDay.AddDate(0, 0, 1).Format("20060102")
 	expired := filter.RowKey().Lt(next)
-	r, err := show.Query(ctx, all, localtable.QueryOptions{Filter: expired, Select: []string{}})
+	r, err := show.Query(ctx, all, &localtable.QueryOptions{Filter: expired, Select: []string{}})
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	}
 	perDay := 0
 	fmt.Fprintln(w, "what is left:")
-	for info, err := range acct.Tables(ctx, localtable.ListTablesOptions{}) {
+	for info, err := range acct.Tables(ctx, nil) {
 		if err != nil {
 			return err
 		}
@@ -172,7 +172,8 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	return nil
 }
 
-func count(ctx context.Context, tbl *localtable.Table, f *filter.Filter) (int, error) {
-	r, err := show.Query(ctx, tbl, localtable.QueryOptions{Filter: f, Select: []string{}})
+// count returns the number of entities of tbl that f selects (nil: all).
+func count(ctx context.Context, tbl *localtable.Table, f localtable.Predicate) (int, error) {
+	r, err := show.Query(ctx, tbl, &localtable.QueryOptions{Filter: f, Select: []string{}})
 	return len(r.Entities), err
 }

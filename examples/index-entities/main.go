@@ -249,7 +249,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 func checkIndex(ctx context.Context, tbl *localtable.Table) (int, error) {
 	want := map[string][]string{}
 	got := map[string][]string{}
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
 		if err != nil {
 			return 0, err
 		}

@@ -47,7 +47,7 @@ func TestIndexEntities(t *testing.T) {
 	tbl := acct.Table("Employees")
 	byName := map[string][]string{}
 	n := 0
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+	for e, err := range tbl.QueryAll(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -203,7 +203,7 @@ func (st *store) update(ctx context.Context, id string, change func(*Employee)) 
 	if err != nil {
 		return Employee{}, err
 	}
-	if _, err := st.tbl.Update(ctx, ne, localtable.Replace, e.ETag); err != nil {
+	if _, err := st.tbl.Update(ctx, ne, &localtable.UpdateOptions{IfMatch: e.ETag}); err != nil {
 		return Employee{}, err
 	}
 	return emp, st.enqueue(ctx, indexUpdate{Department: dept, EmployeeID: id, OldEmail: old})
@@ -215,7 +215,7 @@ func (st *store) leave(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := st.tbl.Delete(ctx, e.PartitionKey, e.RowKey, e.ETag); err != nil {
+	if err := st.tbl.Delete(ctx, e.PartitionKey, e.RowKey, &localtable.DeleteOptions{IfMatch: e.ETag}); err != nil {
 		return err
 	}
 	return st.enqueue(ctx, indexUpdate{Department: dept, EmployeeID: id, OldEmail: e.Properties["Email"].Str()})
@@ -377,7 +377,7 @@ func (wk *worker) writeEntry(ctx context.Context, u indexUpdate, emp Employee) e
 			wk.logf("%s/%s is up to date (version %d)", pk, rk, have.Version)
 			return nil
 		}
-		tag, err = wk.tbl.Update(ctx, entry, localtable.Replace, cur.ETag)
+		tag, err = wk.tbl.Update(ctx, entry, &localtable.UpdateOptions{IfMatch: cur.ETag})
 		if errors.Is(err, localtable.ErrConditionNotMet) {
 			return errConflict
 		}
@@ -395,7 +395,7 @@ func (wk *worker) writeEntry(ctx context.Context, u indexUpdate, emp Employee) e
 		return err
 	}
 	if !exists || now.Email != rk {
-		err := wk.tbl.Delete(ctx, pk, rk, tag)
+		err := wk.tbl.Delete(ctx, pk, rk, &localtable.DeleteOptions{IfMatch: tag})
 		if err != nil && !errors.Is(err, localtable.ErrEntityNotFound) && !errors.Is(err, localtable.ErrConditionNotMet) {
 			return err
 		}
@@ -424,7 +424,7 @@ func (wk *worker) dropEntry(ctx context.Context, u indexUpdate, email string) er
 		wk.logf("%s/%s belongs to %s now: left alone", pk, email, have.EmployeeID)
 		return nil
 	}
-	err = wk.tbl.Delete(ctx, pk, email, cur.ETag)
+	err = wk.tbl.Delete(ctx, pk, email, &localtable.DeleteOptions{IfMatch: cur.ETag})
 	switch {
 	case errors.Is(err, localtable.ErrEntityNotFound):
 		return nil
@@ -449,7 +449,7 @@ func (st *store) query(ctx context.Context, f *filter.Filter) (lookup, error) {
 	var l lookup
 	opts := localtable.QueryOptions{Filter: f}
 	for {
-		page, err := st.tbl.Query(ctx, opts)
+		page, err := st.tbl.Query(ctx, &opts)
 		if err != nil {
 			return l, err
 		}
@@ -623,7 +623,7 @@ func (st *store) printLookups(ctx context.Context, w io.Writer, oldEmail, newEma
 // there is no other entry. It prints the counts.
 func (st *store) check(ctx context.Context, w io.Writer) error {
 	emps := map[string]Employee{}
-	for e, err := range st.tbl.QueryAll(ctx, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(empPartition(dept))}) {
+	for e, err := range st.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(empPartition(dept))}) {
 		if err != nil {
 			return err
 		}
@@ -634,7 +634,7 @@ func (st *store) check(ctx context.Context, w io.Writer) error {
 		emps[emp.RowKey] = emp
 	}
 	entries := 0
-	for e, err := range st.tbl.QueryAll(ctx, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(emailPartition(dept))}) {
+	for e, err := range st.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(emailPartition(dept))}) {
 		if err != nil {
 			return err
 		}

@@ -116,7 +116,7 @@ func atoi(t *testing.T, s string) int {
 func partition[T any](t *testing.T, tbl *localtable.Table, pk string) []T {
 	t.Helper()
 	var out []T
-	for e, err := range tbl.QueryAll(context.Background(), localtable.QueryOptions{Filter: filter.PartitionKey().Eq(pk)}) {
+	for e, err := range tbl.QueryAll(context.Background(), &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(pk)}) {
 		if err != nil {
 			t.Fatal(err)
 		}

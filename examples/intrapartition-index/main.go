@@ -207,7 +207,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 func checkConsistent(ctx context.Context, tbl *localtable.Table) (int, error) {
 	byID := map[string]Employee{}
 	byEmail := map[string]Employee{}
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(dept)}) {
 		if err != nil {
 			return 0, err
 		}

@@ -60,7 +60,7 @@ func TestIntraPartitionIndex(t *testing.T) {
 		t.Fatalf("the stale writer's email_ copy: %v, want ErrEntityNotFound", err)
 	}
 	n := 0
-	for _, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+	for _, err := range tbl.QueryAll(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -106,7 +106,7 @@ func (s BlobStore) Get(addr string) ([]byte, error) {
 // takes: minAge is that grace period.
 func (s BlobStore) Sweep(ctx context.Context, tbl *localtable.Table, minAge time.Duration) (int, error) {
 	live := map[string]bool{}
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Select: []string{"Blob"}}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Select: []string{"Blob"}}) {
 		if err != nil {
 			return 0, err
 		}
@@ -153,7 +153,7 @@ func save(ctx context.Context, tbl *localtable.Table, blobs BlobStore, owner, na
 	if err != nil {
 		return err
 	}
-	_, err = tbl.Upsert(ctx, e, localtable.Replace)
+	_, err = tbl.Upsert(ctx, e, nil)
 	return err
 }
 
@@ -249,7 +249,7 @@ func run(ctx context.Context, acct *localtable.Account, dir string, w io.Writer)
 func code(err error) string {
 	var le *localtable.Error
 	if errors.As(err, &le) {
-		return fmt.Sprintf("refused, %s (%d)", le.Code, le.StatusCode)
+		return "refused, " + string(le.Code)
 	}
 	return fmt.Sprint("unexpected: ", err)
 }

@@ -48,7 +48,7 @@ func TestLogData(t *testing.T) {
 	}
 	for _, table := range []string{"LogByServer", "LogByHour"} {
 		n := 0
-		for _, err := range acct.Table(table).QueryAll(ctx, localtable.QueryOptions{Select: []string{}}) {
+		for _, err := range acct.Table(table).QueryAll(ctx, &localtable.QueryOptions{Select: []string{}}) {
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -96,7 +96,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 
 	// The newest ten, inverted: the first ten of the partition.
 	part := filter.PartitionKey().Eq(sensor)
-	page, err := inverted.Query(ctx, localtable.QueryOptions{Filter: part, Limit: 10})
+	page, err := inverted.Query(ctx, &localtable.QueryOptions{Filter: part, Limit: 10})
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	fmt.Fprintln(w, "  …")
 
 	// The newest ten, ascending: the last ten, so read everything.
-	all, err := show.Query(ctx, ascending, localtable.QueryOptions{Filter: part})
+	all, err := show.Query(ctx, ascending, &localtable.QueryOptions{Filter: part})
 	if err != nil {
 		return err
 	}

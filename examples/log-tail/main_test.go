@@ -45,7 +45,7 @@ func TestLogTail(t *testing.T) {
 	for _, table := range []string{"Readings", "ReadingsOldestFirst"} {
 		var prev time.Time
 		n := 0
-		for r, err := range localtable.QueryAs[Reading](ctx, acct.Table(table), localtable.QueryOptions{}) {
+		for r, err := range localtable.QueryAs[Reading](ctx, acct.Table(table), nil) {
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -134,7 +134,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 // newestByTime reads the last n events of the newest minute's partition.
 func newestByTime(ctx context.Context, tbl *localtable.Table, minute string, n int) ([]string, int, error) {
 	var ids []string
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{Filter: filter.PartitionKey().Eq(minute)}) {
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: filter.PartitionKey().Eq(minute)}) {
 		if err != nil {
 			return nil, 0, err
 		}
@@ -154,7 +154,7 @@ func newestByBucket(ctx context.Context, tbl *localtable.Table, n int) ([]string
 		f := filter.And(filter.PartitionKey().Eq(fmt.Sprintf("b%02d", b)), filter.RowKey().Ge(since))
 		opts := localtable.QueryOptions{Filter: f}
 		for {
-			page, err := tbl.Query(ctx, opts)
+			page, err := tbl.Query(ctx, &opts)
 			if err != nil {
 				return nil, 0, err
 			}

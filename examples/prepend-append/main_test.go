@@ -38,7 +38,7 @@ func TestPrependAppend(t *testing.T) {
 	for table, parts := range map[string]int{"EventsByTime": 3, "EventsByBucket": buckets} {
 		pks := map[string]bool{}
 		n := 0
-		for e, err := range acct.Table(table).QueryAll(ctx, localtable.QueryOptions{}) {
+		for e, err := range acct.Table(table).QueryAll(ctx, nil) {
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -67,14 +67,14 @@ func run(ctx context.Context) error {
 	bob, _ := tbl.Get(ctx, "Smith", "John", nil)
 
 	alice.Properties["Balance"] = localtable.Int64Value(alice.Properties["Balance"].Int64() + 100)
-	if _, err := tbl.Update(ctx, alice, localtable.Merge, alice.ETag); err != nil {
+	if _, err := tbl.Update(ctx, alice, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: alice.ETag}); err != nil {
 		return err
 	}
 	fmt.Println("alice's update succeeded")
 
 	// ...and the second write, made with the stale ETag, is refused.
 	bob.Properties["Balance"] = localtable.Int64Value(bob.Properties["Balance"].Int64() - 50)
-	_, err = tbl.Update(ctx, bob, localtable.Merge, bob.ETag)
+	_, err = tbl.Update(ctx, bob, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: bob.ETag})
 	switch {
 	case errors.Is(err, localtable.ErrConditionNotMet):
 		fmt.Println("bob's update refused:", localtable.ErrorCodeOf(err), "(re-read and retry)")

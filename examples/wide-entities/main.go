@@ -106,7 +106,7 @@ func write(ctx context.Context, tbl *localtable.Table, pk, id string, props loca
 
 // read reassembles the record with one range query.
 func read(ctx context.Context, tbl *localtable.Table, pk, id string) (localtable.Properties, localtable.QueryStats, error) {
-	r, err := show.Query(ctx, tbl, localtable.QueryOptions{Filter: partRange(pk, id)})
+	r, err := show.Query(ctx, tbl, &localtable.QueryOptions{Filter: partRange(pk, id)})
 	if err != nil {
 		return nil, r.Stats, err
 	}
@@ -143,7 +143,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	if !errors.As(err, &le) || !errors.Is(err, localtable.ErrTooManyProperties) {
 		return fmt.Errorf("a 600-property entity should be refused with TooManyProperties, got %v", err)
 	}
-	fmt.Fprintf(w, "one entity of 600 properties: refused, %s (%d)\n", le.Code, le.StatusCode)
+	fmt.Fprintf(w, "one entity of 600 properties: refused, %s\n", le.Code)
 
 	// Split, in one transaction.
 	if err := write(ctx, tbl, pk, "resp0001", resp); err != nil {

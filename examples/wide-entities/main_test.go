@@ -10,7 +10,7 @@ import (
 
 // want is the program's whole output: the data is fixed, so the costs and
 // counts are exact.
-const want = `one entity of 600 properties: refused, TooManyProperties (400)
+const want = `one entity of 600 properties: refused, TooManyProperties
 split into 3 entities of at most 250 properties, written in one transaction
 read resp0001 back (range query):              scanned      3, returned     3  (1 key range)
   600 properties, equal to what was written: true
@@ -38,7 +38,7 @@ func TestWideEntities(t *testing.T) {
 	// old parts _01 and _02 are gone; resp0002 is untouched.
 	tbl := acct.Table("SurveyResponses")
 	var keys []string
-	for e, err := range tbl.QueryAll(ctx, localtable.QueryOptions{}) {
+	for e, err := range tbl.QueryAll(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}

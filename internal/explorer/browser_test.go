@@ -188,7 +188,7 @@ func TestBrowserExplorer(t *testing.T) {
 
 	// A conflict: someone else writes after the page loaded.
 	e.Properties["Status"] = localtable.StringValue("returned")
-	if _, err := tb.Update(ctx, e, localtable.Replace, e.ETag); err != nil {
+	if _, err := tb.Update(ctx, e, &localtable.UpdateOptions{IfMatch: e.ETag}); err != nil {
 		t.Fatal(err)
 	}
 	do("edit stale", chromedp.SetValue("#props tbody tr:nth-child(2) .pvalue", "lost", chromedp.ByQuery),

@@ -162,7 +162,7 @@ func TestFormsNeedTokenAndOrigin(t *testing.T) {
 		t.Errorf("good form: %d", r.StatusCode)
 	}
 	var names []string
-	for ti, err := range acct.Tables(context.Background(), localtable.ListTablesOptions{}) {
+	for ti, err := range acct.Tables(context.Background(), nil) {
 		if err != nil {
 			t.Fatal(err)
 		}

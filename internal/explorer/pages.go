@@ -12,7 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/edmfmt"
 	"github.com/localtable/localtable/internal/tableio"
 	"github.com/localtable/localtable/server"
 )
@@ -86,7 +88,7 @@ type propForm struct {
 // edmKinds are the types the editor offers.
 var edmKinds = []string{"Edm.String", "Edm.Int32", "Edm.Int64", "Edm.Double", "Edm.Boolean", "Edm.DateTime", "Edm.Guid", "Edm.Binary"}
 
-func valueText(v localtable.Value) string { return server.FormatValueText(v) }
+func valueText(v localtable.Value) string { return entityjson.FormatValueText(v) }
 
 // shortText cuts a value for a table cell.
 func shortText(s string) string {
@@ -162,7 +164,7 @@ func (x *Explorer) serveTables(w http.ResponseWriter, r *http.Request, acct *Acc
 func (x *Explorer) serveTablesStatus(w http.ResponseWriter, r *http.Request, acct *Account, p *page, status int) {
 	ctx := r.Context()
 	p.Title = acct.Name
-	for info, err := range acct.Data.Tables(ctx, localtable.ListTablesOptions{}) {
+	for info, err := range acct.Data.Tables(ctx, nil) {
 		if err != nil {
 			p.Error = errText(err)
 			break
@@ -194,7 +196,7 @@ func queryOf(r *http.Request) (queryView, localtable.QueryOptions, *filter.Filte
 	if t, err := strconv.Atoi(q.Get("top")); err == nil && t >= 1 && t <= localtable.MaxPageSize {
 		v.Top = t
 	}
-	opts := localtable.QueryOptions{Top: v.Top, Select: splitList(v.Select)}
+	opts := localtable.QueryOptions{PageSize: v.Top, Select: splitList(v.Select)}
 	if q.Get("npk") != "" || q.Get("nrk") != "" {
 		opts.Continuation = localtable.Continuation{NextPartitionKey: q.Get("npk"), NextRowKey: q.Get("nrk")}
 	}
@@ -233,7 +235,7 @@ func (x *Explorer) serveBrowse(w http.ResponseWriter, r *http.Request, acct *Acc
 		return
 	}
 	p.Plan = f.Explain()
-	res, err := t.Query(r.Context(), opts)
+	res, err := t.Query(r.Context(), &opts)
 	if err != nil {
 		p.Error = errText(err)
 		x.render(w, r, statusOf(err), "table", p)
@@ -258,7 +260,7 @@ func (x *Explorer) serveBrowse(w http.ResponseWriter, r *http.Request, acct *Acc
 		p.Columns = opts.Select
 	}
 	for _, e := range res.Entities {
-		row := entityRow{PK: e.PartitionKey, RK: e.RowKey, Timestamp: localtable.FormatDateTime7(e.Timestamp), URL: x.entityURL(acct.Name, t.Name(), e.PartitionKey, e.RowKey, false)}
+		row := entityRow{PK: e.PartitionKey, RK: e.RowKey, Timestamp: edmfmt.DateTime7(e.Timestamp), URL: x.entityURL(acct.Name, t.Name(), e.PartitionKey, e.RowKey, false)}
 		for _, c := range p.Columns {
 			v, ok := e.Properties[c]
 			if !ok {
@@ -320,7 +322,7 @@ func (x *Explorer) entityURL(account, table, pk, rk string, isNew bool) string {
 func formOf(e *localtable.Entity) entityForm {
 	f := entityForm{PK: e.PartitionKey, RK: e.RowKey, ETag: string(e.ETag)}
 	if !e.Timestamp.IsZero() {
-		f.Timestamp = localtable.FormatDateTime7(e.Timestamp)
+		f.Timestamp = edmfmt.DateTime7(e.Timestamp)
 	}
 	names := make([]string, 0, len(e.Properties))
 	for n := range e.Properties {
@@ -371,7 +373,7 @@ func readForm(r *http.Request) (entityForm, localtable.Entity, error) {
 			firstErr = fmt.Errorf("property %q appears twice", name)
 			continue
 		}
-		v, err := server.ParseValueText(name, val, kind)
+		v, err := entityjson.ParseValueText(name, val, kind)
 		if err != nil {
 			firstErr = err
 			continue
@@ -421,9 +423,9 @@ func (x *Explorer) serveEntity(w http.ResponseWriter, r *http.Request, acct *Acc
 			switch {
 			case gerr == nil:
 				p.Error = fmt.Sprintf("Conflict: this entity was changed after you loaded it. You loaded ETag %s; it now has ETag %s (written %s). Nothing was saved. Reload it to see the current version, or save again to overwrite it.",
-					form.ETag, cur.ETag, localtable.FormatDateTime7(cur.Timestamp))
+					form.ETag, cur.ETag, edmfmt.DateTime7(cur.Timestamp))
 				p.Entity.ETag = string(cur.ETag)
-				p.Entity.Timestamp = localtable.FormatDateTime7(cur.Timestamp)
+				p.Entity.Timestamp = edmfmt.DateTime7(cur.Timestamp)
 			case errors.Is(gerr, localtable.ErrEntityNotFound):
 				p.Error = "Conflict: this entity was deleted after you loaded it. Nothing was saved."
 				p.Entity.New, p.Entity.ETag = true, ""
@@ -433,7 +435,7 @@ func (x *Explorer) serveEntity(w http.ResponseWriter, r *http.Request, acct *Acc
 	}
 	switch r.PostForm.Get("action") {
 	case "delete":
-		if err := t.Delete(ctx, form.PK, form.RK, localtable.ETag(form.ETag)); err != nil {
+		if err := t.Delete(ctx, form.PK, form.RK, &localtable.DeleteOptions{IfMatch: localtable.ETag(form.ETag)}); err != nil {
 			fail(err)
 			return
 		}
@@ -445,14 +447,14 @@ func (x *Explorer) serveEntity(w http.ResponseWriter, r *http.Request, acct *Acc
 		return
 	}
 	if err != nil {
-		fail(localtable.NewError(localtable.ErrInvalidInput, "%v", err))
+		fail(&localtable.Error{Code: localtable.CodeInvalidInput, Message: err.Error()})
 		return
 	}
 	var tag localtable.ETag
 	if form.New {
 		tag, err = t.Insert(ctx, e)
 	} else {
-		tag, err = t.Update(ctx, e, localtable.Replace, localtable.ETag(form.ETag))
+		tag, err = t.Update(ctx, e, &localtable.UpdateOptions{IfMatch: localtable.ETag(form.ETag)})
 	}
 	if err != nil {
 		fail(err)
@@ -468,7 +470,7 @@ func (x *Explorer) serveExport(w http.ResponseWriter, r *http.Request, t *localt
 		http.Error(w, "The filter is not valid: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	opts.Top, opts.Continuation = 0, localtable.Continuation{}
+	opts.PageSize, opts.Continuation = 0, localtable.Continuation{}
 	format := tableio.JSONL
 	if r.URL.Query().Get("format") == "csv" {
 		format = tableio.CSV
@@ -477,7 +479,7 @@ func (x *Explorer) serveExport(w http.ResponseWriter, r *http.Request, t *localt
 	var tw tableio.Writer
 	if format == tableio.CSV {
 		var cols tableio.ColumnSet
-		for e, err := range t.QueryAll(ctx, opts) {
+		for e, err := range t.QueryAll(ctx, &opts) {
 			if err != nil {
 				http.Error(w, errText(err), statusOf(err))
 				return
@@ -496,7 +498,7 @@ func (x *Explorer) serveExport(w http.ResponseWriter, r *http.Request, t *localt
 		w.Header().Set("Content-Disposition", `attachment; filename="`+t.Name()+`.jsonl"`)
 		tw = tableio.NewJSONLWriter(w, nil)
 	}
-	for e, err := range t.QueryAll(ctx, opts) {
+	for e, err := range t.QueryAll(ctx, &opts) {
 		if err != nil {
 			x.log.Error("explorer: export", "table", t.Name(), "err", err)
 			return // the download ends short; the status is sent
@@ -523,8 +525,8 @@ func errText(err error) string {
 // statusOf is the HTTP status of an error.
 func statusOf(err error) int {
 	var le *localtable.Error
-	if errors.As(err, &le) && le.StatusCode != 0 {
-		return le.StatusCode
+	if errors.As(err, &le) {
+		return server.HTTPStatus(le.Code)
 	}
 	return http.StatusInternalServerError
 }

@@ -10,7 +10,8 @@ import (
 	"strings"
 
 	"github.com/localtable/localtable"
-	"github.com/localtable/localtable/server"
+	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
 // Column is a CSV column: a property name and its Edm type.
@@ -114,12 +115,12 @@ func (c *CSVWriter) Write(e *localtable.Entity) error {
 			continue
 		case localtable.TimestampName:
 			if !e.Timestamp.IsZero() {
-				b = appendField(b, localtable.FormatDateTime7(e.Timestamp), false)
+				b = appendField(b, edmfmt.DateTime7(e.Timestamp), false)
 			}
 			continue
 		}
 		if v, ok := e.Properties[col.Name]; ok && v.Kind() == col.Kind {
-			b = appendField(b, server.FormatValueText(v), true)
+			b = appendField(b, entityjson.FormatValueText(v), true)
 		}
 	}
 	b = append(b, '\r', '\n')
@@ -351,7 +352,7 @@ func (c *csvReader) entity(fields []field) (localtable.Entity, error) {
 		if f.text == "" && !f.quoted {
 			continue
 		}
-		v, err := server.ParseValueText(col.Name, f.text, col.Kind)
+		v, err := entityjson.ParseValueText(col.Name, f.text, col.Kind)
 		if err != nil {
 			return e, fmt.Errorf("column %s: %w", col.Header(), err)
 		}

@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/localtable/localtable"
-	"github.com/localtable/localtable/server"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // MaxLineBytes bounds one record: a JSONL line or a CSV record longer than
@@ -25,19 +25,19 @@ type Writer interface {
 // JSONLWriter writes entities as JSON lines.
 type JSONLWriter struct {
 	w    *bufio.Writer
-	opts *server.EntityJSONOptions
+	opts *entityjson.Options
 	buf  []byte
 }
 
 // NewJSONLWriter returns a writer of JSON lines to w. opts may be nil:
 // keys and properties only.
-func NewJSONLWriter(w io.Writer, opts *server.EntityJSONOptions) *JSONLWriter {
+func NewJSONLWriter(w io.Writer, opts *entityjson.Options) *JSONLWriter {
 	return &JSONLWriter{w: bufio.NewWriterSize(w, 64<<10), opts: opts}
 }
 
 // Write writes one entity as a line.
 func (j *JSONLWriter) Write(e *localtable.Entity) error {
-	j.buf = server.AppendEntityJSON(j.buf[:0], e, j.opts)
+	j.buf = entityjson.Append(j.buf[:0], e, j.opts)
 	j.buf = append(j.buf, '\n')
 	_, err := j.w.Write(j.buf)
 	return err
@@ -123,7 +123,7 @@ func (j *jsonlReader) Next() (int, localtable.Entity, error) {
 	if err != nil {
 		return line, localtable.Entity{}, err
 	}
-	e, err := server.DecodeEntityJSON(b, false)
+	e, err := entityjson.Decode(b, false)
 	if err != nil {
 		return line, e, &RecordError{Line: line, Err: err}
 	}

@@ -1,6 +1,6 @@
 // Package tableio reads and writes entities as files: JSONL, one entity a
-// line in the Table service's JSON entity format (package server's
-// AppendEntityJSON and DecodeEntityJSON), and CSV with typed column
+// line in the Table service's JSON entity format (package entityjson's
+// Append and Decode), and CSV with typed column
 // headers. The command's import and export and the explorer's downloads
 // use it.
 //

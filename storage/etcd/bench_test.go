@@ -127,7 +127,7 @@ func BenchmarkTable(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				page, err := tbl.Query(bg(), localtable.QueryOptions{Filter: f})
+				page, err := tbl.Query(bg(), &localtable.QueryOptions{Filter: f})
 				if err != nil || len(page.Entities) != 100 {
 					b.Fatalf("Query: %d entities, %v", len(page.Entities), err)
 				}

@@ -102,7 +102,7 @@ func TestMemberRestart(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for !stop.Load() {
-			for _, err := range tbl.QueryAll(bg(), localtable.QueryOptions{Top: 100}) {
+			for _, err := range tbl.QueryAll(bg(), &localtable.QueryOptions{PageSize: 100}) {
 				if err != nil {
 					t.Errorf("query during failover: %v", err)
 					return

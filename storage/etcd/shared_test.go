@@ -90,7 +90,7 @@ func sharedWork(ctx context.Context, a *localtable.Account, increments, names in
 								return gerr
 							}
 							_, err = tbl.Update(ctx, localtable.Entity{PartitionKey: "c", RowKey: "single",
-								Properties: localtable.Properties{"N": localtable.Int64Value(e.Properties["N"].Int64() + 1)}}, localtable.Merge, e.ETag)
+								Properties: localtable.Properties{"N": localtable.Int64Value(e.Properties["N"].Int64() + 1)}}, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: e.ETag})
 						} else {
 							x, errx := tbl.Get(ctx, "c", "x", nil)
 							y, erry := tbl.Get(ctx, "c", "y", nil)
@@ -163,7 +163,7 @@ func sharedCheck(t *testing.T, a *localtable.Account, names int, results []share
 	}
 	for i := range names {
 		name := fmt.Sprintf("T%02d", i)
-		page, err := a.Table(name).Query(bg(), localtable.QueryOptions{})
+		page, err := a.Table(name).Query(bg(), nil)
 		must(t, err)
 		if len(page.Entities) != 1 || page.Entities[0].RowKey != name {
 			var rks []string
@@ -300,7 +300,7 @@ func TestTableDeletedElsewhere(t *testing.T) {
 	b, _ := openAccount(t, prefix) // its catalog holds Orders
 	tb := b.Table("Orders")
 	must(t, a.DeleteTable(bg(), "Orders"))
-	if _, err := tb.Query(bg(), localtable.QueryOptions{}); !errors.Is(err, localtable.ErrTableNotFound) {
+	if _, err := tb.Query(bg(), nil); !errors.Is(err, localtable.ErrTableNotFound) {
 		t.Errorf("Query = %v, want ErrTableNotFound", err)
 	}
 	if _, err := tb.Insert(bg(), localtable.Entity{PartitionKey: "p", RowKey: "x"}); !errors.Is(err, localtable.ErrTableNotFound) {
@@ -316,7 +316,7 @@ func TestTableDeletedElsewhere(t *testing.T) {
 	if _, err := ta.Get(bg(), "p", "new", nil); err != nil {
 		t.Errorf("the other's Insert is not in the re-created table: %v", err)
 	}
-	page, err := b.ListTables(bg(), localtable.ListTablesOptions{})
+	page, err := b.ListTables(bg(), nil)
 	if err != nil || len(page.Tables) != 1 {
 		t.Errorf("ListTables = %v, %v", page.Tables, err)
 	}

@@ -65,17 +65,18 @@ func TestTableEdmTypes(t *testing.T) {
 
 	// Merge one property, then replace with another set.
 	merged, err := tbl.Update(bg(), localtable.Entity{PartitionKey: "p", RowKey: "r",
-		Properties: localtable.Properties{"I32": localtable.Int32Value(7)}}, localtable.Merge, tag)
+		Properties: localtable.Properties{"I32": localtable.Int32Value(7)}}, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: tag})
+
 	must(t, err)
 	props["I32"] = localtable.Int32Value(7)
 	got, err = tbl.Get(bg(), "p", "r", nil)
 	must(t, err)
 	wantProps(t, got.Properties, props)
-	if _, err := tbl.Update(bg(), localtable.Entity{PartitionKey: "p", RowKey: "r"}, localtable.Replace, tag); !errors.Is(err, localtable.ErrConditionNotMet) {
+	if _, err := tbl.Update(bg(), localtable.Entity{PartitionKey: "p", RowKey: "r"}, &localtable.UpdateOptions{IfMatch: tag}); !errors.Is(err, localtable.ErrConditionNotMet) {
 		t.Errorf("Update with a stale ETag = %v, want ErrConditionNotMet", err)
 	}
 	replaced := localtable.Properties{"Only": localtable.Int64Value(1)}
-	_, err = tbl.Update(bg(), localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: replaced}, localtable.Replace, merged)
+	_, err = tbl.Update(bg(), localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: replaced}, &localtable.UpdateOptions{IfMatch: merged})
 	must(t, err)
 	got, err = tbl.Get(bg(), "p", "r", nil)
 	must(t, err)
@@ -90,7 +91,7 @@ func TestTableEdmTypes(t *testing.T) {
 	}
 	wantProps(t, got2.Properties, replaced)
 
-	must(t, tbl.Delete(bg(), "p", "r", got.ETag))
+	must(t, tbl.Delete(bg(), "p", "r", &localtable.DeleteOptions{IfMatch: got.ETag}))
 	if _, err := tbl.Get(bg(), "p", "r", nil); !errors.Is(err, localtable.ErrEntityNotFound) {
 		t.Errorf("Get after Delete = %v, want ErrEntityNotFound", err)
 	}
@@ -188,7 +189,7 @@ func TestTableTransactions(t *testing.T) {
 func countEntities(t *testing.T, tbl *localtable.Table, f localtable.Predicate) int {
 	t.Helper()
 	n := 0
-	for _, err := range tbl.QueryAll(bg(), localtable.QueryOptions{Filter: f}) {
+	for _, err := range tbl.QueryAll(bg(), &localtable.QueryOptions{Filter: f}) {
 		must(t, err)
 		n++
 	}
@@ -221,11 +222,11 @@ func TestTablePagedQuery(t *testing.T) {
 			}
 			f, err := filter.Parse("PartitionKey ge 'p1' and Even eq true")
 			must(t, err)
-			var opts = localtable.QueryOptions{Filter: f, Top: 20}
+			var opts = localtable.QueryOptions{Filter: f, PageSize: 20}
 			var seen []string
 			pages := 0
 			for {
-				page, err := tbl.Query(bg(), opts)
+				page, err := tbl.Query(bg(), &opts)
 				must(t, err)
 				pages++
 				for _, ent := range page.Entities {
@@ -246,7 +247,7 @@ func TestTablePagedQuery(t *testing.T) {
 				t.Errorf("query returned %d entities %v…, want %d", len(seen), head(seen), len(want))
 			}
 			if pages < len(want)/20 {
-				t.Errorf("%d pages of Top 20 for %d entities", pages, len(want))
+				t.Errorf("%d pages of PageSize 20 for %d entities", pages, len(want))
 			}
 		})
 	}

@@ -49,6 +49,12 @@ func newIter(r newIterer, opts *storage.IterOptions) (*iter, error) {
 		}
 		i.upper = cloneBound(opts.UpperBound)
 		po.LowerBound, po.UpperBound = i.lower, i.upper
+		if i.upper != nil && len(i.upper) == 0 {
+			// The empty key bounds nothing below it. Pebble copies bounds
+			// into a pooled buffer and, while that is still nil, makes an
+			// empty bound nil: unbounded. Give it an empty range it keeps.
+			po.LowerBound, po.UpperBound = []byte{0}, []byte{0}
+		}
 	}
 	it, err := r.NewIter(po)
 	if err != nil {

@@ -25,6 +25,8 @@ func testIterBounds(t *testing.T, e storage.Engine) {
 		{bs("f"), nil},             // after every key
 		{nil, bs("a")},             // before every key
 		{[]byte{}, bs("b")},        // empty lower bound: the empty key
+		{bs("a"), []byte{}},        // empty upper bound: the empty key, so nothing
+		{nil, []byte{}},            // and with no lower bound
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%q-%q", tc.lower, tc.upper), func(t *testing.T) {

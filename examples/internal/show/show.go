@@ -22,11 +22,16 @@ type Result struct {
 	Pages    int
 }
 
-// Query runs opts against tbl to the end, following continuations.
-func Query(ctx context.Context, tbl *localtable.Table, opts localtable.QueryOptions) (Result, error) {
+// Query runs opts against tbl to the end, following continuations; nil
+// opts means the defaults, as for Table.Query.
+func Query(ctx context.Context, tbl *localtable.Table, in *localtable.QueryOptions) (Result, error) {
 	var r Result
+	var opts localtable.QueryOptions
+	if in != nil {
+		opts = *in
+	}
 	for {
-		page, err := tbl.Query(ctx, opts)
+		page, err := tbl.Query(ctx, &opts)
 		if err != nil {
 			return r, err
 		}
@@ -46,7 +51,7 @@ func Query(ctx context.Context, tbl *localtable.Table, opts localtable.QueryOpti
 // Filter runs f against tbl to the end and prints one line of its cost,
 // labelled: "label: scanned N, returned M (plan)".
 func Filter(ctx context.Context, w io.Writer, label string, tbl *localtable.Table, f *filter.Filter) (Result, error) {
-	r, err := Query(ctx, tbl, localtable.QueryOptions{Filter: f})
+	r, err := Query(ctx, tbl, &localtable.QueryOptions{Filter: f})
 	if err != nil {
 		return r, err
 	}

@@ -50,7 +50,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -58,22 +57,22 @@ import (
 	"github.com/localtable/localtable/filter"
 )
 
-// Errors of the Azure Queue service's meaning, with its error codes and
-// statuses. Errors returned by this package wrap them: test with errors.Is.
+// Errors of the Azure Queue service's meaning, with its error codes.
+// Errors returned by this package wrap them: test with errors.Is.
 var (
 	// ErrMessageNotFound: the message does not exist (it was deleted, or
 	// moved to the poison queue).
-	ErrMessageNotFound = &localtable.Error{Code: "MessageNotFound", StatusCode: http.StatusNotFound,
+	ErrMessageNotFound = &localtable.Error{Code: "MessageNotFound",
 		Message: "The specified message does not exist."}
 	// ErrPopReceiptMismatch: the message exists but the pop receipt is not
 	// its latest: it was dequeued again since (or never dequeued).
-	ErrPopReceiptMismatch = &localtable.Error{Code: "PopReceiptMismatch", StatusCode: http.StatusBadRequest,
+	ErrPopReceiptMismatch = &localtable.Error{Code: "PopReceiptMismatch",
 		Message: "The specified pop receipt did not match the pop receipt for a dequeued message."}
 	// ErrInvalidQueueName: the name breaks the service's queue naming rules.
-	ErrInvalidQueueName = &localtable.Error{Code: "InvalidResourceName", StatusCode: http.StatusBadRequest,
+	ErrInvalidQueueName = &localtable.Error{Code: "InvalidResourceName",
 		Message: "The specified resource name contains invalid characters."}
 	// ErrOutOfRange: an option is outside the range the service allows.
-	ErrOutOfRange = &localtable.Error{Code: "OutOfRangeQueryParameterValue", StatusCode: http.StatusBadRequest,
+	ErrOutOfRange = &localtable.Error{Code: "OutOfRangeQueryParameterValue",
 		Message: "One of the query parameters specified in the request URI is outside the permissible range."}
 )
 
@@ -282,7 +281,7 @@ func lost(err error) bool {
 func (q *Queue) Dequeue(ctx context.Context) (Message, bool, error) {
 	now := q.now()
 	f := filter.And(q.keyRange(), filter.Prop(propVisible).Le(now))
-	for e, err := range q.tbl.QueryAll(ctx, localtable.QueryOptions{Filter: f, Top: 32}) {
+	for e, err := range q.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f, PageSize: 32}) {
 		if err != nil {
 			return Message{}, false, fmt.Errorf("tablequeue: dequeue from %s: %w", q.Name(), err)
 		}
@@ -302,7 +301,7 @@ func (q *Queue) Dequeue(ctx context.Context) (Message, bool, error) {
 			propVisible: localtable.DateTimeValue(m.NextVisible),
 			propCount:   localtable.Int32Value(int32(m.DequeueCount)),
 		}}
-		tag, err := q.tbl.Update(ctx, claim, localtable.Merge, e.ETag)
+		tag, err := q.tbl.Update(ctx, claim, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: e.ETag})
 		if lost(err) {
 			continue // another dequeuer claimed or deleted it since we read it
 		}
@@ -361,7 +360,7 @@ func (q *Queue) Delete(ctx context.Context, id, popReceipt string) error {
 	if popReceipt == "" || popReceipt == string(localtable.ETagAny) {
 		return fmt.Errorf("tablequeue: delete message %s from %s: no pop receipt: %w", id, q.Name(), ErrPopReceiptMismatch)
 	}
-	err := q.tbl.Delete(ctx, q.name, q.rowKey(id), localtable.ETag(popReceipt))
+	err := q.tbl.Delete(ctx, q.name, q.rowKey(id), &localtable.DeleteOptions{IfMatch: localtable.ETag(popReceipt)})
 	switch {
 	case errors.Is(err, localtable.ErrEntityNotFound):
 		return fmt.Errorf("tablequeue: delete message %s from %s: %w", id, q.Name(), ErrMessageNotFound)
@@ -382,7 +381,7 @@ func (q *Queue) Peek(ctx context.Context, max int) ([]Message, error) {
 	}
 	f := filter.And(q.keyRange(), filter.Prop(propVisible).Le(q.now()))
 	var ms []Message
-	for e, err := range q.tbl.QueryAll(ctx, localtable.QueryOptions{Filter: f, Top: min(max, localtable.MaxPageSize)}) {
+	for e, err := range q.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f, PageSize: min(max, localtable.MaxPageSize)}) {
 		if err != nil {
 			return nil, fmt.Errorf("tablequeue: peek %s: %w", q.Name(), err)
 		}
@@ -400,7 +399,7 @@ func (q *Queue) Peek(ctx context.Context, max int) ([]Message, error) {
 // Len returns the number of messages in the queue, visible or hidden.
 func (q *Queue) Len(ctx context.Context) (int, error) {
 	n := 0
-	for _, err := range q.tbl.QueryAll(ctx, localtable.QueryOptions{Filter: q.keyRange(), Select: []string{propCount}}) {
+	for _, err := range q.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: q.keyRange(), Select: []string{propCount}}) {
 		if err != nil {
 			return 0, fmt.Errorf("tablequeue: count %s: %w", q.Name(), err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"testing"
@@ -143,10 +142,6 @@ func TestDeleteNeedsPopReceipt(t *testing.T) {
 	if !errors.Is(err, tablequeue.ErrPopReceiptMismatch) || localtable.ErrorCodeOf(err) != "PopReceiptMismatch" {
 		t.Fatalf("delete with A's stale receipt: %v, want PopReceiptMismatch", err)
 	}
-	var le *localtable.Error
-	if !errors.As(err, &le) || le.StatusCode != http.StatusBadRequest {
-		t.Fatalf("status of %v: want 400", err)
-	}
 	for _, receipt := range []string{"", string(localtable.ETagAny)} {
 		if err := q.Delete(ctx, b.ID, receipt); !errors.Is(err, tablequeue.ErrPopReceiptMismatch) {
 			t.Fatalf("delete with receipt %q: %v, want PopReceiptMismatch", receipt, err)
@@ -161,9 +156,6 @@ func TestDeleteNeedsPopReceipt(t *testing.T) {
 	err = q.Delete(ctx, b.ID, b.PopReceipt)
 	if !errors.Is(err, tablequeue.ErrMessageNotFound) || localtable.ErrorCodeOf(err) != "MessageNotFound" {
 		t.Fatalf("second delete: %v, want MessageNotFound", err)
-	}
-	if !errors.As(err, &le) || le.StatusCode != http.StatusNotFound {
-		t.Fatalf("status of %v: want 404", err)
 	}
 }
 

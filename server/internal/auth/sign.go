@@ -1,7 +1,8 @@
-// Package azauth computes the strings the Azure Storage services sign:
-// Shared Key and Shared Key Lite for the Table service, service SAS and
-// account SAS. It is internal to the server: it verifies nothing by itself.
-package azauth
+package auth
+
+// This file computes the strings the Azure Storage services sign: Shared
+// Key and Shared Key Lite for the Table service, service SAS and account
+// SAS.
 
 import (
 	"crypto/hmac"

@@ -1,4 +1,4 @@
-package server
+package auth
 
 import (
 	"bytes"
@@ -75,37 +75,37 @@ type tokenClaims struct {
 	exp, nbf *time.Time
 }
 
-// verifyBearer validates a bearer token for rc.
-func (s *Server) verifyBearer(rc *reqCtx, token string) error {
-	if !s.opts.AcceptBearerTokens {
+// verifyBearer validates a bearer token for req.
+func verifyBearer(req *Request, token string) error {
+	if !req.AcceptBearerTokens {
 		return errAuthentication("Bearer tokens are accepted only when the server serves HTTPS (--cert and --key) and Options.AcceptBearerTokens is set.")
 	}
-	if rc.r.TLS == nil {
+	if req.HTTP.TLS == nil {
 		// As the service: a token must never travel in clear text.
 		return errAuthentication("Authentication scheme Bearer is not allowed with HTTP: bearer tokens are accepted only over HTTPS.")
 	}
 	c, err := parseToken(token)
 	if err != nil {
-		return rc.errToken("common", "The bearer token is not a well-formed JWT: "+err.Error())
+		return errToken(req, "common", "The bearer token is not a well-formed JWT: "+err.Error())
 	}
 	tenant := c.tenant()
-	now := rc.start.UTC()
+	now := req.Arrived.UTC()
 	switch {
 	case c.exp == nil:
-		return rc.errToken(tenant, "Lifetime validation failed: the token has no exp claim.")
+		return errToken(req, tenant, "Lifetime validation failed: the token has no exp claim.")
 	case now.After(c.exp.Add(TokenClockSkew)):
-		return rc.errToken(tenant, "Lifetime validation failed. The token is expired: its exp claim is "+c.exp.Format(time.RFC3339)+
+		return errToken(req, tenant, "Lifetime validation failed. The token is expired: its exp claim is "+c.exp.Format(time.RFC3339)+
 			" and the server's time is "+now.Format(time.RFC3339)+".")
 	case c.nbf != nil && now.Before(c.nbf.Add(-TokenClockSkew)):
-		return rc.errToken(tenant, "Lifetime validation failed. The token is not yet valid: its nbf claim is "+c.nbf.Format(time.RFC3339)+
+		return errToken(req, tenant, "Lifetime validation failed. The token is not yet valid: its nbf claim is "+c.nbf.Format(time.RFC3339)+
 			" and the server's time is "+now.Format(time.RFC3339)+".")
 	}
-	if !audienceOK(c.aud, rc.acct.name) {
-		return rc.errToken(tenant, "Audience validation failed: the token's aud claim "+quoteOData(strings.Join(c.aud, " "))+
-			" is none of "+StorageAudience+", "+StorageAudience+"/ and https://"+rc.acct.name+".table.core.windows.net.")
+	if !audienceOK(c.aud, req.Account) {
+		return errToken(req, tenant, "Audience validation failed: the token's aud claim "+quoteOData(strings.Join(c.aud, " "))+
+			" is none of "+StorageAudience+", "+StorageAudience+"/ and https://"+req.Account+".table.core.windows.net.")
 	}
 	if _, ok := issuerTenant(c.iss); !ok {
-		return rc.errToken(tenant, "Issuer validation failed: the token's iss claim "+quoteOData(c.iss)+
+		return errToken(req, tenant, "Issuer validation failed: the token's iss claim "+quoteOData(c.iss)+
 			" is not a Microsoft Entra ID issuer such as https://sts.windows.net/<tenant ID>/ or https://login.microsoftonline.com/<tenant ID>/v2.0.")
 	}
 	return nil
@@ -113,25 +113,25 @@ func (s *Server) verifyBearer(rc *reqCtx, token string) error {
 
 // bearerChallenge reports whether the request's version gets a bearer
 // challenge (401 and WWW-Authenticate) rather than a 403.
-func (rc *reqCtx) bearerChallenge() bool {
-	return rc.r.Header.Get("X-Ms-Version") >= bearerChallengeVersion // versions are dates
+func bearerChallenge(r *http.Request) bool {
+	return r.Header.Get("X-Ms-Version") >= bearerChallengeVersion // versions are dates
 }
 
 // challenge sets the WWW-Authenticate header of a bearer challenge: where
 // to get a token (the tenant's authority) and for which resource.
-func (rc *reqCtx) challenge(tenant string) {
-	rc.w.Header().Set("WWW-Authenticate", "Bearer authorization_uri=https://login.microsoftonline.com/"+tenant+"/oauth2/authorize resource_id="+StorageAudience)
+func challenge(h http.Header, tenant string) {
+	h.Set("WWW-Authenticate", "Bearer authorization_uri=https://login.microsoftonline.com/"+tenant+"/oauth2/authorize resource_id="+StorageAudience)
 }
 
 // errToken is the service's answer to an invalid token: from version
 // 2020-12-06, 401 InvalidAuthenticationInfo with a bearer challenge;
 // before it, 403 AuthenticationFailed. msg says which claim failed.
-func (rc *reqCtx) errToken(tenant, msg string) *localtable.Error {
-	if !rc.bearerChallenge() {
+func errToken(req *Request, tenant, msg string) *localtable.Error {
+	if !bearerChallenge(req.HTTP) {
 		return errAuthentication(msg)
 	}
-	rc.challenge(tenant)
-	return wireError(codeInvalidAuthenticationIn, http.StatusUnauthorized, challengeMessage+" "+msg)
+	challenge(req.Header, tenant)
+	return newError(codeInvalidAuthenticationIn, challengeMessage+" "+msg)
 }
 
 // parseToken decodes a JWT (without verifying its signature): three

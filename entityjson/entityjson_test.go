@@ -1,4 +1,4 @@
-package server_test
+package entityjson_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
-	"github.com/localtable/localtable/server"
+	"github.com/localtable/localtable/entityjson"
 )
 
 // everyKind is an entity holding every Edm type at its edges.
@@ -42,41 +42,41 @@ func sameEntity(t *testing.T, got, want localtable.Entity) {
 	}
 }
 
-func TestEntityJSONRoundTripsEveryKind(t *testing.T) {
+func TestRoundTripsEveryKind(t *testing.T) {
 	want := everyKind()
-	b := server.AppendEntityJSON(nil, &want, nil)
-	got, err := server.DecodeEntityJSON(b, false)
+	b := entityjson.Append(nil, &want, nil)
+	got, err := entityjson.Decode(b, false)
 	if err != nil {
 		t.Fatalf("%s: %v", b, err)
 	}
 	sameEntity(t, got, want)
-	if again := server.AppendEntityJSON(nil, &got, nil); string(again) != string(b) {
+	if again := entityjson.Append(nil, &got, nil); string(again) != string(b) {
 		t.Fatalf("not stable:\n%s\n%s", b, again)
 	}
 }
 
-func TestEntityJSONSystemMembers(t *testing.T) {
+func TestSystemMembers(t *testing.T) {
 	e := localtable.Entity{PartitionKey: "p", RowKey: "r", ETag: `W/"datetime'2024-01-02T03%3A04%3A05.0000001Z'"`,
 		Timestamp: time.Date(2024, 1, 2, 3, 4, 5, 100, time.UTC), Properties: localtable.Properties{"N": localtable.Int32Value(1)}}
-	b := server.AppendEntityJSON(nil, &e, &server.EntityJSONOptions{System: true})
+	b := entityjson.Append(nil, &e, &entityjson.Options{System: true})
 	const want = `{"PartitionKey":"p","RowKey":"r","odata.etag":"W/\"datetime'2024-01-02T03%3A04%3A05.0000001Z'\"","Timestamp@odata.type":"Edm.DateTime","Timestamp":"2024-01-02T03:04:05.0000001Z","N":1}`
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
 	}
-	got, err := server.DecodeEntityJSON(b, true)
+	got, err := entityjson.Decode(b, true)
 	if err != nil || got.ETag != e.ETag || !got.Timestamp.Equal(e.Timestamp) {
 		t.Fatalf("with system: %v %q %v", err, got.ETag, got.Timestamp)
 	}
-	got, err = server.DecodeEntityJSON(b, false)
+	got, err = entityjson.Decode(b, false)
 	if err != nil || got.ETag != "" || !got.Timestamp.IsZero() {
 		t.Fatalf("without system: %v %q %v", err, got.ETag, got.Timestamp)
 	}
-	if b := server.AppendEntityJSON(nil, &e, nil); string(b) != `{"PartitionKey":"p","RowKey":"r","N":1}` {
+	if b := entityjson.Append(nil, &e, nil); string(b) != `{"PartitionKey":"p","RowKey":"r","N":1}` {
 		t.Fatalf("without system: %s", b)
 	}
 }
 
-func TestDecodeEntityJSONErrors(t *testing.T) {
+func TestDecodeErrors(t *testing.T) {
 	for in, code := range map[string]localtable.ErrorCode{
 		`{"RowKey":"r"}`: localtable.CodePropertiesNeedValue,
 		`{"PartitionKey":"p","RowKey":"r","A":1,"A":2}`:                            localtable.CodeDuplicatePropertiesSpecified,
@@ -87,7 +87,7 @@ func TestDecodeEntityJSONErrors(t *testing.T) {
 		`{"PartitionKey":"p","RowKey":"r","A":{"x":1}}`:                            localtable.CodeInvalidInput,
 		`{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Guid","A":"nothex"}`: localtable.CodeInvalidInput,
 	} {
-		_, err := server.DecodeEntityJSON([]byte(in), false)
+		_, err := entityjson.Decode([]byte(in), false)
 		var le *localtable.Error
 		if !errors.As(err, &le) || le.Code != code {
 			t.Errorf("%s: %v, want %s", in, err, code)
@@ -97,8 +97,8 @@ func TestDecodeEntityJSONErrors(t *testing.T) {
 
 func TestValueTextRoundTrips(t *testing.T) {
 	for name, v := range everyKind().Properties {
-		text := server.FormatValueText(v)
-		got, err := server.ParseValueText(name, text, v.Kind())
+		text := entityjson.FormatValueText(v)
+		got, err := entityjson.ParseValueText(name, text, v.Kind())
 		if err != nil {
 			t.Errorf("%s: %q: %v", name, text, err)
 			continue
@@ -107,19 +107,19 @@ func TestValueTextRoundTrips(t *testing.T) {
 			t.Errorf("%s: %q read back as %v, want %v", name, text, got, v)
 		}
 	}
-	if _, err := server.ParseValueText("N", "12x", localtable.KindInt32); err == nil {
+	if _, err := entityjson.ParseValueText("N", "12x", localtable.KindInt32); err == nil {
 		t.Error("12x as Int32: no error")
 	}
-	if got := server.FormatValueText(localtable.DoubleValue(1)); got != "1" {
+	if got := entityjson.FormatValueText(localtable.DoubleValue(1)); got != "1" {
 		t.Errorf("Double 1 as text: %q", got)
 	}
 }
 
 // With Annotate, a JSON re-encoding that loses the difference between 1.0
 // and 1 (as aztables makes, through map[string]any) keeps the types.
-func TestEntityJSONAnnotateSurvivesReencoding(t *testing.T) {
+func TestAnnotateSurvivesReencoding(t *testing.T) {
 	want := everyKind()
-	b := server.AppendEntityJSON(nil, &want, &server.EntityJSONOptions{Annotate: true})
+	b := entityjson.Append(nil, &want, &entityjson.Options{Annotate: true})
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
@@ -128,17 +128,17 @@ func TestEntityJSONAnnotateSurvivesReencoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := server.DecodeEntityJSON(re, false)
+	got, err := entityjson.Decode(re, false)
 	if err != nil {
 		t.Fatalf("%s: %v", re, err)
 	}
 	sameEntity(t, got, want)
 	// Without it, the re-encoding turns the Double 1.0 into an Int32.
-	b = server.AppendEntityJSON(nil, &want, nil)
+	b = entityjson.Append(nil, &want, nil)
 	m = nil
 	json.Unmarshal(b, &m)
 	re, _ = json.Marshal(m)
-	if got, _ := server.DecodeEntityJSON(re, false); got.Properties["D"].Kind() != localtable.KindInt32 {
+	if got, _ := entityjson.Decode(re, false); got.Properties["D"].Kind() != localtable.KindInt32 {
 		t.Fatalf("re-encoded without annotations: D is %v", got.Properties["D"].Kind())
 	}
 }

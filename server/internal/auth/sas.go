@@ -1,18 +1,16 @@
-package server
+package auth
 
 import (
 	"net"
-	"net/http"
 	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/localtable/localtable"
-	"github.com/localtable/localtable/server/internal/azauth"
 )
 
-// grant is what a verified shared access signature allows.
-type grant struct {
+// Grant is what a verified shared access signature allows.
+type Grant struct {
 	accountSAS    bool
 	perms         string // service SAS: raud; account SAS: rwdlacup
 	resourceTypes string // account SAS: s, c, o
@@ -22,8 +20,8 @@ type grant struct {
 	rng      localtable.KeyRange // service SAS: the keys it may touch
 }
 
-// keyRange returns the key range a service SAS restricts entities to.
-func (g *grant) keyRange() (localtable.KeyRange, bool) {
+// KeyRange returns the key range a service SAS restricts entities to.
+func (g *Grant) KeyRange() (localtable.KeyRange, bool) {
 	if g == nil || !g.hasRange {
 		return localtable.KeyRange{}, false
 	}
@@ -34,8 +32,9 @@ func (g *grant) keyRange() (localtable.KeyRange, bool) {
 // may be given twice.
 var sasParams = []string{"sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "sig", "si", "tn", "spk", "srk", "epk", "erk", "ses"}
 
-// sasTime parses a SAS start or expiry in the forms the SDKs write.
-func sasTime(s string) (time.Time, bool) {
+// ParseSASTime parses a SAS start or expiry in the forms the SDKs write:
+// RFC 3339, to the minute ("2006-01-02T15:04Z"), or a date.
+func ParseSASTime(s string) (time.Time, bool) {
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z", "2006-01-02"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t, true
@@ -47,39 +46,39 @@ func sasTime(s string) (time.Time, bool) {
 // verifySAS checks a service or account SAS: its signature, validity
 // window, protocol and IP range, and for a service SAS naming a stored
 // access policy (si), the table's policy.
-func (s *Server) verifySAS(rc *reqCtx) (*grant, error) {
-	q := rc.query
+func verifySAS(req *Request) (*Grant, error) {
+	q := req.Query
 	for _, k := range sasParams {
 		if len(q[k]) > 1 {
 			// As the service: a SAS whose parameters repeat is refused.
-			return nil, wireError(codeAuthorizationFailure, http.StatusForbidden,
+			return nil, newError(codeAuthorizationFailure,
 				authFailedMessage+" The shared access signature parameter "+quoteOData(k)+" is given more than once.")
 		}
 	}
-	g := &grant{perms: q.Get("sp")}
+	g := &Grant{perms: q.Get("sp")}
 	var toSign string
 	switch {
 	case q.Has("ss") || q.Has("srt"):
 		g.accountSAS = true
 		g.resourceTypes = q.Get("srt")
-		toSign = azauth.AccountSASString(rc.acct.name, q)
+		toSign = AccountSASString(req.Account, q)
 		if !strings.Contains(q.Get("ss"), "t") {
-			return nil, wireError(codeAuthorizationServiceMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this service. The account SAS's signed services "+quoteOData(q.Get("ss"))+" do not include 't'.")
+			return nil, newError(codeAuthorizationServiceMismatch, "This request is not authorized to perform this operation using this service. The account SAS's signed services "+quoteOData(q.Get("ss"))+" do not include 't'.")
 		}
 	case q.Has("tn"):
 		g.table = q.Get("tn")
-		toSign = azauth.ServiceSASString(rc.acct.name, q)
+		toSign = ServiceSASString(req.Account, q)
 	default:
 		return nil, errAuthentication("The shared access signature has neither tn (service SAS) nor ss (account SAS).")
 	}
-	if !azauth.Equal(azauth.Sign(rc.acct.key, toSign), q.Get("sig")) {
+	if !Equal(Sign(req.Key, toSign), q.Get("sig")) {
 		return nil, errAuthentication("Signature did not match. String to sign used was " + quoteOData(toSign) + ".")
 	}
 	start, expiry := q.Get("st"), q.Get("se")
 	if si := q.Get("si"); si != "" && !g.accountSAS {
-		p, err := s.storedPolicy(rc, g.table, si)
-		if err != nil {
-			return nil, err
+		p, ok := req.Policy(g.table, si)
+		if !ok {
+			return nil, errAuthentication("The SAS names the stored access policy " + quoteOData(si) + " (si), which table " + quoteOData(g.table) + " does not have.")
 		}
 		if (start != "" && !p.Start.IsZero()) || (expiry != "" && !p.Expiry.IsZero()) || (g.perms != "" && p.Permission != "") {
 			return nil, errAuthentication("A field is given both in the signature and in stored access policy " + quoteOData(si) + ".")
@@ -94,9 +93,9 @@ func (s *Server) verifySAS(rc *reqCtx) (*grant, error) {
 			g.perms = p.Permission
 		}
 	}
-	now := s.now()
+	now := req.Now()
 	if start != "" {
-		t, ok := sasTime(start)
+		t, ok := ParseSASTime(start)
 		if !ok {
 			return nil, errAuthentication("The signed start time " + quoteOData(start) + " is not valid.")
 		}
@@ -107,21 +106,21 @@ func (s *Server) verifySAS(rc *reqCtx) (*grant, error) {
 	if expiry == "" {
 		return nil, errAuthentication("The shared access signature has no expiry (se), directly or through a stored access policy.")
 	}
-	if t, ok := sasTime(expiry); !ok {
+	if t, ok := ParseSASTime(expiry); !ok {
 		return nil, errAuthentication("The signed expiry time " + quoteOData(expiry) + " is not valid.")
 	} else if !now.Before(t) {
 		return nil, errAuthentication("Signed expiry time " + quoteOData(expiry) + " has passed.")
 	}
-	if sip := q.Get("sip"); sip != "" && !ipAllowed(sip, rc.r.RemoteAddr) {
-		return nil, wireError(codeAuthorizationSourceIPMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this source IP "+clientIP(rc.r.RemoteAddr)+".")
+	if sip := q.Get("sip"); sip != "" && !ipAllowed(sip, req.HTTP.RemoteAddr) {
+		return nil, newError(codeAuthorizationSourceIPMismatch, "This request is not authorized to perform this operation using this source IP "+clientIP(req.HTTP.RemoteAddr)+".")
 	}
 	switch spr := q.Get("spr"); spr {
 	case "", "https,http", "http,https":
 	case "https":
-		if rc.r.TLS == nil {
+		if req.HTTP.TLS == nil {
 			// aztables' GetAccountSASURL always signs spr=https: such a
 			// SAS works only against an HTTPS server (localtabletest.WithTLS).
-			return nil, wireError(codeAuthorizationProtocolMismatch, http.StatusForbidden, "This request is not authorized to perform this operation using this protocol. The SAS allows HTTPS only (spr=https) and the request came over HTTP.")
+			return nil, newError(codeAuthorizationProtocolMismatch, "This request is not authorized to perform this operation using this protocol. The SAS allows HTTPS only (spr=https) and the request came over HTTP.")
 		}
 	default:
 		return nil, errAuthentication("The signed protocol " + quoteOData(spr) + " is not valid: spr is https or https,http.")
@@ -130,22 +129,6 @@ func (s *Server) verifySAS(rc *reqCtx) (*grant, error) {
 		g.rng, g.hasRange = sasRange(q.Get("spk"), q.Get("srk"), q.Get("epk"), q.Get("erk"))
 	}
 	return g, nil
-}
-
-// storedPolicy returns the table's access policy named id.
-func (s *Server) storedPolicy(rc *reqCtx, table, id string) (localtable.AccessPolicy, error) {
-	t, err := rc.acct.data.GetTable(rc.r.Context(), table)
-	if err == nil {
-		var ps []localtable.AccessPolicy
-		if ps, err = t.GetAccessPolicy(rc.r.Context()); err == nil {
-			for _, p := range ps {
-				if p.ID == id {
-					return p, nil
-				}
-			}
-		}
-	}
-	return localtable.AccessPolicy{}, errAuthentication("The SAS names the stored access policy " + quoteOData(id) + " (si), which table " + quoteOData(table) + " does not have.")
 }
 
 // sasRange returns the key range of spk/srk (inclusive start) and epk/erk
@@ -198,7 +181,9 @@ type rangePredicate struct {
 	r     localtable.KeyRange
 }
 
-func restrict(p localtable.Predicate, r localtable.KeyRange) localtable.Predicate {
+// Restrict returns p restricted to the keys of r, as a query with a
+// service SAS that has a key range is.
+func Restrict(p localtable.Predicate, r localtable.KeyRange) localtable.Predicate {
 	rp := &rangePredicate{inner: p, r: r}
 	if _, ok := p.(localtable.ReaderPredicate); ok || p == nil {
 		return &readerRangePredicate{rp} // scans match on the stored record

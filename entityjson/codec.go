@@ -1,4 +1,4 @@
-package server
+package entityjson
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,11 +14,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
-// This file is the entity JSON codec of PROTOCOL.md §3.
+// This file reads and writes entity JSON values and members.
 
-const annotationSuffix = "@odata.type"
+// AnnotationSuffix ends the name of the member that annotates a
+// property's type: "Name@odata.type": "Edm.Int64".
+const AnnotationSuffix = "@odata.type"
 
 // errValueType is a value that does not fit its type: InvalidInput, as
 // the service answers a JSON value its annotation (or, for the keys,
@@ -33,10 +34,11 @@ func errBadValue(name, typ string, detail string) error {
 	return errInvalidInput("The value of property " + quoteOData(name) + " is not a valid " + typ + ": " + detail)
 }
 
-// readObject reads one JSON object into its members, in order, failing on
-// duplicate keys (DuplicatePropertiesSpecified) and on anything but one
-// object (InvalidInput).
-func readObject(body []byte) (keys []string, vals map[string]json.RawMessage, err error) {
+// ReadObject reads a request body that must be one JSON object into its
+// member names, in order, and each member's raw JSON, as the service reads
+// it: a name given twice is DuplicatePropertiesSpecified, anything but one
+// object InvalidInput (*localtable.Error values).
+func ReadObject(body []byte) (keys []string, vals map[string]json.RawMessage, err error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	bad := func(why string) error { return errInvalidInput("The request body is not a valid JSON object: " + why) }
@@ -62,7 +64,7 @@ func readObject(body []byte) (keys []string, vals map[string]json.RawMessage, er
 			return nil, nil, bad(err.Error())
 		}
 		if _, dup := vals[k]; dup {
-			return nil, nil, wireError(localtable.CodeDuplicatePropertiesSpecified, http.StatusBadRequest, "The property "+quoteOData(k)+" is specified more than one time.")
+			return nil, nil, errDuplicateProperty(k)
 		}
 		vals[k] = raw
 		keys = append(keys, k)
@@ -76,27 +78,20 @@ func readObject(body []byte) (keys []string, vals map[string]json.RawMessage, er
 	return keys, vals, nil
 }
 
-// decodeEntity reads an entity from its JSON body. Unannotated values are
-// typed by their JSON type (an integer fitting Int32 is Int32, any other
-// number Double); "Name@odata.type" annotations type the others. null
-// drops a property; Timestamp and odata.* members are ignored. With
-// needKeys, keys missing (or null) are PropertiesNeedValue.
-func decodeEntity(body []byte, needKeys bool) (localtable.Entity, error) {
-	e, _, err := decodeEntityKeys(body, needKeys)
-	return e, err
-}
-
-// decodeEntityKeys is decodeEntity that also reports whether the body
-// had both keys.
-func decodeEntityKeys(body []byte, needKeys bool) (e localtable.Entity, hasKeys bool, err error) {
-	keys, vals, err := readObject(body)
+// DecodeRequest reads an entity from the body of a write request as the
+// service reads it, as Decode does, except that the keys may be absent
+// (the URL of Update, Merge and their batch forms names them): with
+// needKeys, a body without both is PropertiesNeedValue. hasKeys reports
+// whether the body had both keys.
+func DecodeRequest(body []byte, needKeys bool) (e localtable.Entity, hasKeys bool, err error) {
+	keys, vals, err := ReadObject(body)
 	if err != nil {
 		return e, false, err
 	}
 	return decodeMembers(keys, vals, needKeys)
 }
 
-// decodeMembers is decodeEntityKeys on an object already read.
+// decodeMembers is DecodeRequest on an object already read.
 func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool) (e localtable.Entity, hasKeys bool, err error) {
 	var havePK, haveRK bool
 	for _, k := range keys {
@@ -122,9 +117,9 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 			continue
 		}
 		typ := ""
-		if a, ok := vals[k+annotationSuffix]; ok {
+		if a, ok := vals[k+AnnotationSuffix]; ok {
 			if err := json.Unmarshal(a, &typ); err != nil {
-				return e, false, errInvalidInput("The annotation " + quoteOData(k+annotationSuffix) + " is not a string.")
+				return e, false, errInvalidInput("The annotation " + quoteOData(k+AnnotationSuffix) + " is not a string.")
 			}
 		}
 		v, err := decodeValue(k, raw, typ)
@@ -136,7 +131,7 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 		}
 	}
 	if needKeys && (!havePK || !haveRK) {
-		return e, false, localtable.NewError(localtable.ErrPropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
+		return e, false, &localtable.Error{Code: localtable.CodePropertiesNeedValue, Message: "The values are not specified for all properties in the entity: PartitionKey and RowKey are required."}
 	}
 	return e, havePK && haveRK, nil
 }
@@ -248,7 +243,7 @@ func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value
 	}
 	switch kind {
 	case localtable.KindDateTime:
-		t, err := parseDateTime(str)
+		t, err := ParseDateTime(str)
 		if err != nil {
 			return localtable.Value{}, errBadValue(name, typ, err.Error())
 		}
@@ -269,9 +264,10 @@ func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value
 	return localtable.Value{}, errValueType(name, typ)
 }
 
-// parseDateTime reads an RFC 3339 time (fractions beyond 100 ns are
-// truncated by the Value), or one without a zone, read as UTC.
-func parseDateTime(s string) (time.Time, error) {
+// ParseDateTime reads the text of an Edm.DateTime as the service reads
+// it: an RFC 3339 time, or one without a zone, read as UTC. (A Value
+// truncates fractions beyond 100 ns.)
+func ParseDateTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err == nil {
 		return t.UTC(), nil
@@ -282,117 +278,15 @@ func parseDateTime(s string) (time.Time, error) {
 	return time.Time{}, err
 }
 
-// encodeOpts say how entities are written.
-type encodeOpts struct {
-	level   metaLevel
-	base    string   // account URL, for odata.metadata and odata.id
-	account string   // account name, for odata.type
-	table   string   // as addressed
-	sel     []string // $select; nil: all
-}
-
-// appendEntity writes e as a JSON object. standalone adds odata.metadata
-// (a single-entity response).
-func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool) []byte {
-	b = append(b, '{')
-	first := true
-	member := func(name string) {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = appendJSONString(b, name)
-		b = append(b, ':')
-	}
-	if o.level != metaNone {
-		if standalone {
-			member("odata.metadata")
-			b = appendJSONString(b, o.base+"/$metadata#"+o.table+"/@Element")
-		}
-		path := entityPath(o.table, e.PartitionKey, e.RowKey)
-		if o.level == metaFull {
-			member("odata.type")
-			b = appendJSONString(b, o.account+"."+o.table)
-			member("odata.id")
-			b = appendJSONString(b, o.base+"/"+path)
-		}
-		member("odata.etag")
-		b = appendJSONString(b, string(e.ETag))
-		if o.level == metaFull {
-			member("odata.editLink")
-			b = appendJSONString(b, path)
-		}
-	}
-	write := func(name string, v localtable.Value) {
-		if ann := annotation(v, o.level); ann != "" {
-			member(name + annotationSuffix)
-			b = appendJSONString(b, ann)
-		}
-		member(name)
-		b = appendValue(b, v)
-	}
-	system := func(name string) {
-		switch name {
-		case localtable.PartitionKeyName:
-			member(name)
-			b = appendJSONString(b, e.PartitionKey)
-		case localtable.RowKeyName:
-			member(name)
-			b = appendJSONString(b, e.RowKey)
-		case localtable.TimestampName:
-			if o.level == metaFull {
-				member(name + annotationSuffix)
-				b = appendJSONString(b, "Edm.DateTime")
-			}
-			member(name)
-			b = appendJSONString(b, localtable.FormatDateTime7(e.Timestamp))
-		}
-	}
-	if o.sel == nil {
-		system(localtable.PartitionKeyName)
-		system(localtable.RowKeyName)
-		system(localtable.TimestampName)
-		for _, name := range sortedNames(e.Properties) {
-			if v := e.Properties[name]; !v.IsNull() {
-				write(name, v)
-			}
-		}
-	} else {
-		for _, name := range o.sel {
-			switch name {
-			case localtable.PartitionKeyName, localtable.RowKeyName, localtable.TimestampName:
-				system(name)
-				continue
-			}
-			if v, ok := e.Properties[name]; ok && !v.IsNull() {
-				write(name, v)
-			} else {
-				member(name)
-				b = append(b, "null"...)
-			}
-		}
-	}
-	return append(b, '}')
-}
-
-// entityPath is the path of an entity below the account, as the SDKs
-// write it: keys quote-doubled, then path-escaped.
-func entityPath(table, pk, rk string) string {
-	esc := func(k string) string { return strings.ReplaceAll(url.PathEscape(quoteOData(k)), "%27", "'") }
-	return table + "(PartitionKey=" + esc(pk) + ",RowKey=" + esc(rk) + ")"
-}
-
 func sortedNames(p localtable.Properties) []string {
 	return slices.Sorted(maps.Keys(p))
 }
 
-// annotation returns the @odata.type a value is written with: only
-// Binary, DateTime, Guid, Int64 and Double's special values are annotated,
-// and nothing at nometadata.
-func annotation(v localtable.Value, level metaLevel) string {
-	if level == metaNone {
-		return ""
-	}
+// Annotation returns the "Name@odata.type" annotation v is written with
+// at odata=minimalmetadata, or "" when its JSON form names its type: only
+// Edm.Binary, Edm.DateTime, Edm.Guid, Edm.Int64 and the non-finite
+// Edm.Double values are annotated.
+func Annotation(v localtable.Value) string {
 	switch v.Kind() {
 	case localtable.KindBinary, localtable.KindDateTime, localtable.KindGUID, localtable.KindInt64:
 		return v.Kind().String()
@@ -404,18 +298,22 @@ func annotation(v localtable.Value, level metaLevel) string {
 	return ""
 }
 
-func appendValue(b []byte, v localtable.Value) []byte {
+// AppendValue appends the JSON form of v as the service writes it: Int64,
+// DateTime, Guid, Binary and the non-finite Doubles as strings, a finite
+// Double always with a fraction or an exponent ("1.0", "1e+21"), so that
+// it stays apart from an Int32. A null Value is null.
+func AppendValue(b []byte, v localtable.Value) []byte {
 	switch v.Kind() {
 	case localtable.KindString:
-		return appendJSONString(b, v.Str())
+		return AppendString(b, v.Str())
 	case localtable.KindInt32:
 		return strconv.AppendInt(b, int64(v.Int32()), 10)
 	case localtable.KindInt64:
-		return appendJSONString(b, strconv.FormatInt(v.Int64(), 10))
+		return AppendString(b, strconv.FormatInt(v.Int64(), 10))
 	case localtable.KindDouble:
 		f := v.Double()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return appendJSONString(b, localtable.FormatDouble(f))
+			return AppendString(b, edmfmt.Double(f))
 		}
 		var s string
 		if a := math.Abs(f); a == 0 || (a >= 1e-7 && a < 1e21) {
@@ -430,19 +328,21 @@ func appendValue(b []byte, v localtable.Value) []byte {
 	case localtable.KindBool:
 		return strconv.AppendBool(b, v.Bool())
 	case localtable.KindDateTime:
-		return appendJSONString(b, localtable.FormatDateTime(v.Time()))
+		return AppendString(b, edmfmt.DateTime(v.Time()))
 	case localtable.KindGUID:
-		return appendJSONString(b, v.GUID().String())
+		return AppendString(b, v.GUID().String())
 	case localtable.KindBinary:
-		return appendJSONString(b, base64.StdEncoding.EncodeToString(v.Binary()))
+		return AppendString(b, base64.StdEncoding.EncodeToString(v.Binary()))
 	}
 	return append(b, "null"...)
 }
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
+// AppendString appends s as a JSON string, as the service escapes it:
+// quotes, backslashes, control characters, DEL, U+2028 and U+2029
+// escaped, and invalid UTF-8 as U+FFFD.
+func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
 		c := s[i]

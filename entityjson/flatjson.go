@@ -1,4 +1,4 @@
-package server
+package entityjson
 
 import (
 	"encoding/json"
@@ -10,8 +10,8 @@ import (
 // strings, numbers, true, false or null, each member name once. It
 // returns ok false for anything else (nested values, escaped names,
 // duplicate names, invalid or trailing data), and the caller then reads
-// the body with readObject, which reports the exact error. For the
-// objects it accepts it returns what readObject returns: the names in
+// the body with ReadObject, which reports the exact error. For the
+// objects it accepts it returns what ReadObject returns: the names in
 // order and each value's raw JSON.
 func scanFlatObject(b []byte) (keys []string, vals map[string]json.RawMessage, ok bool) {
 	i := skipJSONSpace(b, 0)

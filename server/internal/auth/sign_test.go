@@ -1,4 +1,4 @@
-package azauth
+package auth
 
 import (
 	"encoding/base64"

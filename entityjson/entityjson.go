@@ -1,19 +1,16 @@
-package server
+package entityjson
 
 import (
 	"encoding/json"
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/edmfmt"
 )
 
-// This file exports the entity JSON codec (codec.go) for tools that read
-// and write entities in the service's format outside a request: the
-// command's import and export, and the explorer.
-
-// EntityJSONOptions say what AppendEntityJSON writes besides the keys and
+// Options say what Append writes besides the keys and
 // the custom properties.
-type EntityJSONOptions struct {
+type Options struct {
 	// System adds odata.etag and Timestamp (annotated Edm.DateTime), as a
 	// response carries them. Readers that write the entity ignore both.
 	System bool
@@ -24,28 +21,28 @@ type EntityJSONOptions struct {
 	Annotate bool
 }
 
-// AppendEntityJSON appends e to b as one JSON object of the service's
+// Append appends e to b as one JSON object of the service's
 // entity format: PartitionKey, RowKey, then the custom properties sorted
 // by name, each annotated with "Name@odata.type" where its JSON form does
 // not name its type (Edm.Int64, Edm.Binary, Edm.DateTime, Edm.Guid, and a
 // non-finite Edm.Double), as at odata=minimalmetadata. Int32 and Double
 // stay apart without annotations: a Double is always written with a
-// fraction or an exponent ("1.0", "1e+21"). DecodeEntityJSON reads it back
+// fraction or an exponent ("1.0", "1e+21"). Decode reads it back
 // to an equal entity, so every Edm value round-trips exactly. Null
 // properties are not written.
-func AppendEntityJSON(b []byte, e *localtable.Entity, opts *EntityJSONOptions) []byte {
+func Append(b []byte, e *localtable.Entity, opts *Options) []byte {
 	b = append(b, `{"PartitionKey":`...)
-	b = appendJSONString(b, e.PartitionKey)
+	b = AppendString(b, e.PartitionKey)
 	b = append(b, `,"RowKey":`...)
-	b = appendJSONString(b, e.RowKey)
+	b = AppendString(b, e.RowKey)
 	if opts != nil && opts.System {
 		if e.ETag != "" {
 			b = append(b, `,"odata.etag":`...)
-			b = appendJSONString(b, string(e.ETag))
+			b = AppendString(b, string(e.ETag))
 		}
 		if !e.Timestamp.IsZero() {
 			b = append(b, `,"Timestamp@odata.type":"Edm.DateTime","Timestamp":`...)
-			b = appendJSONString(b, localtable.FormatDateTime7(e.Timestamp))
+			b = AppendString(b, edmfmt.DateTime7(e.Timestamp))
 		}
 	}
 	for _, name := range sortedNames(e.Properties) {
@@ -53,25 +50,25 @@ func AppendEntityJSON(b []byte, e *localtable.Entity, opts *EntityJSONOptions) [
 		if v.IsNull() {
 			continue
 		}
-		ann := annotation(v, metaMinimal)
+		ann := Annotation(v)
 		if ann == "" && opts != nil && opts.Annotate && (v.Kind() == localtable.KindInt32 || v.Kind() == localtable.KindDouble) {
 			ann = v.Kind().String()
 		}
 		if ann != "" {
 			b = append(b, ',')
-			b = appendJSONString(b, name+annotationSuffix)
+			b = AppendString(b, name+AnnotationSuffix)
 			b = append(b, ':')
-			b = appendJSONString(b, ann)
+			b = AppendString(b, ann)
 		}
 		b = append(b, ',')
-		b = appendJSONString(b, name)
+		b = AppendString(b, name)
 		b = append(b, ':')
-		b = appendValue(b, v)
+		b = AppendValue(b, v)
 	}
 	return append(b, '}')
 }
 
-// DecodeEntityJSON reads one entity from a JSON object of the service's
+// Decode reads one entity from a JSON object of the service's
 // entity format, as the service reads a request body: "Name@odata.type"
 // annotations type the values, unannotated numbers are Edm.Int32 when
 // integral and in range and Edm.Double otherwise, null drops a property,
@@ -81,11 +78,11 @@ func AppendEntityJSON(b []byte, e *localtable.Entity, opts *EntityJSONOptions) [
 // write ignores them. Errors are *localtable.Error values with the
 // service's codes (InvalidInput, PropertiesNeedValue,
 // DuplicatePropertiesSpecified).
-func DecodeEntityJSON(data []byte, system bool) (localtable.Entity, error) {
+func Decode(data []byte, system bool) (localtable.Entity, error) {
 	keys, vals, ok := scanFlatObject(data)
 	if !ok {
 		var err error
-		if keys, vals, err = readObject(data); err != nil {
+		if keys, vals, err = ReadObject(data); err != nil {
 			return localtable.Entity{}, err
 		}
 	}
@@ -121,7 +118,7 @@ func ParseValueText(name, text string, kind localtable.Kind) (localtable.Value, 
 	if kind == localtable.KindString {
 		return localtable.StringValue(text), nil
 	}
-	raw := appendJSONString(nil, text)
+	raw := AppendString(nil, text)
 	return decodeValue(name, raw, kind.String())
 }
 
@@ -137,9 +134,9 @@ func FormatValueText(v localtable.Value) string {
 	case localtable.KindString:
 		return v.Str()
 	case localtable.KindDouble:
-		return localtable.FormatDouble(v.Double())
+		return edmfmt.Double(v.Double())
 	}
-	s := string(appendValue(nil, v))
+	s := string(AppendValue(nil, v))
 	if strings.HasPrefix(s, `"`) {
 		var out string
 		if json.Unmarshal([]byte(s), &out) == nil {

@@ -1,4 +1,4 @@
-package server
+package entityjson
 
 import (
 	"bytes"
@@ -20,47 +20,47 @@ var flatSeeds = []string{
 	"{\"a\":\"tab\there\"}", `{"a":"ok"}   ` + "\n",
 }
 
-// FuzzScanFlatObject checks the fast reader against readObject: whatever
-// it accepts, readObject reads the same; and DecodeEntityJSON, which
-// uses it, decodes as decodeEntity does, with the same error codes.
+// FuzzScanFlatObject checks the fast reader against ReadObject: whatever
+// it accepts, ReadObject reads the same; and Decode, which
+// uses it, decodes as DecodeRequest does, with the same error codes.
 func FuzzScanFlatObject(f *testing.F) {
 	for _, s := range flatSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		keys, vals, ok := scanFlatObject(b)
-		wkeys, wvals, err := readObject(b)
+		wkeys, wvals, err := ReadObject(b)
 		if ok {
 			if err != nil {
-				t.Fatalf("%q: the fast reader accepts what readObject refuses (%v)", b, err)
+				t.Fatalf("%q: the fast reader accepts what ReadObject refuses (%v)", b, err)
 			}
 			if !slices.Equal(keys, wkeys) || len(vals) != len(wvals) {
-				t.Fatalf("%q: keys %q, readObject %q", b, keys, wkeys)
+				t.Fatalf("%q: keys %q, ReadObject %q", b, keys, wkeys)
 			}
 			for k, v := range wvals {
 				if !bytes.Equal(vals[k], v) {
-					t.Fatalf("%q: %s is %q, readObject %q", b, k, vals[k], v)
+					t.Fatalf("%q: %s is %q, ReadObject %q", b, k, vals[k], v)
 				}
 			}
 		}
-		got, gerr := DecodeEntityJSON(b, false)
-		want, werr := decodeEntity(b, true)
+		got, gerr := Decode(b, false)
+		want, _, werr := DecodeRequest(b, true)
 		if (gerr == nil) != (werr == nil) {
-			t.Fatalf("%q: error %v, decodeEntity %v", b, gerr, werr)
+			t.Fatalf("%q: error %v, DecodeRequest %v", b, gerr, werr)
 		}
 		if gerr != nil {
 			var g, w *localtable.Error
 			if !errors.As(gerr, &g) || !errors.As(werr, &w) || g.Code != w.Code || g.Message != w.Message {
-				t.Fatalf("%q: error %v, decodeEntity %v", b, gerr, werr)
+				t.Fatalf("%q: error %v, DecodeRequest %v", b, gerr, werr)
 			}
 			return
 		}
 		if got.PartitionKey != want.PartitionKey || got.RowKey != want.RowKey || len(got.Properties) != len(want.Properties) {
-			t.Fatalf("%q: %+v, decodeEntity %+v", b, got, want)
+			t.Fatalf("%q: %+v, DecodeRequest %+v", b, got, want)
 		}
 		for k, v := range want.Properties {
 			if g := got.Properties[k]; g.Kind() != v.Kind() || (!g.Equal(v) && !(v.Kind() == localtable.KindDouble && v.Double() != v.Double())) {
-				t.Fatalf("%q: %s %v, decodeEntity %v", b, k, g, v)
+				t.Fatalf("%q: %s %v, DecodeRequest %v", b, k, g, v)
 			}
 		}
 	})

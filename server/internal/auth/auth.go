@@ -1,0 +1,288 @@
+package auth
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/localtable/localtable"
+)
+
+// This file authenticates requests (PROTOCOL.md §8) and authorizes their
+// operations against what a shared access signature grants. Bearer tokens
+// are validated in bearer.go, shared access signatures in sas.go.
+
+// Authorization error codes of the service's SAS error table.
+const (
+	codeAuthorizationFailure          localtable.ErrorCode = "AuthorizationFailure"
+	codeAuthorizationProtocolMismatch localtable.ErrorCode = "AuthorizationProtocolMismatch"
+	codeAuthorizationServiceMismatch  localtable.ErrorCode = "AuthorizationServiceMismatch"
+	codeAuthorizationSourceIPMismatch localtable.ErrorCode = "AuthorizationSourceIPMismatch"
+)
+
+// MaxRequestDateSkew is how far a Shared Key request's x-ms-date (or Date)
+// may lie from the server's clock, before or after it: the service refuses
+// a request older than 15 minutes, against replay.
+const MaxRequestDateSkew = 15 * time.Minute
+
+// Op is an operation, as authorization sees it.
+type Op int
+
+// The operations of the Table service, as a SAS grants them.
+const (
+	OpRead         Op = iota // Query Entity: get one entity
+	OpQuery                  // Query Entities
+	OpAdd                    // Insert Entity
+	OpUpdate                 // Update Entity, Merge Entity
+	OpUpsert                 // Insert Or Replace Entity, Insert Or Merge Entity
+	OpDelete                 // Delete Entity
+	OpListTables             // Query Tables
+	OpCreateTable            // Create Table
+	OpDeleteTable            // Delete Table
+	OpACL                    // Get Table ACL, Set Table ACL
+	OpServiceRead            // Get Table Service Properties, Get Table Service Stats
+	OpServiceWrite           // Set Table Service Properties
+)
+
+func (o Op) entity() bool { return o <= OpDelete }
+
+// authFailedMessage is the service's message for AuthenticationFailed; the
+// server appends what failed.
+const authFailedMessage = "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."
+
+func errAuthentication(msg string) *localtable.Error {
+	return newError(localtable.CodeAuthenticationFailed, authFailedMessage+" "+msg)
+}
+
+func errPermission(msg string) *localtable.Error {
+	return newError(localtable.CodeAuthorizationPermissionMismatch,
+		"This request is not authorized to perform this operation using this permission. "+msg)
+}
+
+func errResourceType(msg string) *localtable.Error {
+	return newError(localtable.CodeAuthorizationResourceTypeMismatch,
+		"This request is not authorized to perform this operation using this resource type. "+msg)
+}
+
+// errAuthorization is the service's answer to a SAS used for an operation
+// no SAS of its kind may perform (such as reading or setting an ACL).
+func errAuthorization(msg string) *localtable.Error {
+	return newError(codeAuthorizationFailure,
+		"This request is not authorized to perform this operation. "+msg)
+}
+
+// Request is a request to authenticate, with what the server knows of it.
+type Request struct {
+	// HTTP is the request as it arrived.
+	HTTP *http.Request
+	// Query is its query string, parsed.
+	Query url.Values
+	// Account and Key are the account the request addresses and its key.
+	Account string
+	Key     []byte
+	// Arrived is the server's clock when the request arrived: a Shared
+	// Key request's date and a bearer token's lifetime are checked
+	// against it.
+	Arrived time.Time
+	// Now reads the server's clock: a SAS's validity window is checked
+	// against it.
+	Now func() time.Time
+	// AltPaths are other escaped paths that a Shared Key signature of the
+	// request may have signed (at the secondary endpoint); the request's
+	// own path is tried first and is the one errors report.
+	AltPaths []string
+	// Policy returns the stored access policy id of table, for a service
+	// SAS that names one (si); ok is false when the table has none such.
+	Policy func(table, id string) (p localtable.AccessPolicy, ok bool)
+	// AcceptBearerTokens accepts bearer tokens (over TLS).
+	AcceptBearerTokens bool
+	// Header is the response's header, where a bearer challenge sets
+	// WWW-Authenticate.
+	Header http.Header
+}
+
+// Authenticate checks the request's credentials and returns what they
+// grant: nil (everything) for Shared Key, Shared Key Lite and valid bearer
+// tokens, the SAS's grant for a shared access signature.
+func Authenticate(req *Request) (*Grant, error) {
+	if req.Query.Has("sig") {
+		return verifySAS(req)
+	}
+	auth := strings.TrimSpace(req.HTTP.Header.Get("Authorization"))
+	if auth == "" {
+		if req.AcceptBearerTokens && bearerChallenge(req.HTTP) {
+			// From version 2020-12-06 the Table service answers an
+			// anonymous request with a bearer challenge.
+			challenge(req.Header, "common")
+			return nil, newError(codeNoAuthenticationInfo, challengeMessage)
+		}
+		return nil, errAuthentication("The request carries no Authorization header and no shared access signature.")
+	}
+	scheme, cred, _ := strings.Cut(auth, " ")
+	switch scheme {
+	case "SharedKey", "SharedKeyLite":
+		if err := checkRequestDate(req.HTTP.Header, req.Arrived); err != nil {
+			return nil, err
+		}
+		name, sig, ok := strings.Cut(strings.TrimSpace(cred), ":")
+		if !ok || name != req.Account {
+			return nil, errAuthentication("The Authorization header must be " + scheme + " " + req.Account + ":<signature>.")
+		}
+		toSign := sharedKeyStrings(req, scheme == "SharedKeyLite")
+		for _, s := range toSign {
+			if Equal(Sign(req.Key, s), sig) {
+				return nil, nil
+			}
+		}
+		return nil, errAuthentication("The MAC signature found in the HTTP request is not the same as any computed signature. Server used following string to sign: " + quoteOData(toSign[0]) + ".")
+	case "Bearer":
+		return nil, verifyBearer(req, strings.TrimSpace(cred))
+	}
+	return nil, errAuthentication("The authorization scheme " + quoteOData(scheme) + " is not supported.")
+}
+
+// sharedKeyStrings returns the strings a Shared Key (or Shared Key Lite)
+// signature of the request may sign: the request as sent, then the
+// request at each of req.AltPaths.
+func sharedKeyStrings(req *Request, lite bool) []string {
+	sign := SharedKeyString
+	if lite {
+		sign = SharedKeyLiteString
+	}
+	out := []string{sign(req.Account, req.HTTP)}
+	for _, p := range req.AltPaths {
+		u := *req.HTTP.URL
+		u.RawPath = p
+		var err error
+		if u.Path, err = url.PathUnescape(p); err != nil {
+			continue
+		}
+		r2 := req.HTTP.WithContext(req.HTTP.Context())
+		r2.URL = &u
+		out = append(out, sign(req.Account, r2))
+	}
+	return out
+}
+
+// checkRequestDate checks a Shared Key request's date: x-ms-date, or Date
+// when x-ms-date is absent, must be given, be an HTTP date, and lie within
+// MaxRequestDateSkew of now.
+func checkRequestDate(h http.Header, now time.Time) error {
+	name, v := "x-ms-date", h.Get("X-Ms-Date")
+	if v == "" {
+		name, v = "Date", h.Get("Date")
+	}
+	if v == "" {
+		return errAuthentication("Request date header not specified: a Shared Key request needs an x-ms-date or Date header.")
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return errAuthentication("The Date header in the request is incorrect: " + name + " " + quoteOData(v) + " is not an RFC 1123 date.")
+	}
+	switch {
+	case t.Before(now.Add(-MaxRequestDateSkew)):
+		return errAuthentication("Request date header too old: " + quoteOData(t.UTC().Format(http.TimeFormat)) +
+			"; the server's time is " + quoteOData(now.UTC().Format(http.TimeFormat)) + " and a request may be at most 15 minutes old.")
+	case t.After(now.Add(MaxRequestDateSkew)):
+		return errAuthentication("Request date header too far in the future: " + quoteOData(t.UTC().Format(http.TimeFormat)) +
+			"; the server's time is " + quoteOData(now.UTC().Format(http.TimeFormat)) + " and a request may be at most 15 minutes ahead of it.")
+	}
+	return nil
+}
+
+// Authorize checks that g allows o on an entity (pk, rk) of table, or on
+// table itself. A nil Grant (Shared Key, a bearer token) allows
+// everything.
+func (g *Grant) Authorize(o Op, table, pk, rk string) error {
+	if g == nil {
+		return nil
+	}
+	if o == OpACL {
+		// Neither kind of SAS delegates Get/Set Table ACL.
+		return errAuthorization("A table's access policies can be read and set with Shared Key or a bearer token, not with a shared access signature.")
+	}
+	if g.accountSAS {
+		return g.authorizeAccount(o)
+	}
+	if !o.entity() {
+		return errAuthorization("A service SAS grants access to the entities of one table only: it cannot list, create or delete tables, nor read or set service properties.")
+	}
+	if !strings.EqualFold(table, g.table) {
+		return errAuthorization("The SAS is for table " + quoteOData(g.table) + ", not " + quoteOData(table) + ".")
+	}
+	if err := g.need(o); err != nil {
+		return err
+	}
+	if o != OpQuery && g.hasRange && !g.rng.Contains(pk, rk) {
+		return errPermission("The entity (" + quoteOData(pk) + ", " + quoteOData(rk) + ") is outside the SAS's PartitionKey/RowKey range.")
+	}
+	return nil
+}
+
+// need checks the permission letters an entity operation needs, the same
+// for a service SAS and an account SAS: r to get or query, a to insert, u
+// to update or merge, a and u to insert-or-replace or insert-or-merge, d
+// to delete.
+func (g *Grant) need(o Op) error {
+	var want string
+	switch o {
+	case OpRead, OpQuery:
+		want = "r"
+	case OpAdd:
+		want = "a"
+	case OpUpdate:
+		want = "u"
+	case OpUpsert:
+		want = "au"
+	case OpDelete:
+		want = "d"
+	}
+	return g.needAll(want)
+}
+
+// needAll checks that the SAS grants every letter of want.
+func (g *Grant) needAll(want string) error {
+	for _, c := range want {
+		if !strings.ContainsRune(g.perms, c) {
+			return errPermission("The SAS grants " + quoteOData(g.perms) + "; this operation needs " + quoteOData(want) + ".")
+		}
+	}
+	return nil
+}
+
+// authorizeAccount checks o against an account SAS, as the service's
+// table of Table service operations for an account SAS says: service
+// properties and stats are srt=s with r (get) or w (set); Query Tables is
+// srt=c with l, Create Table srt=c with c or w, Delete Table srt=c with d;
+// entity operations are srt=o with the letters need lists.
+func (g *Grant) authorizeAccount(o Op) error {
+	var rt byte
+	switch {
+	case o.entity():
+		rt = 'o'
+	case o == OpListTables, o == OpCreateTable, o == OpDeleteTable:
+		rt = 'c'
+	default: // OpServiceRead, OpServiceWrite
+		rt = 's'
+	}
+	if !strings.ContainsRune(g.resourceTypes, rune(rt)) {
+		return errResourceType("The account SAS's signed resource types " + quoteOData(g.resourceTypes) + " do not include " + quoteOData(string(rt)) + ", which this operation needs.")
+	}
+	switch o {
+	case OpListTables:
+		return g.needAll("l")
+	case OpCreateTable:
+		if strings.ContainsAny(g.perms, "cw") {
+			return nil
+		}
+		return errPermission("The SAS grants " + quoteOData(g.perms) + "; creating a table needs 'c' or 'w'.")
+	case OpDeleteTable:
+		return g.needAll("d")
+	case OpServiceRead:
+		return g.needAll("r")
+	case OpServiceWrite:
+		return g.needAll("w")
+	}
+	return g.need(o)
+}
