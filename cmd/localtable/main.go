@@ -21,6 +21,12 @@
 // explorer at /, and on SIGINT or SIGTERM finishes in-flight requests and
 // closes the accounts cleanly; a second signal ends it at once.
 //
+// serve --etcd host:port,… keeps the data on an etcd cluster, where any
+// number of servers share it. That needs the build with etcd support,
+// github.com/localtable/localtable/storage/etcd/cmd/localtable (a module
+// of its own, so that this one does not depend on etcd); this build
+// answers --etcd with an error naming it.
+//
 // The data commands work offline on a data directory (--location DIR) or
 // on a running server (--endpoint, --connection-string, or
 // LOCALTABLE_CONNECTION_STRING / AZURE_STORAGE_CONNECTION_STRING) through
