@@ -28,6 +28,17 @@ type Options struct {
 	// engine that an open Account owns fails with ErrEngineInUse and
 	// leaves that engine alone. (A pebble directory is likewise opened by
 	// one pebble.Open at a time, in any process.)
+	//
+	// An engine that implements storage.VersionedEngine (storage/etcd)
+	// is shared: several Accounts, each over an engine value of its own,
+	// in one process or on several machines, may serve its store at once.
+	// Every entity write then reads versions and commits on condition
+	// that nothing it read changed, and re-runs when another writer got
+	// there first; table IDs, table creation and deletion and the clock's
+	// mark are changed the same way, and the table catalog is a cache
+	// checked by every use. ETags, If-Match, transactions and table
+	// create/delete keep their guarantees across the Accounts; a write
+	// that loses the race ten times running fails with ErrServerBusy.
 	Engine storage.Engine
 
 	// Clock is the account's time source for entity Timestamps. nil means
@@ -42,6 +53,7 @@ type Options struct {
 // service authorizes. It is safe for concurrent use by many goroutines.
 type Account struct {
 	eng   storage.Engine
+	ve    storage.VersionedEngine // eng, when it is shared (see shared.go)
 	clock clock
 	seed  maphash.Seed
 
@@ -51,6 +63,9 @@ type Account struct {
 	cat    atomic.Pointer[catalog]
 	ddl    sync.Mutex
 	nextID uint64
+	// cacheMu serializes the changes to the catalog on a shared engine,
+	// where it is a cache (see shared.go); it is held for no I/O.
+	cacheMu sync.Mutex
 
 	// parts serializes writes to one partition: a write locks the stripe
 	// of its (table, PartitionKey), reads its entities, and commits.
@@ -99,6 +114,7 @@ func Open(opts *Options) (*Account, error) {
 		gate:     newGate(),
 		released: make(chan struct{}),
 	}
+	a.ve, _ = o.Engine.(storage.VersionedEngine)
 	a.clock = clock{now: o.Clock, persist: a.persistClock}
 	if !claimEngine(o.Engine) {
 		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)

@@ -72,7 +72,13 @@ func (t *Table) GetAccessPolicy(ctx context.Context) ([]AccessPolicy, error) {
 		return nil, err
 	}
 	defer t.a.exit()
-	lt, err := t.a.lookup(t.name)
+	var lt *liveTable
+	var err error
+	if t.a.ve != nil {
+		lt, err = t.a.fresh(ctx, t.name) // another process may have set them
+	} else {
+		lt, err = t.a.lookup(ctx, t.name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -89,18 +95,24 @@ func (t *Table) SetAccessPolicy(ctx context.Context, policies []AccessPolicy) er
 		return err
 	}
 	defer a.exit()
+	stored := append([]AccessPolicy(nil), policies...)
+	for i := range stored {
+		p := &stored[i]
+		p.Start, p.Expiry = truncPolicyTime(p.Start), truncPolicyTime(p.Expiry)
+	}
+	if a.ve != nil {
+		a.ddl.Lock()
+		defer a.ddl.Unlock()
+		return a.setPoliciesShared(ctx, t.name, stored)
+	}
 	a.ddl.Lock()
 	defer a.ddl.Unlock()
-	lt, err := a.lookup(t.name)
+	lt, err := a.lookup(ctx, t.name)
 	if err != nil {
 		return err
 	}
 	next := lt.record()
-	next.Policies = append([]AccessPolicy(nil), policies...)
-	for i := range next.Policies {
-		p := &next.Policies[i]
-		p.Start, p.Expiry = truncPolicyTime(p.Start), truncPolicyTime(p.Expiry)
-	}
+	next.Policies = stored
 	b := a.eng.NewBatch()
 	defer b.Close()
 	if err := b.Set(keyenc.CatalogKey(strings.ToLower(lt.name)), next.append(nil)); err != nil {

@@ -1,11 +1,13 @@
 package localtable
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -26,6 +28,7 @@ import (
 type liveTable struct {
 	id   uint64
 	name string // as created
+	key  []byte // its catalog key
 
 	policies atomic.Pointer[[]AccessPolicy] // stored access policies
 
@@ -40,7 +43,7 @@ type liveTable struct {
 }
 
 func newLiveTable(rec *tableRecord) *liveTable {
-	t := &liveTable{id: rec.ID, name: rec.Name}
+	t := &liveTable{id: rec.ID, name: rec.Name, key: keyenc.CatalogKey(strings.ToLower(rec.Name))}
 	p := rec.Policies
 	t.policies.Store(&p)
 	return t
@@ -81,10 +84,15 @@ func (c *catalog) without(lower string) *catalog {
 	return n
 }
 
-// lookup returns the live table of a name, or ErrTableNotFound.
-func (a *Account) lookup(name string) (*liveTable, error) {
+// lookup returns the live table of a name, or ErrTableNotFound. On a
+// shared engine the catalog is a cache: a table it lacks is looked up in
+// the engine (another process may have created it).
+func (a *Account) lookup(ctx context.Context, name string) (*liveTable, error) {
 	t := a.cat.Load().byName[strings.ToLower(name)]
 	if t == nil {
+		if a.ve != nil {
+			return a.fresh(ctx, name)
+		}
 		return nil, newError(ErrTableNotFound, "table %q does not exist", name)
 	}
 	return t, nil
@@ -97,8 +105,10 @@ func errDropped(name string) error {
 
 // tableSnapshot returns a table and a snapshot of the engine that shows
 // it: a snapshot taken after the table was dropped is ErrTableNotFound.
-func (a *Account) tableSnapshot(name string) (*liveTable, storage.Snapshot, error) {
-	lt, err := a.lookup(name)
+// On a shared engine the snapshot's catalog record says which table it
+// shows.
+func (a *Account) tableSnapshot(ctx context.Context, name string) (*liveTable, storage.Snapshot, error) {
+	lt, err := a.lookup(ctx, name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,6 +119,12 @@ func (a *Account) tableSnapshot(name string) (*liveTable, storage.Snapshot, erro
 	if lt.dropped.Load() {
 		snap.Close()
 		return nil, nil, errDropped(name)
+	}
+	if a.ve != nil {
+		if lt, err = a.checkSnapshotTable(ctx, lt, snap); err != nil {
+			snap.Close()
+			return nil, nil, err
+		}
 	}
 	return lt, snap, nil
 }

@@ -1,6 +1,7 @@
 package localtable
 
 import (
+	"context"
 	"encoding/binary"
 	"sync"
 	"time"
@@ -34,18 +35,24 @@ const clockReserve = ticksPerSecond
 // [minTicks, maxTicks], nor one it returned before: a source outside the
 // range is ErrClockOutOfRange, and so is every call after the one that
 // returned maxTicks.
-func (c *clock) next() (int64, error) {
+func (c *clock) next() (int64, error) { return c.nextAfter(-1) }
+
+// nextAfter is next, but returns a tick above floor too: a write on a
+// shared engine passes the largest Timestamp of the entities it replaces,
+// which another process's clock may have handed out, so that each
+// entity's ETags strictly increase. The clock then goes on from there.
+func (c *clock) nextAfter(floor int64) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, err := clockTicks(c.now())
 	if err != nil {
 		return 0, err
 	}
-	if t <= c.last {
-		if c.last >= maxTicks {
+	if last := max(c.last, floor); t <= last {
+		if last >= maxTicks {
 			return 0, newError(ErrClockOutOfRange, "the account's Timestamps are spent: a write was stamped %s, the last Timestamp there is, and Timestamps never repeat", edmfmt.DateTime7(MaxDateTime))
 		}
-		t = c.last + 1
+		t = last + 1
 	}
 	if t > c.reserved {
 		mark := min(t+clockReserve, maxTicks) // t <= maxTicks: no overflow
@@ -77,6 +84,9 @@ func decodeTicks(b []byte) (int64, bool) {
 }
 
 func (a *Account) persistClock(mark int64) error {
+	if a.ve != nil {
+		return a.raiseClockMark(context.Background(), mark)
+	}
 	b := a.eng.NewBatch()
 	defer b.Close()
 	if err := b.Set(metaClock, encodeTicks(mark)); err != nil {

@@ -1,6 +1,7 @@
 // Package localtable is the Azure Table Storage data model as an embeddable
 // Go library: an in-process table store over a pluggable ordered key-value
-// engine (in memory, or pebble on disk).
+// engine (in memory, pebble on disk, or etcd, which several processes on
+// several machines share: see Options.Engine).
 //
 // There are only a few types in localtable: an Account holds Tables, a
 // Table holds Entities in (PartitionKey, RowKey) order, and an Entity's

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/sharedmem"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/memory"
 	"github.com/localtable/localtable/storage/pebble"
@@ -22,6 +23,9 @@ type engine struct {
 var engines = []engine{
 	{"memory", func(testing.TB) storage.Engine { return memory.New(nil) }},
 	{"pebble", openPebble},
+	// A shared engine (storage.VersionedEngine): the table layer's path
+	// for stores that several processes share, such as etcd.
+	{"shared", func(testing.TB) storage.Engine { return sharedmem.New().Open() }},
 }
 
 // openPebble opens a real pebble engine on disk, in a directory removed

@@ -32,6 +32,7 @@ const (
 	CodePropertyValueTooLarge                   ErrorCode = "PropertyValueTooLarge"
 	CodeRequestBodyTooLarge                     ErrorCode = "RequestBodyTooLarge"
 	CodeResourceNotFound                        ErrorCode = "ResourceNotFound"
+	CodeServerBusy                              ErrorCode = "ServerBusy"
 	CodeTableAlreadyExists                      ErrorCode = "TableAlreadyExists"
 	CodeTableNotFound                           ErrorCode = "TableNotFound"
 	CodeTooManyProperties                       ErrorCode = "TooManyProperties"
@@ -121,6 +122,13 @@ var (
 	ErrInvalidValueType      = sentinel(CodeInvalidValueType, "The value specified is invalid.")
 	ErrRequestBodyTooLarge   = sentinel(CodeRequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit.")
 )
+
+// ErrServerBusy is the error of a write on a shared engine
+// (storage.VersionedEngine) that lost the race for its entities, or its
+// table, to writers in other processes again and again: nothing of it was
+// applied, and the caller may retry. The service answers ServerBusy, 503,
+// when a partition is too busy to serve.
+var ErrServerBusy = sentinel(CodeServerBusy, "The server is currently unable to receive requests. Please retry your request.")
 
 // ErrClockOutOfRange is the error of a write when the account's clock
 // (Options.Clock) is outside the range of Timestamps, 1601-01-01 to

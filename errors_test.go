@@ -38,6 +38,7 @@ var sentinels = map[string]*localtable.Error{
 	"ErrRequestBodyTooLarge":   localtable.ErrRequestBodyTooLarge,
 	"ErrKeyTooLarge":           localtable.ErrKeyTooLarge,
 	"ErrClockOutOfRange":       localtable.ErrClockOutOfRange,
+	"ErrServerBusy":            localtable.ErrServerBusy,
 }
 
 // TestSentinelList: sentinels lists every *Error variable of the package,

@@ -232,7 +232,7 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 	}
 	page.Stats.FullScan = full
 
-	rec, snap, err := a.tableSnapshot(t.name)
+	rec, snap, err := a.tableSnapshot(ctx, t.name)
 	if err != nil {
 		return page, err
 	}
@@ -543,7 +543,7 @@ func (t *Table) partitions(ctx context.Context, after string, started bool, max 
 		return nil, err
 	}
 	defer a.exit()
-	rec, snap, err := a.tableSnapshot(t.name)
+	rec, snap, err := a.tableSnapshot(ctx, t.name)
 	if err != nil {
 		return nil, err
 	}

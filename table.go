@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/internal/ticktime"
 	"github.com/localtable/localtable/storage"
 )
@@ -159,7 +158,7 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 		return Entity{}, err
 	}
 	defer a.exit()
-	lt, err := a.lookup(t.name)
+	lt, err := a.lookup(ctx, t.name)
 	if err != nil {
 		return Entity{}, err
 	}
@@ -169,10 +168,7 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 	if err := validateKey(RowKeyName, rk); err != nil {
 		return Entity{}, err
 	}
-	kb := keyBufs.Get().(*[]byte)
-	*kb = keyenc.AppendEntityKey((*kb)[:0], lt.id, pk, rk)
-	val, c, err := a.eng.Get(*kb)
-	putKeyBuf(kb)          // engines do not keep the keys they are given
+	lt, val, c, err := a.readEntity(ctx, lt, pk, rk)
 	if lt.dropped.Load() { // deleted under the read, which may have seen it
 		if err == nil {
 			c.Close()

@@ -16,7 +16,13 @@ func (a *Account) GetTable(ctx context.Context, name string) (*Table, error) {
 		return nil, err
 	}
 	defer a.exit()
-	lt, err := a.lookup(name)
+	var lt *liveTable
+	var err error
+	if a.ve != nil {
+		lt, err = a.fresh(ctx, name) // another process may have deleted it
+	} else {
+		lt, err = a.lookup(ctx, name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -54,6 +60,9 @@ func (a *Account) createTable(ctx context.Context, name string) (*Table, bool, e
 	lower := strings.ToLower(name)
 	a.ddl.Lock()
 	defer a.ddl.Unlock()
+	if a.ve != nil {
+		return a.createShared(ctx, name, lower)
+	}
 	cat := a.cat.Load()
 	if lt := cat.byName[lower]; lt != nil {
 		return &Table{a: a, name: lt.name}, false, nil
@@ -93,10 +102,13 @@ func (a *Account) DeleteTable(ctx context.Context, name string) error {
 	lower := strings.ToLower(name)
 	a.ddl.Lock()
 	defer a.ddl.Unlock()
+	if a.ve != nil {
+		return a.deleteShared(ctx, name, lower)
+	}
 	cat := a.cat.Load()
 	lt := cat.byName[lower]
 	if lt == nil {
-		return withCode(ErrTableNotFound, CodeResourceNotFound, "table %q does not exist", name)
+		return errNoTable(name)
 	}
 	prefix := keyenc.AppendTableID(nil, lt.id)
 	b := a.eng.NewBatch()
@@ -123,6 +135,11 @@ func (a *Account) DeleteTable(ctx context.Context, name string) error {
 	}
 	a.cat.Store(cat.without(lower))
 	return nil
+}
+
+// errNoTable is DeleteTable's error for a table that does not exist.
+func errNoTable(name string) error {
+	return withCode(ErrTableNotFound, CodeResourceNotFound, "table %q does not exist", name)
 }
 
 // TableInfo describes a table in a listing.
@@ -189,6 +206,12 @@ func (a *Account) listTables(ctx context.Context, opts ListTablesOptions) (Table
 	}
 	defer a.exit()
 	cat := a.cat.Load()
+	if a.ve != nil { // other processes may have created and deleted tables
+		var err error
+		if cat, err = a.syncCatalog(ctx); err != nil {
+			return page, err
+		}
+	}
 	i := 0
 	if opts.NextTableName != "" {
 		i, _ = slices.BinarySearch(cat.sorted, strings.ToLower(opts.NextTableName))

@@ -136,7 +136,10 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 		return nil, err
 	}
 	defer a.exit()
-	lt, err := a.lookup(t.name)
+	if a.ve != nil {
+		return t.applyShared(ctx, actions, recs, ends, fail)
+	}
+	lt, err := a.lookup(ctx, t.name)
 	if err != nil {
 		return nil, fail(0, err)
 	}

@@ -216,12 +216,23 @@ func writeOutputs(res *results, dir, doc string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(d, []byte(markdown(res, l)), 0o644); err != nil {
+		md := markdown(res, l)
+		if old, err := os.ReadFile(d); err == nil {
+			if i := strings.Index(string(old), keptMarker); i >= 0 {
+				md += "\n" + string(old[i:])
+			}
+		}
+		if err := os.WriteFile(d, []byte(md), 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// keptMarker starts the part of a document that the program does not
+// generate, such as BENCHMARKS.md's etcd section (measured in the etcd
+// module): writing the document again keeps it, from the marker to the end.
+const keptMarker = "<!-- not generated: the bench program keeps what follows -->"
 
 // links are the paths a markdown document links to, relative to it.
 type links struct{ svg, json, readme string }

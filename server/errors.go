@@ -9,6 +9,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/storage"
 )
 
 // Error codes of the protocol, which the core does not produce.
@@ -67,6 +68,12 @@ func asWireError(err error) *localtable.Error {
 			"The request body is too large and exceeds the maximum permissible limit of "+strconv.FormatInt(mbe.Limit, 10)+" bytes.")
 	case errors.Is(err, localtable.ErrClosed):
 		return wireError(codeServerBusy, "The server is shutting down.")
+	case errors.Is(err, storage.ErrUnavailable):
+		// The engine's store could not be reached; nothing was applied.
+		return wireError(codeServerBusy, "The server is currently unable to receive requests. Please retry your request.")
+	case errors.Is(err, storage.ErrCommitUnknown):
+		// A write that may or may not have applied.
+		return wireError(codeOperationTimedOut, "The operation could not be completed within the permitted time.")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return wireError(codeOperationTimedOut, "The operation could not be completed within the permitted time.")
 	}

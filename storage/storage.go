@@ -317,3 +317,52 @@ type VersionedEngine interface {
 	// named twice must hold both versions (so only one can pass).
 	CommitIf(ctx context.Context, b Batch, conds []Condition) error
 }
+
+// MultiGetter is implemented by versioned engines that read several keys in
+// one request, as a store reached over a network can: the table layer reads
+// every entity of a transaction, and its table's catalog record, at once.
+type MultiGetter interface {
+	// GetVersions reads keys as of one moment and returns, in the order
+	// of keys, each one's value and Version: nil and NoVersion for an
+	// absent key. The values are valid until closer.Close is called (it
+	// is never nil when err is nil).
+	GetVersions(ctx context.Context, keys [][]byte) (values [][]byte, versions []Version, closer io.Closer, err error)
+}
+
+// GetVersions reads keys through e in one request when e implements
+// MultiGetter, and otherwise with one GetVersion each (then not as of one
+// moment). The values are valid until closer.Close is called.
+func GetVersions(ctx context.Context, e VersionedEngine, keys [][]byte) ([][]byte, []Version, io.Closer, error) {
+	if mg, ok := e.(MultiGetter); ok {
+		return mg.GetVersions(ctx, keys)
+	}
+	vals := make([][]byte, len(keys))
+	vers := make([]Version, len(keys))
+	var cs closers
+	for i, k := range keys {
+		v, ver, c, err := e.GetVersion(ctx, k)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			cs.Close()
+			return nil, nil, nil, err
+		}
+		vals[i], vers[i] = v, ver
+		cs = append(cs, c)
+	}
+	return vals, vers, cs, nil
+}
+
+// closers closes each of its closers.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var first error
+	for _, c := range cs {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

@@ -21,6 +21,12 @@
 // explorer at /, and on SIGINT or SIGTERM finishes in-flight requests and
 // closes the accounts cleanly; a second signal ends it at once.
 //
+// serve --etcd host:port,… keeps the data on an etcd cluster, where any
+// number of servers share it. That needs the build with etcd support,
+// github.com/localtable/localtable/storage/etcd/cmd/localtable (a module
+// of its own, so that this one does not depend on etcd); this build
+// answers --etcd with an error naming it.
+//
 // The data commands work offline on a data directory (--location DIR) or
 // on a running server (--endpoint, --connection-string, or
 // LOCALTABLE_CONNECTION_STRING / AZURE_STORAGE_CONNECTION_STRING) through
@@ -29,29 +35,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"strings"
+
+	"github.com/localtable/localtable/cli"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		// A *localtable.Error says "localtable: " itself: say it once.
-		msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "localtable: "), ": localtable: ", ": ")
-		fmt.Fprintln(os.Stderr, "localtable:", msg)
-		os.Exit(exitCode(err))
-	}
-}
-
-// run is the command, with its I/O injectable for tests. A command that
-// prints its help returns nil.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	e := &env{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	err := dispatch(ctx, e, args)
-	if errors.Is(err, errHelp) {
-		return nil
-	}
-	return err
+	os.Exit(cli.Main(context.Background(), nil, os.Args[1:], os.Stdout, os.Stderr))
 }

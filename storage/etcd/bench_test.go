@@ -5,92 +5,134 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/memory"
+	"github.com/localtable/localtable/storage/pebble"
 	"github.com/localtable/localtable/storage/storagetest"
 )
 
-// The benchmarks run on the test cluster: three members on loopback, one
-// machine, fsync off (see cluster_test.go). They measure the engine's and
-// etcd's own costs (gRPC, raft, bbolt), not a network's latency; on a real
-// cluster each write adds a round trip between members and an fsync.
+// The benchmarks run etcd beside the engines of the main module, memory
+// and pebble (on disk, every commit fsynced), with the same code. etcd is
+// the test cluster: three members on loopback, one machine, fsync off
+// (see cluster_test.go), so its figures are the engine's and etcd's own
+// costs (gRPC, raft, bbolt), not a network's latency nor a disk's; on a
+// real cluster each write adds a round trip between members and an fsync.
+//
+//	go test -run XXX -bench . -benchtime 2s
 
-// BenchmarkEngine runs the storage engine benchmarks (storagetest.Bench).
-func BenchmarkEngine(b *testing.B) {
-	storagetest.Bench(b, func(b *testing.B) storage.Engine {
-		return openEngine(b, nil)
-	})
+// benchEngine is an engine of the comparison.
+type benchEngine struct {
+	name string
+	open func(b *testing.B) storage.Engine
 }
 
-// BenchmarkTable runs table-level operations through localtable.Open on
-// the etcd engine.
-func BenchmarkTable(b *testing.B) {
-	open := func(b *testing.B) *localtable.Table {
-		a, _ := openAccount(b, "")
-		tbl, err := a.CreateTable(bg(), "Bench")
+var benchEngines = []benchEngine{
+	{"memory", func(*testing.B) storage.Engine { return memory.New(nil) }},
+	{"pebble", func(b *testing.B) storage.Engine {
+		db, err := pebble.Open(b.TempDir(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		return tbl
+		return db
+	}},
+	{"etcd", func(b *testing.B) storage.Engine { return openEngine(b, nil) }},
+}
+
+// BenchmarkEngine runs the storage engine benchmarks (storagetest.Bench)
+// on each engine.
+func BenchmarkEngine(b *testing.B) {
+	for _, be := range benchEngines {
+		b.Run(be.name, func(b *testing.B) {
+			storagetest.Bench(b, be.open)
+		})
 	}
+}
+
+// BenchmarkTable runs table-level operations through localtable.Open on
+// each engine: a single insert, a point get, a transaction of 100 inserts,
+// and a query of a range of 100 entities of a partition of 1000.
+func BenchmarkTable(b *testing.B) {
 	entity := func(pk string, i int) localtable.Entity {
 		return localtable.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("%09d", i), Properties: localtable.Properties{
 			"Name": localtable.StringValue("a name of some length"), "N": localtable.Int64Value(int64(i)),
 		}}
 	}
-	load := func(b *testing.B, tbl *localtable.Table, n int) {
-		for start := 0; start < n; start += localtable.MaxTransactionActions {
-			var acts []localtable.Action
-			for i := start; i < min(n, start+localtable.MaxTransactionActions); i++ {
-				acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: entity("p", i)})
-			}
-			if _, err := tbl.Transact(bg(), acts); err != nil {
+	for _, be := range benchEngines {
+		open := func(b *testing.B) *localtable.Table {
+			a, err := localtable.Open(&localtable.Options{Engine: be.open(b)})
+			if err != nil {
 				b.Fatal(err)
 			}
-		}
-	}
-	b.Run("Insert", func(b *testing.B) {
-		tbl := open(b)
-		i := 0
-		for b.Loop() {
-			if _, err := tbl.Insert(bg(), entity("p", i)); err != nil {
+			b.Cleanup(func() { a.Close() })
+			tbl, err := a.CreateTable(bg(), "Bench")
+			if err != nil {
 				b.Fatal(err)
 			}
-			i++
+			return tbl
 		}
-	})
-	b.Run("Get", func(b *testing.B) {
-		tbl := open(b)
-		load(b, tbl, 1000)
-		i := 0
-		for b.Loop() {
-			if _, err := tbl.Get(bg(), "p", fmt.Sprintf("%09d", storagetest.BenchPermute(i, 1000)), nil); err != nil {
-				b.Fatal(err)
+		load := func(b *testing.B, tbl *localtable.Table, n int) {
+			for start := 0; start < n; start += localtable.MaxTransactionActions {
+				var acts []localtable.Action
+				for i := start; i < min(n, start+localtable.MaxTransactionActions); i++ {
+					acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: entity("p", i)})
+				}
+				if _, err := tbl.Transact(bg(), acts); err != nil {
+					b.Fatal(err)
+				}
 			}
-			i++
 		}
-	})
-	b.Run("Transact100", func(b *testing.B) {
-		tbl := open(b)
-		i := 0
-		for b.Loop() {
-			var acts []localtable.Action
-			for range localtable.MaxTransactionActions {
-				acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: entity("p", i)})
+		b.Run(be.name+"/Insert", func(b *testing.B) {
+			tbl := open(b)
+			i := 0
+			for b.Loop() {
+				if _, err := tbl.Insert(bg(), entity("p", i)); err != nil {
+					b.Fatal(err)
+				}
 				i++
 			}
-			if _, err := tbl.Transact(bg(), acts); err != nil {
-				b.Fatal(err)
+		})
+		b.Run(be.name+"/Get", func(b *testing.B) {
+			tbl := open(b)
+			load(b, tbl, 1000)
+			i := 0
+			for b.Loop() {
+				if _, err := tbl.Get(bg(), "p", fmt.Sprintf("%09d", storagetest.BenchPermute(i, 1000)), nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
 			}
-		}
-	})
-	b.Run("Query1000", func(b *testing.B) {
-		tbl := open(b)
-		load(b, tbl, 1000)
-		for b.Loop() {
-			page, err := tbl.Query(bg(), nil)
-			if err != nil || len(page.Entities) != 1000 {
-				b.Fatalf("Query: %d entities, %v", len(page.Entities), err)
+		})
+		b.Run(be.name+"/Transact100", func(b *testing.B) {
+			tbl := open(b)
+			i := 0
+			for b.Loop() {
+				var acts []localtable.Action
+				for range localtable.MaxTransactionActions {
+					acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: entity("p", i)})
+					i++
+				}
+				if _, err := tbl.Transact(bg(), acts); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+		b.Run(be.name+"/Range100", func(b *testing.B) {
+			tbl := open(b)
+			load(b, tbl, 1000)
+			i := 0
+			for b.Loop() {
+				lo := storagetest.BenchPermute(i, 900)
+				f, err := filter.Parse(fmt.Sprintf("PartitionKey eq 'p' and RowKey ge '%09d' and RowKey lt '%09d'", lo, lo+100))
+				if err != nil {
+					b.Fatal(err)
+				}
+				page, err := tbl.Query(bg(), &localtable.QueryOptions{Filter: f})
+				if err != nil || len(page.Entities) != 100 {
+					b.Fatalf("Query: %d entities, %v", len(page.Entities), err)
+				}
+				i++
+			}
+		})
+	}
 }

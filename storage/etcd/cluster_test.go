@@ -56,7 +56,24 @@ var (
 	prefixSeq   atomic.Int64
 )
 
+// envEndpoints, when set, makes the test binary a child process of a
+// test (see TestTwoProcesses): it uses the parent's cluster, at these
+// comma-separated client URLs, instead of starting one.
+const envEndpoints = "LOCALTABLE_ETCD_TEST_ENDPOINTS"
+
 func TestMain(m *testing.M) {
+	if eps := os.Getenv(envEndpoints); eps != "" {
+		testCluster = &cluster{}
+		for _, ep := range strings.Split(eps, ",") {
+			u, err := url.Parse(ep)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			testCluster.members = append(testCluster.members, &member{cli: *u})
+		}
+		os.Exit(m.Run())
+	}
 	code := func() int {
 		dir, err := os.MkdirTemp("", "localtable-etcd-test-")
 		if err != nil {

@@ -40,10 +40,14 @@
 // (ErrTooLarge) and which must be given to it in Options:
 //
 //   - --max-txn-ops (default 128) bounds the operations of a transaction.
-//     A localtable transaction of up to 100 actions is at most 100
-//     operations (one put or delete per entity); creating a table is 2,
-//     deleting one 2 (the catalog record and one range deletion for all
-//     its entities), the clock's high-water mark 1. The default suffices.
+//     (etcd counts a transaction's conditions and its operations each
+//     against it.) A localtable transaction of up to 100 actions is at
+//     most 100 operations (one put or delete per entity) under 101
+//     conditions (its entities and its table's catalog record), read
+//     first by one transaction of 101 gets; creating a table is 2
+//     operations, deleting one 2 (the catalog record and one range
+//     deletion for all its entities), the clock's high-water mark 1. The
+//     default suffices.
 //   - --max-request-bytes (default 1.5 MiB) bounds a request. An entity
 //     (at most 1 MiB) fits; a transaction (at most 4 MiB of entities, 100
 //     keys of up to 2 KiB) does not: start etcd with
@@ -77,7 +81,16 @@
 //
 // The engine implements storage.VersionedEngine: GetVersion returns a
 // key's etcd ModRevision, and CommitIf is Txn If(ModRevision(key) =
-// version …) Then(writes). Two Accounts on one prefix keep ETags,
-// If-Match and transactions correct only once the table layer commits
-// with it; until then, run one Account per prefix (see README.md).
+// version …) Then(writes); and storage.MultiGetter: GetVersions reads many
+// keys in one Txn of gets. On such an engine the table layer reads an
+// entity write's entities and its table's catalog record in one request
+// and commits on condition that none changed, so any number of Accounts,
+// in any number of processes on any machines, may serve one prefix at
+// once: ETags, If-Match, entity group transactions, table creation and
+// deletion keep their guarantees between them. Open an engine of its own
+// for each Account.
+//
+// The localtable command built with this engine,
+// github.com/localtable/localtable/storage/etcd/cmd/localtable, serves
+// the Table REST API from it: localtable serve --etcd host:port,….
 package etcd

@@ -122,6 +122,7 @@ var (
 	_ storage.Engine          = (*Engine)(nil)
 	_ storage.VersionedEngine = (*Engine)(nil)
 	_ storage.ContextReader   = (*Engine)(nil)
+	_ storage.MultiGetter     = (*Engine)(nil)
 )
 
 // Open connects to the cluster that cfg describes and returns an engine
@@ -409,6 +410,55 @@ func (e *Engine) GetVersion(ctx context.Context, key []byte) ([]byte, storage.Ve
 		return nil, storage.NoVersion, nil, err
 	}
 	return v, storage.Version(mod), storage.NopCloser, nil
+}
+
+// GetVersions implements storage.MultiGetter: the keys are read in one
+// etcd transaction of gets (in several, at the revision of the first, when
+// they are more than Options.MaxTxnOps), so as of one moment.
+func (e *Engine) GetVersions(ctx context.Context, keys [][]byte) ([][]byte, []storage.Version, io.Closer, error) {
+	vals := make([][]byte, len(keys))
+	vers := make([]storage.Version, len(keys))
+	var rev int64
+	for start := 0; start < len(keys); start += e.opts.MaxTxnOps {
+		chunk := keys[start:min(len(keys), start+e.opts.MaxTxnOps)]
+		ops := make([]clientv3.Op, len(chunk))
+		for i, k := range chunk {
+			if rev > 0 {
+				ops[i] = clientv3.OpGet(string(e.key(k)), clientv3.WithRev(rev))
+			} else {
+				ops[i] = clientv3.OpGet(string(e.key(k)))
+			}
+		}
+		err := e.read(ctx, "get", func(ctx context.Context) error {
+			resp, err := e.cli.Txn(ctx).Then(ops...).Commit()
+			if err != nil {
+				return err
+			}
+			if rev == 0 {
+				rev = resp.Header.Revision
+			}
+			for i, r := range resp.Responses {
+				vals[start+i], vers[start+i] = nil, storage.NoVersion
+				if kvs := r.GetResponseRange().GetKvs(); len(kvs) > 0 {
+					v := kvs[0].Value
+					if v == nil {
+						v = []byte{}
+					}
+					vals[start+i], vers[start+i] = v, storage.Version(kvs[0].ModRevision)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if len(keys) == 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return vals, vers, storage.NopCloser, nil
 }
 
 // NewIter implements storage.Reader. The iterator reads the cluster as of

@@ -22,6 +22,7 @@ var versionedTests = []struct {
 	{"VersionedAbsent", testVersionedAbsent},
 	{"VersionedContext", testVersionedContext},
 	{"VersionedCounter", testVersionedCounter},
+	{"VersionedMultiGet", testVersionedMultiGet},
 }
 
 func getVersion(t testing.TB, e storage.VersionedEngine, key string) (string, storage.Version, bool) {
@@ -248,4 +249,60 @@ func testVersionedCounter(t *testing.T, e storage.VersionedEngine) {
 	}
 	wantGet(t, e, "counter", fmt.Sprint(workers*each))
 	t.Logf("%d conflicts retried", conflicts)
+}
+
+// testVersionedMultiGet pins storage.GetVersions (one request on an engine
+// that implements storage.MultiGetter): each key's value and Version as
+// GetVersion returns them, nil and NoVersion for an absent one, in the
+// order asked, a key asked twice answered twice.
+func testVersionedMultiGet(t *testing.T, e storage.VersionedEngine) {
+	_, isMulti := e.(storage.MultiGetter)
+	t.Logf("MultiGetter: %v", isMulti)
+	commit(t, e, set("a", "1"), set("b", ""), set("c", "3"))
+	_, va, _ := getVersion(t, e, "a")
+	_, vb, _ := getVersion(t, e, "b")
+	_, vc, _ := getVersion(t, e, "c")
+	keys := [][]byte{[]byte("c"), []byte("missing"), []byte("a"), []byte("b"), []byte("a")}
+	vals, vers, c, err := storage.GetVersions(context.Background(), e, keys)
+	if err != nil {
+		t.Fatalf("GetVersions: %v", err)
+	}
+	want := []struct {
+		val     string
+		present bool
+		ver     storage.Version
+	}{{"3", true, vc}, {"", false, storage.NoVersion}, {"1", true, va}, {"", true, vb}, {"1", true, va}}
+	if len(vals) != len(keys) || len(vers) != len(keys) {
+		t.Fatalf("GetVersions: %d values and %d versions for %d keys", len(vals), len(vers), len(keys))
+	}
+	for i, w := range want {
+		if (vals[i] != nil) != w.present || string(vals[i]) != w.val || vers[i] != w.ver {
+			t.Errorf("key %q: value %q (present %v), version %d; want %q (present %v), version %d",
+				keys[i], vals[i], vals[i] != nil, vers[i], w.val, w.present, w.ver)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("closer: %v", err)
+	}
+	// After a write, the versions read again are the new ones.
+	commit(t, e, set("a", "2"), del("c"))
+	_, va2, _ := getVersion(t, e, "a")
+	vals, vers, c, err = storage.GetVersions(context.Background(), e, [][]byte{[]byte("a"), []byte("c")})
+	if err != nil {
+		t.Fatalf("GetVersions: %v", err)
+	}
+	if string(vals[0]) != "2" || vers[0] != va2 || vers[0] == va || vals[1] != nil || vers[1] != storage.NoVersion {
+		t.Errorf("after a write: %q@%d, %q@%d; want \"2\"@%d, absent", vals[0], vers[0], vals[1], vers[1], va2)
+	}
+	c.Close()
+	if vals, vers, c, err := storage.GetVersions(context.Background(), e, nil); err != nil || len(vals) != 0 || len(vers) != 0 {
+		t.Errorf("GetVersions of no keys = %d, %d, %v", len(vals), len(vers), err)
+	} else {
+		c.Close()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, _, err := storage.GetVersions(ctx, e, keys); !errors.Is(err, context.Canceled) {
+		t.Errorf("GetVersions(cancelled) = %v, want context.Canceled", err)
+	}
 }

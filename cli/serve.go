@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -53,12 +53,19 @@ func init() {
 Serves the accounts' Table REST API at http://ADDR/ACCOUNT (and the read-only
 secondary at http://ADDR/ACCOUNT-secondary), the web explorer at http://ADDR/,
 and GET /-/health. Data is in memory unless --location names a directory,
-where each account is a pebble store in DIR/ACCOUNT. On start it prints a
-banner with the version, engine, data directory, endpoints, authentication
-and each account's connection string. Each request is logged at info (method,
-path, operation, table, status, error code, duration, request id); request
-and response bodies at debug. SIGINT or SIGTERM finish the requests in
-flight and close the stores; a second signal ends it at once.
+where each account is a pebble store in DIR/ACCOUNT, or --etcd names an etcd
+cluster, where each account's keys are under PREFIX/ACCOUNT/ and any number of
+servers, on any machines, serve the same data consistently. --etcd needs the
+build with etcd support:
+
+  go install ` + EtcdCommand + `@latest
+
+On start it prints a banner with the version, engine, data directory,
+endpoints, authentication and each account's connection string. Each
+request is logged at info (method, path, operation, table, status, error
+code, duration, request id); request and response bodies at debug. SIGINT
+or SIGTERM finish the requests in flight and close the stores; a second
+signal ends it at once.
 
 The explorer asks for an account's key (a session cookie then holds the
 login), unless --no-auth. While it serves, 'localtable backup --endpoint'
@@ -67,6 +74,7 @@ account key): see 'localtable backup --help'.`,
 		examples: `
 localtable                                        # in memory, Azurite's address and account
 localtable serve --location ./data                # pebble on disk, one directory per account
+localtable serve --etcd 10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --etcd-prefix orders/   # with etcd support
 localtable --addr 127.0.0.1:0 --no-auth           # any free port, no credentials checked
 localtable --account myacct:$(head -c32 /dev/urandom | base64) --log-format json --log-level debug
 localtable --restore backup.ltbk                  # in memory, loaded from a backup
@@ -79,6 +87,8 @@ localtable --max-page-size 2 --empty-first-page   # hostile paging, to prove cli
 // serveConfig is what serve's flags say.
 type serveConfig struct {
 	addr, location, cert, keyFile string
+	etcd, etcdPrefix              string
+	etcdMaxRequestBytes           int
 	accounts                      accountFlags
 	noAuth, noExplorer            bool
 	restore                       string
@@ -93,6 +103,9 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	var cfg serveConfig
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:10002", "listen address (loopback by default)")
 	fs.StringVar(&cfg.location, "location", "", "directory for data on disk (pebble, one directory per account); empty: in memory")
+	fs.StringVar(&cfg.etcd, "etcd", "", "data on an etcd cluster at these comma-separated `endpoints` (host:port or URLs), shared by every server given the same cluster and prefix; needs the build "+EtcdCommand)
+	fs.StringVar(&cfg.etcdPrefix, "etcd-prefix", "localtable/", "with --etcd: the key `prefix`; each account's keys are under PREFIX + account + /")
+	fs.IntVar(&cfg.etcdMaxRequestBytes, "etcd-max-request-bytes", 0, "with --etcd: the cluster's --max-request-bytes; 0: etcd's default (1.5 MiB), which refuses transactions over about 1.4 MiB; 6291456 lets 4 MiB transactions through")
 	fs.Var(&cfg.accounts, "account", "account as name:base64key (repeatable); default devstoreaccount1 with the emulator key")
 	fs.StringVar(&cfg.cert, "cert", "", "TLS certificate file: serve HTTPS (bearer tokens then accepted: claims checked, signature not)")
 	fs.StringVar(&cfg.keyFile, "key", "", "TLS key file")
@@ -118,6 +131,23 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	if cfg.restore != "" && cfg.location != "" {
 		return usagef(c, "--restore loads a backup into memory; for a data directory use 'localtable restore'")
 	}
+	var etcdEndpoints []string
+	if cfg.etcd != "" {
+		if cfg.location != "" || cfg.restore != "" {
+			return usagef(c, "--etcd keeps the data on an etcd cluster: it excludes --location and --restore")
+		}
+		if e.cfg.OpenEtcd == nil {
+			return fmt.Errorf("--etcd: this localtable is built without etcd support; the build with it is %s (go install %s@latest)", EtcdCommand, EtcdCommand)
+		}
+		for _, ep := range strings.Split(cfg.etcd, ",") {
+			if ep = strings.TrimSpace(ep); ep != "" {
+				etcdEndpoints = append(etcdEndpoints, ep)
+			}
+		}
+		if len(etcdEndpoints) == 0 {
+			return usagef(c, "--etcd %q names no endpoint", cfg.etcd)
+		}
+	}
 	if len(cfg.accounts) == 0 {
 		k, _ := base64.StdEncoding.DecodeString(server.DevAccountKey)
 		cfg.accounts = append(cfg.accounts, server.AccountConfig{Name: server.DevAccountName, Key: k})
@@ -127,7 +157,14 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	for i := range accounts {
 		var eng storage.Engine
 		var err error
-		if cfg.location == "" {
+		if etcdEndpoints != nil {
+			eng, err = e.cfg.OpenEtcd(ctx, EtcdConfig{
+				Endpoints:       etcdEndpoints,
+				Prefix:          cfg.etcdPrefix + accounts[i].Name + "/",
+				MaxRequestBytes: cfg.etcdMaxRequestBytes,
+				Logger:          log,
+			})
+		} else if cfg.location == "" {
 			eng = memory.New(nil)
 			if cfg.restore != "" && (restored == nil || restored.Account == accounts[i].Name) {
 				h, rerr := restoreFileInto(cfg.restore, eng, accounts[i].Name)
@@ -244,7 +281,9 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 func printBanner(w io.Writer, cfg *serveConfig, scheme, host string, restored *archiveHeader) {
 	fmt.Fprintln(w, versionString())
 	engine, data := "memory", "none: in memory, gone at exit"
-	if cfg.location != "" {
+	if cfg.etcd != "" {
+		engine, data = "etcd at "+cfg.etcd+" (every commit on a quorum; servers on one prefix share the data)", "etcd keys under "+cfg.etcdPrefix+"ACCOUNT/"
+	} else if cfg.location != "" {
 		abs, err := filepath.Abs(cfg.location)
 		if err != nil {
 			abs = cfg.location

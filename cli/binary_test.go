@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -39,7 +39,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildBinary builds the command once for all the tests that run it.
+// buildBinary builds the command (cmd/localtable, whose main is this
+// package) once for all the tests that run it.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -55,7 +56,7 @@ func buildBinary(t *testing.T) string {
 			return
 		}
 		builtBin = filepath.Join(buildDir, "localtable")
-		if out, err := exec.Command(goTool, "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+		if out, err := exec.Command(goTool, "build", "-o", builtBin, "github.com/localtable/localtable/cmd/localtable").CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -19,6 +19,7 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	cfg    Config // the engines beyond memory and pebble
 }
 
 // command is a subcommand of localtable.
