@@ -109,31 +109,36 @@ func readPart(b []byte) (part, error) {
 // readHeader reads header lines in order, names as spelled. A line
 // starting with white space continues the one before (obs-fold), joined
 // with a space.
-func readHeader(head []byte) (Header, error) {
-	var h Header
+func readHeader(headBytes []byte) (Header, error) {
+	if len(headBytes) == 0 {
+		return nil, nil
+	}
+	// One copy of the header block holds every name and value.
+	head := string(headBytes)
+	h := make(Header, 0, strings.Count(head, "\n")+1)
 	for len(head) > 0 {
 		line := head
-		if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		if i := strings.IndexByte(head, '\n'); i >= 0 {
 			line, head = head[:i], head[i+1:]
 		} else {
-			head = nil
+			head = ""
 		}
-		line = bytes.TrimSuffix(line, []byte("\r"))
+		line = strings.TrimSuffix(line, "\r")
 		if len(line) > 0 && isBlank(line[0]) {
 			if len(h) == 0 {
 				return nil, frameError("a header starts with white space")
 			}
 			last := &h[len(h)-1]
-			last.Value = strings.Trim(last.Value+" "+strings.Trim(string(line), " \t"), " \t")
+			last.Value = strings.Trim(last.Value+" "+strings.Trim(line, " \t"), " \t")
 			if !validFieldValue(last.Value) {
-				return nil, frameError("bad header line " + quote(string(line)))
+				return nil, frameError("bad header line " + quote(line))
 			}
 			continue
 		}
-		name, value, ok := strings.Cut(string(line), ":")
+		name, value, ok := strings.Cut(line, ":")
 		value = strings.Trim(value, " \t")
 		if !ok || !validFieldName(name) || !validFieldValue(value) {
-			return nil, frameError("bad header line " + quote(string(line)))
+			return nil, frameError("bad header line " + quote(line))
 		}
 		h = append(h, HeaderField{name, value})
 	}

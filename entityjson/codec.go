@@ -84,19 +84,24 @@ func ReadObject(body []byte) (keys []string, vals map[string]json.RawMessage, er
 // service reads it, as Decode does, except that the keys may be absent
 // (the URL of Update, Merge and their batch forms names them): with
 // needKeys, a body without both is PropertiesNeedValue. hasKeys reports
-// whether the body had both keys.
+// whether the body had both keys. The entity's strings may share one copy
+// of body (body itself is not kept).
 func DecodeRequest(body []byte, needKeys bool) (e localtable.Entity, hasKeys bool, err error) {
-	keys, vals, ok := scanFlatObject(body)
+	// One copy of the body, which no one writes, holds the names and
+	// string values of the common flat object, instead of a copy each.
+	frozen := string(body)
+	keys, vals, ok := scanFlatObject(unsafe.Slice(unsafe.StringData(frozen), len(frozen)), true)
 	if !ok {
 		if keys, vals, err = ReadObject(body); err != nil {
 			return e, false, err
 		}
 	}
-	return decodeMembers(keys, vals, needKeys)
+	return decodeMembers(keys, vals, needKeys, ok)
 }
 
-// decodeMembers is DecodeRequest on an object already read.
-func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool) (e localtable.Entity, hasKeys bool, err error) {
+// decodeMembers is DecodeRequest on an object already read. frozen says
+// that the raw values are never written, and strings may alias them.
+func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys, frozen bool) (e localtable.Entity, hasKeys bool, err error) {
 	var havePK, haveRK bool
 	props := 0
 	for _, k := range keys {
@@ -120,7 +125,7 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 			if isNull(raw) {
 				continue
 			}
-			s, err := unquote(raw)
+			s, err := unquote(raw, frozen)
 			if err != nil {
 				return e, false, errValueType(k, "Edm.String")
 			}
@@ -134,11 +139,11 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 		typ := ""
 		ann := append(append(annBuf[:0], k...), AnnotationSuffix...)
 		if a, ok := vals[string(ann)]; ok {
-			if typ, err = unquote(a); err != nil {
+			if typ, err = unquote(a, frozen); err != nil {
 				return e, false, errInvalidInput("The annotation " + quoteOData(k+AnnotationSuffix) + " is not a string.")
 			}
 		}
-		v, err := decodeValue(k, raw, typ)
+		v, err := decodeValue(k, raw, typ, frozen)
 		if err != nil {
 			return e, false, err
 		}
@@ -155,8 +160,9 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
 
 // unquote reads the JSON string raw. Strings of valid UTF-8 without
-// escapes, most of them, are copied as they are.
-func unquote(raw json.RawMessage) (string, error) {
+// escapes, most of them, are copied as they are, or with frozen (raw is
+// never written) not copied at all.
+func unquote(raw json.RawMessage, frozen bool) (string, error) {
 	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
 		in := raw[1 : len(raw)-1]
 		plain, ascii := true, true
@@ -170,6 +176,9 @@ func unquote(raw json.RawMessage) (string, error) {
 			}
 		}
 		if plain && (ascii || utf8.Valid(in)) {
+			if frozen && len(in) > 0 {
+				return unsafe.String(&in[0], len(in)), nil
+			}
 			return string(in), nil
 		}
 	}
@@ -179,7 +188,8 @@ func unquote(raw json.RawMessage) (string, error) {
 }
 
 // decodeValue types one JSON value, by its annotation typ when not empty.
-func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value, error) {
+// With frozen, raw is never written and the value's string may alias it.
+func decodeValue(name string, raw json.RawMessage, typ string, frozen bool) (localtable.Value, error) {
 	if isNull(raw) {
 		return localtable.Value{}, nil
 	}
@@ -187,7 +197,7 @@ func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value
 	isStr := raw[0] == '"'
 	if isStr {
 		var err error
-		if str, err = unquote(raw); err != nil {
+		if str, err = unquote(raw, frozen); err != nil {
 			return localtable.Value{}, errInvalidInput("The value of property " + quoteOData(name) + " is not valid JSON.")
 		}
 	}

@@ -79,14 +79,14 @@ func Append(b []byte, e *localtable.Entity, opts *Options) []byte {
 // service's codes (InvalidInput, PropertiesNeedValue,
 // DuplicatePropertiesSpecified).
 func Decode(data []byte, system bool) (localtable.Entity, error) {
-	keys, vals, ok := scanFlatObject(data)
+	keys, vals, ok := scanFlatObject(data, false)
 	if !ok {
 		var err error
 		if keys, vals, err = ReadObject(data); err != nil {
 			return localtable.Entity{}, err
 		}
 	}
-	e, _, err := decodeMembers(keys, vals, true)
+	e, _, err := decodeMembers(keys, vals, true, false)
 	if err != nil || !system {
 		return e, err
 	}
@@ -97,7 +97,7 @@ func Decode(data []byte, system bool) (localtable.Entity, error) {
 		}
 	}
 	if raw, ok := vals[localtable.TimestampName]; ok {
-		v, err := decodeValue(localtable.TimestampName, raw, localtable.KindDateTime.String())
+		v, err := decodeValue(localtable.TimestampName, raw, localtable.KindDateTime.String(), false)
 		if err != nil {
 			return e, err
 		}
@@ -119,7 +119,7 @@ func ParseValueText(name, text string, kind localtable.Kind) (localtable.Value, 
 		return localtable.StringValue(text), nil
 	}
 	raw := AppendString(nil, text)
-	return decodeValue(name, raw, kind.String())
+	return decodeValue(name, raw, kind.String(), false)
 }
 
 // FormatValueText returns the text of v that ParseValueText reads back to

@@ -3,6 +3,7 @@ package entityjson
 import (
 	"encoding/json"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // scanFlatObject reads the common shape of an entity line quickly: one
@@ -12,8 +13,9 @@ import (
 // duplicate names, invalid or trailing data), and the caller then reads
 // the body with ReadObject, which reports the exact error. For the
 // objects it accepts it returns what ReadObject returns: the names in
-// order and each value's raw JSON.
-func scanFlatObject(b []byte) (keys []string, vals map[string]json.RawMessage, ok bool) {
+// order and each value's raw JSON. With frozen (b is never written) the
+// names alias b instead of copying it.
+func scanFlatObject(b []byte, frozen bool) (keys []string, vals map[string]json.RawMessage, ok bool) {
 	i := skipJSONSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, nil, false
@@ -23,6 +25,7 @@ func scanFlatObject(b []byte) (keys []string, vals map[string]json.RawMessage, o
 	if i < len(b) && b[i] == '}' {
 		return nil, vals, skipJSONSpace(b, i+1) == len(b)
 	}
+	keys = make([]string, 0, 16)
 	for {
 		// A member name without escapes.
 		if i >= len(b) || b[i] != '"' {
@@ -39,7 +42,12 @@ func scanFlatObject(b []byte) (keys []string, vals map[string]json.RawMessage, o
 		if j >= len(b) || !utf8.Valid(b[start:j]) {
 			return nil, nil, false
 		}
-		name := string(b[start:j])
+		var name string
+		if frozen && j > start {
+			name = unsafe.String(&b[start], j-start)
+		} else {
+			name = string(b[start:j])
+		}
 		i = skipJSONSpace(b, j+1)
 		if i >= len(b) || b[i] != ':' {
 			return nil, nil, false

@@ -31,7 +31,7 @@ func FuzzScanFlatObject(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		keys, vals, ok := scanFlatObject(b)
+		keys, vals, ok := scanFlatObject(b, false)
 		wkeys, wvals, err := ReadObject(b)
 		if ok {
 			if err != nil {
@@ -72,12 +72,12 @@ func FuzzScanFlatObject(f *testing.F) {
 // The seeds the fast reader must accept do take the fast path.
 func TestScanFlatObjectAcceptsEntityLines(t *testing.T) {
 	for _, s := range flatSeeds[:3] {
-		if _, _, ok := scanFlatObject([]byte(s)); !ok {
+		if _, _, ok := scanFlatObject([]byte(s), false); !ok {
 			t.Errorf("%s: not read by the fast path", s)
 		}
 	}
 	for _, s := range []string{`{"a":01}`, `{"a\"b":1}`, `{"a":1,"a":2}`, `{"a":{"b":1}}`, `{"a":1}x`, `{"a":"` + "\xff" + `"}`} {
-		if _, _, ok := scanFlatObject([]byte(s)); ok && s != `{"a":"`+"\xff"+`"}` {
+		if _, _, ok := scanFlatObject([]byte(s), false); ok && s != `{"a":"`+"\xff"+`"}` {
 			t.Errorf("%s: taken by the fast path", s)
 		}
 	}
@@ -97,7 +97,7 @@ func TestUnquote(t *testing.T) {
 		}
 		b.WriteByte('"')
 		raw := json.RawMessage(b.String())
-		got, gerr := unquote(raw)
+		got, gerr := unquote(raw, false)
 		var want string
 		werr := json.Unmarshal(raw, &want)
 		if (gerr == nil) != (werr == nil) || got != want {
