@@ -211,6 +211,7 @@ func (rc *reqCtx) applyChangeset(ops []subRequest) ([]batch.Response, error) {
 		return nil, err
 	}
 	resps := make([]batch.Response, len(ops))
+	base := rc.baseURL()
 	for i := range ops {
 		op, act, tag := ops[i].op, &actions[i], string(tags[i])
 		switch act.Type {
@@ -222,7 +223,8 @@ func (rc *reqCtx) applyChangeset(ops []subRequest) ([]batch.Response, error) {
 			resps[i] = batch.Response{Status: http.StatusNoContent, Header: batch.NoContentHeader(op.ContentID(), "", "", tag)}
 			continue
 		}
-		loc := rc.baseURL() + "/" + entityPath(table, act.Entity.PartitionKey, act.Entity.RowKey)
+		var locBuf [256]byte
+		loc := string(appendEntityPath(append(append(locBuf[:0], base...), '/'), table, act.Entity.PartitionKey, act.Entity.RowKey))
 		pref := preference(op)
 		if pref == "return-no-content" {
 			resps[i] = batch.Response{Status: http.StatusNoContent, Header: batch.NoContentHeader(op.ContentID(), pref, loc, tag)}

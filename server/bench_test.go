@@ -75,6 +75,15 @@ func BenchmarkHandler(b *testing.B) {
 			serve(b, req, http.StatusOK)
 		}
 	})
+	b.Run("ScanFilter", func(b *testing.B) {
+		// The partition's 1,000 entities, which all pass an Int32 filter.
+		b.ReportAllocs()
+		f := "PartitionKey%20eq%20'p0'%20and%20Age%20gt%2040"
+		for b.Loop() {
+			req := signedRequest(b, key, http.MethodGet, base+"/bench()?$filter="+f, "", "")
+			serve(b, req, http.StatusOK)
+		}
+	})
 	b.Run("Batch100", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {

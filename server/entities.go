@@ -211,12 +211,13 @@ func (rc *reqCtx) queryEntities(table string) {
 		// Written as the scan finds them, from their stored records:
 		// no Entity, no Properties map.
 		n := 0
+		sw := newStoredWriter(eo)
 		page, err = queryStored(rc.acct.data.Table(table), rc.r.Context(), opts, func(pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value]) error {
 			if n > 0 {
 				b = append(b, ',')
 			}
 			n++
-			b = appendStored(b, pk, rk, ticks, props, eo)
+			b = sw.append(b, pk, rk, ticks, props)
 			return nil
 		})
 	default:

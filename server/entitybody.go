@@ -102,8 +102,33 @@ func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool
 // Timestamp and ETag from their ticks, and the properties in the order
 // they come, their names' order.
 func appendStored(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value], o *encodeOpts) []byte {
+	return newStoredWriter(o).append(b, pk, rk, ticks, props)
+}
+
+// storedWriter is appendStored for the entities of a page: made once, it
+// writes each without allocating.
+type storedWriter struct {
+	w     memberWriter
+	o     *encodeOpts
+	yield func(string, localtable.Value) bool // w.property, made once
+}
+
+func newStoredWriter(o *encodeOpts) *storedWriter {
+	sw := &storedWriter{o: o}
+	sw.yield = sw.property
+	return sw
+}
+
+func (sw *storedWriter) property(name string, v localtable.Value) bool {
+	sw.w.property(name, v, sw.o.level)
+	return true
+}
+
+// append is appendStored.
+func (sw *storedWriter) append(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value]) []byte {
 	b = append(b, '{')
-	w := memberWriter{b: b, first: true}
+	sw.w = memberWriter{b: b, first: true}
+	w, o := &sw.w, sw.o
 	if o.level != metaNone {
 		var path string
 		if o.level == metaFull {
@@ -132,10 +157,10 @@ func appendStored(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, 
 	w.member(localtable.RowKeyName, "")
 	w.b = entityjson.AppendString(w.b, rk)
 	w.timestamp(localtable.TicksToTime(ticks), ticks, o.level)
-	for name, v := range props {
-		w.property(name, v, o.level)
-	}
-	return append(w.b, '}')
+	props(sw.yield)
+	b = append(w.b, '}')
+	w.b = nil
+	return b
 }
 
 // memberWriter appends the members of a JSON object.
@@ -235,8 +260,37 @@ func sortedNames(buf []string, p localtable.Properties) []string {
 // entityPath is the path of an entity below the account, as the SDKs
 // write it: keys quote-doubled, then path-escaped.
 func entityPath(table, pk, rk string) string {
-	esc := func(k string) string { return strings.ReplaceAll(url.PathEscape(quoteOData(k)), "%27", "'") }
-	return table + "(PartitionKey=" + esc(pk) + ",RowKey=" + esc(rk) + ")"
+	return string(appendEntityPath(nil, table, pk, rk))
+}
+
+// appendEntityPath appends entityPath(table, pk, rk) to b.
+func appendEntityPath(b []byte, table, pk, rk string) []byte {
+	b = append(b, table...)
+	b = append(b, "(PartitionKey="...)
+	b = appendPathKey(b, pk)
+	b = append(b, ",RowKey="...)
+	b = appendPathKey(b, rk)
+	return append(b, ')')
+}
+
+// appendPathKey appends key k as entityPath writes it: quote-doubled
+// and path-escaped, its quotes left as they are. Keys of unreserved
+// characters only, most of them, are appended as they are.
+func appendPathKey(b []byte, k string) []byte {
+	for i := 0; i < len(k); i++ {
+		if !isUnreserved(k[i]) {
+			return append(b, strings.ReplaceAll(url.PathEscape(quoteOData(k)), "%27", "'")...)
+		}
+	}
+	b = append(b, '\'')
+	b = append(b, k...)
+	return append(b, '\'')
+}
+
+// isUnreserved reports whether c is one of RFC 3986's unreserved
+// characters, which path escaping leaves as they are.
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 // annotation returns the @odata.type a value is written with at level:
