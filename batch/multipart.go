@@ -186,9 +186,13 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 // hasDelimiter reports whether b holds a line that reads as a delimiter
 // of boundary: such content cannot be framed with it.
 func hasDelimiter(b []byte, boundary string) bool {
-	open := "--" + boundary
+	if len(b) == 0 {
+		return false
+	}
+	var buf [80]byte // most boundaries fit: no allocation
+	open := append(append(buf[:0], "--"...), boundary...)
 	for len(b) > 0 {
-		i := bytes.Index(b, []byte(open))
+		i := bytes.Index(b, open)
 		if i < 0 {
 			return false
 		}

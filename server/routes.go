@@ -177,7 +177,9 @@ func (rc *reqCtx) serveResource(res resource) {
 // unescaped semicolons inside values ($format=application/json;odata=…).
 func parseQuery(raw string) (url.Values, error) {
 	q := url.Values{}
-	for _, kv := range strings.Split(raw, "&") {
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
 		if kv == "" {
 			continue
 		}
