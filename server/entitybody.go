@@ -106,11 +106,23 @@ func appendStored(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, 
 }
 
 // storedWriter is appendStored for the entities of a page: made once, it
-// writes each without allocating.
+// writes each without allocating. The entities of a page mostly share
+// their properties' names and types: the first entity's member names, as
+// written with their annotations, are kept by position and copied for
+// the entities after it where name and annotation are the same.
 type storedWriter struct {
 	w     memberWriter
 	o     *encodeOpts
-	yield func(string, localtable.Value) bool // w.property, made once
+	yield func(string, localtable.Value) bool // sw.property, made once
+	slots []memberSlot                        // by position among the properties
+	idx   int                                 // position of the next property
+}
+
+// memberSlot is the text written before a property's value: its
+// annotation member, if any, and its name, with the colon.
+type memberSlot struct {
+	name, ann string
+	text      []byte
 }
 
 func newStoredWriter(o *encodeOpts) *storedWriter {
@@ -120,14 +132,45 @@ func newStoredWriter(o *encodeOpts) *storedWriter {
 }
 
 func (sw *storedWriter) property(name string, v localtable.Value) bool {
-	sw.w.property(name, v, sw.o.level)
+	if v.IsNull() {
+		return true
+	}
+	w, level := &sw.w, sw.o.level
+	ann := annotation(v, level)
+	i := sw.idx
+	sw.idx++
+	if i == len(sw.slots) && i < maxSlots {
+		// The first entity to have a property at i: keep its text.
+		m := memberWriter{first: true}
+		if ann != "" {
+			m.member(name, entityjson.AnnotationSuffix)
+			m.b = entityjson.AppendString(m.b, ann)
+		}
+		m.member(name, "")
+		sw.slots = append(sw.slots, memberSlot{name: strings.Clone(name), ann: ann, text: m.b})
+	}
+	if i < len(sw.slots) && sw.slots[i].name == name && sw.slots[i].ann == ann {
+		if !w.first {
+			w.b = append(w.b, ',')
+		}
+		w.first = false
+		w.b = append(w.b, sw.slots[i].text...)
+		w.b = entityjson.AppendValue(w.b, v)
+		return true
+	}
+	w.property(name, v, level)
 	return true
 }
+
+// maxSlots bounds the member texts a storedWriter keeps: an entity has at
+// most 252 custom properties.
+const maxSlots = 255
 
 // append is appendStored.
 func (sw *storedWriter) append(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value]) []byte {
 	b = append(b, '{')
 	sw.w = memberWriter{b: b, first: true}
+	sw.idx = 0
 	w, o := &sw.w, sw.o
 	if o.level != metaNone {
 		var path string

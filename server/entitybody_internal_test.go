@@ -98,7 +98,8 @@ func TestAppendEntityPath(t *testing.T) {
 }
 
 // A storedWriter made once for a page writes each of its entities as
-// appendEntity does, and without allocating.
+// appendEntity does, whatever their shapes, and once it has seen the
+// first, without allocating.
 func TestStoredWriterReused(t *testing.T) {
 	props := localtable.Properties{
 		"Name": localtable.StringValue("Jonathan"), "Age": localtable.Int32Value(42), "Visits": localtable.Int64Value(1234567890123),
@@ -112,18 +113,43 @@ func TestStoredWriterReused(t *testing.T) {
 			}
 		}
 	}
+	// Entities of other shapes after the first: a property fewer, a type
+	// or an annotation changed at a position, names that need escaping,
+	// more properties than the first.
+	others := []localtable.Properties{
+		props,
+		{"Age": localtable.Int32Value(1), "Joined": localtable.DateTimeValue(time.Unix(0, 0).UTC())},
+		{"Age": localtable.DoubleValue(math.NaN()), "Joined": localtable.Int64Value(7), "Name": localtable.DoubleValue(0.5)},
+		{"A\"b": localtable.StringValue("x"), "Age": localtable.DoubleValue(1.5), "Z\u2028": localtable.BoolValue(false)},
+		{"Age": localtable.Int32Value(2), "B": localtable.Int32Value(3), "C": localtable.Int32Value(4), "D": localtable.Int32Value(5),
+			"Joined": localtable.DateTimeValue(time.Unix(0, 0).UTC()), "Name": localtable.StringValue("n"), "Payload": localtable.BinaryValue(nil), "Visits": localtable.Int64Value(1)},
+		props,
+	}
+	for _, level := range []metaLevel{metaNone, metaMinimal, metaFull} {
+		o := &encodeOpts{level: level, base: "http://127.0.0.1/devstoreaccount1", account: "devstoreaccount1", table: "T1"}
+		sw := newStoredWriter(o)
+		var got, want []byte
+		for i, p := range others {
+			ticks := int64(638000000000000001 + i)
+			rk := "r" + strconv.Itoa(i)
+			pn := slices.Sorted(maps.Keys(p))
+			pseq := func(yield func(string, localtable.Value) bool) {
+				for _, name := range pn {
+					if !yield(name, p[name]) {
+						return
+					}
+				}
+			}
+			got = sw.append(got, "p0", rk, ticks, pseq)
+			e := localtable.Entity{PartitionKey: "p0", RowKey: rk, Timestamp: localtable.TicksToTime(ticks), ETag: etagOfTicks(ticks), Properties: p}
+			want = appendEntity(want, &e, o, false)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("level %v:\n got %s\nwant %s", level, got, want)
+		}
+	}
 	o := &encodeOpts{level: metaMinimal, base: "http://127.0.0.1/devstoreaccount1", account: "devstoreaccount1", table: "T1"}
 	sw := newStoredWriter(o)
-	var got, want []byte
-	for i, ticks := range []int64{638000000000000001, 638000000000000002} {
-		rk := "r" + strconv.Itoa(i)
-		got = sw.append(got, "p0", rk, ticks, seq)
-		e := localtable.Entity{PartitionKey: "p0", RowKey: rk, Timestamp: localtable.TicksToTime(ticks), ETag: etagOfTicks(ticks), Properties: props}
-		want = appendEntity(want, &e, o, false)
-	}
-	if string(got) != string(want) {
-		t.Fatalf("got %s\nwant %s", got, want)
-	}
 	buf := make([]byte, 0, 4096)
 	if n := testing.AllocsPerRun(100, func() { buf = sw.append(buf[:0], "p0", "r0", 638000000000000001, seq) }); n != 0 {
 		t.Errorf("storedWriter.append: %v allocations per entity, want 0", n)
