@@ -109,7 +109,7 @@ type nameFilter struct{ prefix string }
 
 func (f nameFilter) Match(e *localtable.Entity) bool {
 	v, ok := e.Property("TableName")
-	return ok && strings.HasPrefix(v.Str(), f.prefix)
+	return ok && strings.HasPrefix(v.String(), f.prefix)
 }
 func (f nameFilter) KeyRanges() ([]localtable.KeyRange, bool) { return nil, false }
 func (f nameFilter) String() string                           { return "TableName ge '" + f.prefix + "'" }

@@ -199,10 +199,6 @@ func (v Value) mustBe(k Kind) {
 	}
 }
 
-// Str returns the string of an Edm.String value. It panics for other kinds;
-// use String for a textual form of any kind.
-func (v Value) Str() string { v.mustBe(KindString); return v.str }
-
 // Int32 returns the value of an Edm.Int32. It panics for other kinds.
 func (v Value) Int32() int32 { v.mustBe(KindInt32); return int32(int64(v.num)) }
 
@@ -269,10 +265,13 @@ func (v Value) Equal(w Value) bool {
 	return v.kind == w.kind && v.num == w.num && v.str == w.str
 }
 
-// String returns a textual form of any value: the string itself for
-// Edm.String, and the wire's text for the others (Int64 as digits, DateTime
-// as RFC 3339 with up to 7 fractional digits, Binary as base64, Guid in
-// 8-4-4-4-12 form, null as "<null>").
+// String returns the string of an Edm.String value, and a textual form of
+// any other: the wire's text (Int64 as digits, DateTime as RFC 3339 with up
+// to 7 fractional digits, Binary as base64, Guid in 8-4-4-4-12 form), or
+// "<null>" for null. It is the accessor of an Edm.String, as Int32 is of an
+// Edm.Int32, but unlike the other accessors it never panics: check Kind
+// first where a value of another kind must not pass for a string. It
+// makes Value a fmt.Stringer.
 func (v Value) String() string {
 	switch v.kind {
 	case KindString:

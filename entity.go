@@ -22,9 +22,9 @@ const (
 type Entity struct {
 	PartitionKey string
 	RowKey       string
-	Timestamp    time.Time // last modification, 100 ns precision, UTC
-	ETag         ETag      // changes on every write
-	Properties   Properties
+	Timestamp    time.Time  // last modification, 100 ns precision, UTC
+	ETag         ETag       // changes on every write
+	Properties   Properties // the custom properties
 }
 
 // Properties maps custom property names to values. A property whose value

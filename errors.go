@@ -10,13 +10,12 @@ import (
 // server) puts in the x-ms-error-code header.
 type ErrorCode string
 
-// The service's error codes that localtable and its HTTP server produce.
-// The HTTP status the service answers each with is the server's business:
+// The service's error codes that localtable's operations produce. The
+// codes of the protocol alone (authentication, content negotiation,
+// methods) are the HTTP server's and have no constant here; the HTTP
+// status the service answers each code with is the server's business too:
 // see server.HTTPStatus.
 const (
-	CodeAuthenticationFailed                    ErrorCode = "AuthenticationFailed"
-	CodeAuthorizationPermissionMismatch         ErrorCode = "AuthorizationPermissionMismatch"
-	CodeAuthorizationResourceTypeMismatch       ErrorCode = "AuthorizationResourceTypeMismatch"
 	CodeCommandsInBatchActOnDifferentPartitions ErrorCode = "CommandsInBatchActOnDifferentPartitions"
 	CodeDuplicatePropertiesSpecified            ErrorCode = "DuplicatePropertiesSpecified"
 	CodeEntityAlreadyExists                     ErrorCode = "EntityAlreadyExists"
@@ -25,9 +24,7 @@ const (
 	CodeInvalidInput                            ErrorCode = "InvalidInput"
 	CodeInvalidResourceName                     ErrorCode = "InvalidResourceName"
 	CodeInvalidValueType                        ErrorCode = "InvalidValueType"
-	CodeJSONFormatNotSupported                  ErrorCode = "JsonFormatNotSupported"
 	CodeKeyValueTooLarge                        ErrorCode = "KeyValueTooLarge"
-	CodeMethodNotAllowed                        ErrorCode = "MethodNotAllowed"
 	CodeOutOfRangeInput                         ErrorCode = "OutOfRangeInput"
 	CodePropertiesNeedValue                     ErrorCode = "PropertiesNeedValue"
 	CodePropertyNameInvalid                     ErrorCode = "PropertyNameInvalid"

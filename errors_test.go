@@ -96,6 +96,64 @@ func TestSentinelList(t *testing.T) {
 	}
 }
 
+// TestErrorCodesProduced: every ErrorCode constant of the package is one
+// its operations produce (its non-test code uses it beyond declaring it):
+// the codes only the HTTP protocol gives, such as AuthenticationFailed,
+// belong to the server.
+func TestErrorCodesProduced(t *testing.T) {
+	fset := token.NewFileSet()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[*ast.Ident]bool{}
+	var codes []string
+	uses := map[string]int{}
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "ErrorCode" {
+					continue
+				}
+				for _, n := range vs.Names {
+					declared[n] = true
+					codes = append(codes, n.Name)
+				}
+			}
+		}
+	}
+	if len(codes) < 15 {
+		t.Fatalf("found only the ErrorCode constants %v", codes)
+	}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && !declared[id] {
+				uses[id.Name]++
+			}
+			return true
+		})
+	}
+	for _, c := range codes {
+		if uses[c] == 0 {
+			t.Errorf("%s is declared but no operation of the package produces it", c)
+		}
+	}
+}
+
 // TestErrorLiteral: an *Error made as a composite literal, as packages
 // that build on localtable make theirs, matches the sentinel of its code
 // and no other, directly or wrapped, and errors.As finds it.

@@ -4,10 +4,124 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/localtable/localtable"
 )
+
+// The package documentation's first example, as a program.
+func Example() {
+	if err := tour(context.Background()); err != nil {
+		panic(err)
+	}
+	// Output: 42
+}
+
+// tour is the package documentation's first example, line for line
+// (TestDocSnippets checks that the two agree).
+func tour(ctx context.Context) error {
+	acct, err := localtable.Open(nil) // nil Options: in memory
+	if err != nil {
+		return err
+	}
+	defer acct.Close()
+	tbl, err := acct.CreateTable(ctx, "People")
+	if err != nil {
+		return err
+	}
+	_, err = tbl.Insert(ctx, localtable.Entity{
+		PartitionKey: "Smith",
+		RowKey:       "John",
+		Properties:   localtable.Properties{"Age": localtable.Int32Value(42)},
+	})
+	if err != nil {
+		return err
+	}
+	e, err := tbl.Get(ctx, "Smith", "John", nil)
+	if err != nil {
+		return err
+	}
+	fmt.Println(e.Properties["Age"].Int32()) // 42
+	return nil
+}
+
+// An error the service would also answer is an *Error: errors.Is matches
+// it to the sentinel of its meaning, errors.As reaches its code and
+// message, and ErrorCodeOf reads the code through any wrapping.
+func ExampleError() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	tbl, _ := acct.CreateTable(ctx, "People")
+
+	_, err := tbl.Get(ctx, "Smith", "John", nil)
+	err = fmt.Errorf("loading John: %w", err)
+	fmt.Println(errors.Is(err, localtable.ErrEntityNotFound))
+	var le *localtable.Error
+	if errors.As(err, &le) {
+		fmt.Println(le.Code)
+	}
+	fmt.Println(localtable.ErrorCodeOf(err))
+
+	// A key the service refuses: InvalidInput, with what was wrong.
+	_, err = tbl.Insert(ctx, localtable.Entity{PartitionKey: "a/b", RowKey: "1"})
+	fmt.Println(errors.Is(err, localtable.ErrInvalidInput))
+	fmt.Println(err)
+
+	// An Error made as a literal, as a layer over localtable makes its own,
+	// matches the sentinel of its code.
+	mine := &localtable.Error{Code: localtable.CodeEntityAlreadyExists, Message: "taken"}
+	fmt.Println(errors.Is(mine, localtable.ErrEntityExists))
+	// Output:
+	// true
+	// ResourceNotFound
+	// ResourceNotFound
+	// true
+	// localtable: InvalidInput: PartitionKey "a/b": character U+002F at byte 1 is not allowed in keys (/ \ # ? and control characters U+0000-U+001F, U+007F-U+009F)
+	// true
+}
+
+// A read-modify-write loop under optimistic concurrency: each attempt
+// writes only if the entity still has the ETag it read, and starts over
+// when another writer came first. Eight concurrent increments all count.
+func ExampleTable_Update_retry() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	tbl, _ := acct.CreateTable(ctx, "Counters")
+	tbl.Insert(ctx, localtable.Entity{PartitionKey: "c", RowKey: "hits",
+		Properties: localtable.Properties{"N": localtable.Int64Value(0)}})
+
+	increment := func() error {
+		for {
+			e, err := tbl.Get(ctx, "c", "hits", nil)
+			if err != nil {
+				return err
+			}
+			e.Properties["N"] = localtable.Int64Value(e.Properties["N"].Int64() + 1)
+			_, err = tbl.Update(ctx, e, &localtable.UpdateOptions{IfMatch: e.ETag})
+			if !errors.Is(err, localtable.ErrConditionNotMet) {
+				return err // nil, or an error that trying again cannot fix
+			}
+			// Another write came first: read it and try again.
+		}
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := increment(); err != nil {
+				panic(err)
+			}
+		}()
+	}
+	wg.Wait()
+	e, _ := tbl.Get(ctx, "c", "hits", nil)
+	fmt.Println(e.Properties["N"].Int64())
+	// Output: 8
+}
 
 func ExampleOpen() {
 	ctx := context.Background()

@@ -98,8 +98,12 @@ func (r KeyRange) Intersect(o KeyRange) (KeyRange, bool) {
 //
 //   - The Predicate is not a nil pointer (or other nil value) in a non-nil
 //     interface: such a Predicate is refused, neither called nor taken for
-//     "every entity". A nil Predicate, the zero QueryOptions.Filter, is the
-//     one way to select every entity.
+//     "every entity", with an error that says what to pass instead. A nil
+//     Predicate, the zero QueryOptions.Filter, selects every entity, and
+//     so does filter.Const(true). Package filter's functions never return
+//     a nil *filter.Filter, so a filter built with them is never refused
+//     for this; the pointer to watch is one declared and left nil, as in
+//     "var f *filter.Filter".
 //   - If the Predicate has a method Err() error, as package filter's
 //     Filters do, the query calls it first and fails with the very error it
 //     returns when that is not nil: a Predicate reports so that it could
@@ -141,13 +145,30 @@ func checkPredicate(p Predicate) error {
 	switch v := reflect.ValueOf(p); v.Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
 		if v.IsNil() {
-			return newError(ErrInvalidInput, "the filter is a nil %T: leave the filter nil (untyped) to select every entity", p)
+			return nilPredicateError(p)
 		}
 	}
 	if e, ok := p.(interface{ Err() error }); ok {
 		return e.Err()
 	}
 	return nil
+}
+
+// filterPkg is the import path of package filter, whose nil *Filter a
+// query refuses with advice of its own.
+const filterPkg = "github.com/localtable/localtable/filter"
+
+// nilPredicateError is the error of a query given a nil pointer (or other
+// nil value) in a non-nil Predicate: it says what to pass instead.
+func nilPredicateError(p Predicate) *Error {
+	if t := reflect.TypeOf(p); t.Kind() == reflect.Pointer && t.Elem().PkgPath() == filterPkg {
+		return newError(ErrInvalidInput, "the filter is a nil %T, which is not \"no filter\": "+
+			"to select every entity leave the Filter unset or pass filter.Const(true); "+
+			"to combine optional conditions pass filter.And(conditions...), which is never nil "+
+			"(filter.Const(true) when there are none)", p)
+	}
+	return newError(ErrInvalidInput, "the filter is a nil %T, which is not \"no filter\": "+
+		"to select every entity leave the Filter unset (a nil Predicate)", p)
 }
 
 // predicateRanges returns the key ranges a query of p scans: p's, checked,

@@ -29,7 +29,7 @@ func sign[T int | int64](n T) int { return int(min(max(n, -1), 1)) }
 // checkValidKey fails unless k is a valid key, or too long to be one.
 func checkValidKey(t testing.TB, k string) {
 	t.Helper()
-	if err := localtable.ValidateKey("RowKey", k); err != nil && !errors.Is(err, localtable.ErrKeyTooLarge) {
+	if err := localtable.ValidateRowKey(k); err != nil && !errors.Is(err, localtable.ErrKeyTooLarge) {
 		t.Fatalf("key %q: %v", k, err)
 	}
 }

@@ -95,7 +95,7 @@ func TestPartitionLockSerializesWriters(t *testing.T) {
 			if who.Kind() != localtable.KindString {
 				return
 			}
-			switch who.Str() {
+			switch who.String() {
 			case "first":
 				close(paused)
 				select {
@@ -147,7 +147,7 @@ func TestPartitionLockSerializesWriters(t *testing.T) {
 		if !errors.Is(err2, localtable.ErrConditionNotMet) {
 			t.Fatalf("second update with the same If-Match: %v, want ErrConditionNotMet (a lost update)", err2)
 		}
-		if e, err := tbl.Get(ctx, "p", "r", nil); err != nil || e.Properties["Who"].Str() != "first" {
+		if e, err := tbl.Get(ctx, "p", "r", nil); err != nil || e.Properties["Who"].String() != "first" {
 			t.Fatalf("entity after both: %v %v", e.Properties, err)
 		}
 	})

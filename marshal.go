@@ -539,7 +539,7 @@ func (f *field) decode(t reflect.Type, fv reflect.Value, val Value) error {
 	switch f.gk {
 	case goString:
 		if k == KindString {
-			fv.SetString(val.Str())
+			fv.SetString(val.String())
 			return nil
 		}
 	case goInt, goUint:

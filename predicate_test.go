@@ -117,6 +117,69 @@ func TestQueryPredicateNil(t *testing.T) {
 	}
 }
 
+// TestQueryFilterBuiltUp: the common ways of building a filter from
+// optional conditions. Conditions gathered in a slice and combined with
+// filter.And select every entity when there is none (And of nothing is
+// "true", never nil). A *filter.Filter declared nil and And-ed into only
+// when a condition applies works when one does; when none does, the query
+// refuses the nil pointer with a message that says exactly what to pass
+// instead; a third-party Predicate's nil pointer gets the generic advice.
+func TestQueryFilterBuiltUp(t *testing.T) {
+	a, tbl := newTable(t, engines[0])
+	fill(t, tbl, 2, 3)
+	query := func(f localtable.Predicate) (int, error) {
+		n := 0
+		for _, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f}) {
+			if err != nil {
+				return n, err
+			}
+			n++
+		}
+		return n, nil
+	}
+	for _, pk := range []string{"", "p001"} {
+		var conds []*filter.Filter
+		if pk != "" {
+			conds = append(conds, filter.PartitionKey().Eq(pk))
+		}
+		want := 6
+		if pk != "" {
+			want = 3
+		}
+		if n, err := query(filter.And(conds...)); err != nil || n != want {
+			t.Errorf("And of %d conditions: %d entities, %v; want %d", len(conds), n, err, want)
+		}
+
+		var f *filter.Filter
+		if pk != "" {
+			f = filter.And(f, filter.PartitionKey().Eq(pk))
+		}
+		n, err := query(f)
+		if pk != "" {
+			if err != nil || n != 3 {
+				t.Errorf("And(nil, cond): %d entities, %v; want 3", n, err)
+			}
+			continue
+		}
+		if !errors.Is(err, localtable.ErrInvalidInput) {
+			t.Fatalf("a nil *filter.Filter: %v, want InvalidInput", err)
+		}
+		for _, advice := range []string{"nil *filter.Filter", "leave the Filter unset", "filter.Const(true)", "filter.And(conditions...)"} {
+			if !strings.Contains(err.Error(), advice) {
+				t.Errorf("the error %q does not say %q", err, advice)
+			}
+		}
+		if _, err := a.ListTables(ctx, &localtable.ListTablesOptions{Filter: f}); err == nil || !strings.Contains(err.Error(), "filter.Const(true)") {
+			t.Errorf("ListTables with a nil *filter.Filter: %v, want the advice", err)
+		}
+	}
+	_, err := query((*nilPred)(nil))
+	if err == nil || !strings.Contains(err.Error(), "nil *localtable_test.nilPred") ||
+		!strings.Contains(err.Error(), "leave the Filter unset") || strings.Contains(err.Error(), "filter.") {
+		t.Errorf("a nil third-party Predicate: %v, want the generic advice", err)
+	}
+}
+
 // TestQueryPredicateErrMethod: a third-party Predicate's Err method is
 // part of the contract: a non-nil Err fails the query with that very
 // error before anything is read.

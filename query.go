@@ -15,11 +15,12 @@ import (
 // QueryOptions select, project and page a query. A nil *QueryOptions
 // means the defaults: every entity, in pages of 1,000.
 type QueryOptions struct {
-	// Filter selects entities; nil selects all. Package filter parses the
-	// service's $filter syntax into a Predicate and builds them from typed
-	// values; its key ranges decide what is scanned. The query checks the
-	// Predicate's contract (see Predicate): a nil pointer in it, an Err, or
-	// key ranges out of order fail the query.
+	// Filter selects entities; left unset (a nil Predicate), it selects
+	// all. Package filter parses the service's $filter syntax into a
+	// Predicate and builds them from typed values; its key ranges decide
+	// what is scanned. The query checks the Predicate's contract (see
+	// Predicate): a nil pointer in it (a nil *filter.Filter is not "no
+	// filter"), an Err, or key ranges out of order fail the query.
 	Filter Predicate
 	// Select lists the custom properties to return ($select); nil returns
 	// all. The keys, Timestamp and ETag are always returned; a selected
@@ -64,12 +65,14 @@ const DefaultScanLimit = 50_000
 
 // QueryPage is one page of query results.
 type QueryPage struct {
+	// Entities are the page's entities, in (PartitionKey, RowKey) order.
 	Entities []Entity
 	// Continuation is zero when the query is complete; otherwise pass it
 	// in QueryOptions.Continuation, with the same Filter and Select, for
 	// the next page. A page may be short, or empty, and still continue.
 	Continuation Continuation
-	Stats        QueryStats
+	// Stats say how much work the page took.
+	Stats QueryStats
 }
 
 // QueryStats say how much work a page took.

@@ -410,7 +410,7 @@ func refMatch(x *refExpr, e *localtable.Entity) bool {
 	case p.Kind() != l.Kind():
 		return false // different types never compare
 	case p.Kind() == localtable.KindString:
-		c = compareUTF16(p.Str(), l.Str())
+		c = compareUTF16(p.String(), l.String())
 	case p.Kind() == localtable.KindInt32:
 		c = cmpInt(int64(p.Int32()), int64(l.Int32()))
 	case p.Kind() == localtable.KindInt64:

@@ -46,16 +46,16 @@ func TestRecordReader(t *testing.T) {
 		rec := appendRecord(nil, 98765, sampleProps())
 		var r recordReader
 		r.reset(key, rec)
-		if v, ok := r.Property(RowKeyName); !ok || v.Str() != keys[1] {
+		if v, ok := r.Property(RowKeyName); !ok || v.String() != keys[1] {
 			t.Errorf("RowKey = %v, %v; want %q", v, ok, keys[1])
 		}
-		if v, ok := r.Property(PartitionKeyName); !ok || v.Str() != keys[0] {
+		if v, ok := r.Property(PartitionKeyName); !ok || v.String() != keys[0] {
 			t.Errorf("PartitionKey = %v, %v; want %q", v, ok, keys[0])
 		}
 		if v, ok := r.Property(TimestampName); !ok || v.Ticks() != 98765 {
 			t.Errorf("Timestamp = %v, %v", v, ok)
 		}
-		if v, ok := r.Property("S"); !ok || v.Str() != "héllo" {
+		if v, ok := r.Property("S"); !ok || v.String() != "héllo" {
 			t.Errorf("S = %v, %v", v, ok)
 		}
 		if r.err != nil {

@@ -23,6 +23,13 @@ import (
 //     used only by the module's own packages (internal/edmfmt);
 //     Value.String gives a value's text.
 //   - ErrNotImplemented, CodeNotImplemented: nothing returned them.
+//   - CodeAuthenticationFailed, CodeAuthorizationPermissionMismatch,
+//     CodeAuthorizationResourceTypeMismatch, CodeJSONFormatNotSupported,
+//     CodeMethodNotAllowed: codes of the HTTP protocol, which only the
+//     server produces (server, server/internal/auth).
+//   - Value.Str: Value.String is the accessor of an Edm.String (and a
+//     fmt.Stringer for every kind), as in log/slog.
+//   - ValidateKey(which, k): ValidatePartitionKey and ValidateRowKey.
 func TestRemovedNames(t *testing.T) {
 	if _, ok := reflect.TypeFor[localtable.Error]().FieldByName("StatusCode"); ok {
 		t.Error("localtable.Error has a StatusCode again")
@@ -31,6 +38,9 @@ func TestRemovedNames(t *testing.T) {
 		"NewError": true, "Account.Engine": true,
 		"FormatDouble": true, "FormatDateTime": true, "FormatDateTime7": true,
 		"ErrNotImplemented": true, "CodeNotImplemented": true,
+		"CodeAuthenticationFailed": true, "CodeAuthorizationPermissionMismatch": true,
+		"CodeAuthorizationResourceTypeMismatch": true, "CodeJSONFormatNotSupported": true,
+		"CodeMethodNotAllowed": true, "Value.Str": true, "ValidateKey": true,
 	}
 	names, err := filepath.Glob("*.go")
 	if err != nil {

@@ -163,6 +163,7 @@ type ListTablesOptions struct {
 
 // TablesPage is one page of a table listing.
 type TablesPage struct {
+	// Tables are the page's tables, in name order.
 	Tables []TableInfo
 	// NextTableName, when not empty, is where the next page starts: pass it
 	// in ListTablesOptions.NextTableName.

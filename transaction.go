@@ -40,9 +40,9 @@ func (t ActionType) String() string {
 // in the service, any weak ETag W/"…" is a valid condition that holds only
 // for the entity's current ETag, and any other value is InvalidInput.
 type Action struct {
-	Type    ActionType
-	Entity  Entity
-	IfMatch ETag
+	Type    ActionType // what the action does
+	Entity  Entity     // the entity written, or whose keys are deleted
+	IfMatch ETag       // the condition of an update or delete
 }
 
 // Transact applies up to 100 actions on entities of one partition as one

@@ -43,7 +43,7 @@ func TestTransactAllActionTypes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", rk, err)
 			}
-			if e.Properties["A"].Str() != a {
+			if e.Properties["A"].String() != a {
 				t.Errorf("%s: A = %v, want %s", rk, e.Properties["A"], a)
 			}
 			if _, ok := e.Properties["Keep"]; ok != keep {

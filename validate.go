@@ -170,13 +170,19 @@ func ValidateTableName(name string) error {
 	return nil
 }
 
-// ValidateKey checks a PartitionKey or RowKey value against the service's
-// rules: valid UTF-8, none of / \ # ? or the control characters
-// U+0000–U+001F and U+007F–U+009F (InvalidInput), and at most MaxKeyUTF16
-// UTF-16 code units (KeyValueTooLarge). which names the key in the error.
-func ValidateKey(which, k string) error { return validateKey(which, k) }
+// ValidatePartitionKey checks a PartitionKey value against the service's
+// rules for keys, the ones every write and point read checks: valid UTF-8,
+// none of / \ # ? or the control characters U+0000–U+001F and
+// U+007F–U+009F (ErrInvalidInput), and at most MaxKeyUTF16 UTF-16 code
+// units (ErrKeyTooLarge, code KeyValueTooLarge). The empty key is valid.
+func ValidatePartitionKey(pk string) error { return validateKey(PartitionKeyName, pk) }
 
-// validateKey checks a PartitionKey or RowKey value.
+// ValidateRowKey checks a RowKey value against the service's rules for
+// keys, the same as ValidatePartitionKey's; the error names the RowKey.
+func ValidateRowKey(rk string) error { return validateKey(RowKeyName, rk) }
+
+// validateKey checks a PartitionKey or RowKey value; which names it in the
+// error.
 func validateKey(which, k string) error {
 	if !utf8.ValidString(k) {
 		return newError(ErrInvalidInput, "%s is not valid UTF-8", which)

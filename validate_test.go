@@ -265,3 +265,51 @@ func TestPropertyNameASCII(t *testing.T) {
 	}
 	check("partitionKey", true)
 }
+
+// TestValidateKeys: ValidatePartitionKey and ValidateRowKey apply the
+// rules every write applies to keys, and their errors name the key.
+func TestValidateKeys(t *testing.T) {
+	_, tbl := newTable(t, engines[0])
+	for _, c := range []struct {
+		key  string
+		want error
+	}{
+		{"", nil},
+		{"a-b_c.d~e", nil},
+		{strings.Repeat("é", localtable.MaxKeyUTF16), nil},
+		{strings.Repeat("a", localtable.MaxKeyUTF16+1), localtable.ErrKeyTooLarge},
+		{strings.Repeat("😀", localtable.MaxKeyUTF16/2) + "a", localtable.ErrKeyTooLarge}, // 2 code units each
+		{"a/b", localtable.ErrInvalidInput},
+		{"a\\b", localtable.ErrInvalidInput},
+		{"a#b", localtable.ErrInvalidInput},
+		{"a?b", localtable.ErrInvalidInput},
+		{"a\tb", localtable.ErrInvalidInput},
+		{"a\u0085b", localtable.ErrInvalidInput},
+		{"a\xffb", localtable.ErrInvalidInput},
+	} {
+		for _, v := range []struct {
+			name     string
+			validate func(string) error
+		}{{"PartitionKey", localtable.ValidatePartitionKey}, {"RowKey", localtable.ValidateRowKey}} {
+			err := v.validate(c.key)
+			switch {
+			case c.want == nil && err != nil:
+				t.Errorf("Validate%s(%.20q): %v, want valid", v.name, c.key, err)
+			case c.want != nil && !errors.Is(err, c.want):
+				t.Errorf("Validate%s(%.20q): %v, want %v", v.name, c.key, err, c.want)
+			case c.want != nil && !strings.Contains(err.Error(), v.name):
+				t.Errorf("Validate%s(%.20q): %v does not name the %s", v.name, c.key, err, v.name)
+			}
+			// A write applies the same rules.
+			e := localtable.Entity{PartitionKey: "p", RowKey: "r"}
+			if v.name == "PartitionKey" {
+				e.PartitionKey = c.key
+			} else {
+				e.RowKey = c.key
+			}
+			if _, werr := tbl.Upsert(ctx, e, nil); (werr == nil) != (c.want == nil) {
+				t.Errorf("%s %.20q: Validate%s says %v, a write %v", v.name, c.key, v.name, err, werr)
+			}
+		}
+	}
+}

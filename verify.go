@@ -20,10 +20,10 @@ type VerifyReport struct {
 
 // TableReport is what Verify found of one table.
 type TableReport struct {
-	Name       string
-	Entities   int
-	Partitions int
-	Problems   []string
+	Name       string   // the table's name
+	Entities   int      // entities read
+	Partitions int      // distinct partition keys among them
+	Problems   []string // what is wrong with the table's records
 }
 
 // OK reports whether Verify found no problem.

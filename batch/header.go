@@ -5,8 +5,11 @@ import (
 	"strings"
 )
 
-// HeaderField is one header line, its name as spelled.
-type HeaderField struct{ Name, Value string }
+// HeaderField is one header line.
+type HeaderField struct {
+	Name  string // the header's name, spelled as sent
+	Value string // its value, as sent
+}
 
 // Header holds the header lines of an operation or a response, in order
 // and spelled as sent. The order and spelling are kept because clients

@@ -305,7 +305,7 @@ func Annotation(v localtable.Value) string {
 func AppendValue(b []byte, v localtable.Value) []byte {
 	switch v.Kind() {
 	case localtable.KindString:
-		return AppendString(b, v.Str())
+		return AppendString(b, v.String())
 	case localtable.KindInt32:
 		return strconv.AppendInt(b, int64(v.Int32()), 10)
 	case localtable.KindInt64:

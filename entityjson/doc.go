@@ -26,7 +26,7 @@
 // quoting, for formats such as CSV that type a column apart from its
 // values.
 //
-// Errors are *localtable.Error values with the service's error codes and
-// statuses (InvalidInput, PropertiesNeedValue,
-// DuplicatePropertiesSpecified), ready to be answered on the wire.
+// Errors are *localtable.Error values with the service's error codes
+// (InvalidInput, PropertiesNeedValue, DuplicatePropertiesSpecified), ready
+// to be answered on the wire (with server.HTTPStatus of the code).
 package entityjson

@@ -132,7 +132,7 @@ func FormatValueText(v localtable.Value) string {
 	case localtable.KindNull:
 		return ""
 	case localtable.KindString:
-		return v.Str()
+		return v.String()
 	case localtable.KindDouble:
 		return edmfmt.Double(v.Double())
 	}

@@ -167,8 +167,8 @@ func checkValue(v localtable.Value) (localtable.Value, string) {
 	case localtable.KindNull:
 		return v, "a comparison needs a non-null value"
 	case localtable.KindString:
-		if !utf8.ValidString(v.Str()) {
-			return v, fmt.Sprintf("string %q is not valid UTF-8", v.Str())
+		if !utf8.ValidString(v.String()) {
+			return v, fmt.Sprintf("string %q is not valid UTF-8", v.String())
 		}
 	case localtable.KindDouble:
 		if math.IsNaN(v.Double()) {
@@ -210,8 +210,18 @@ func firstErr(fs []*Filter) error {
 	return nil
 }
 
-// And returns the conjunction of fs, grouped from the left. A nil Filter
-// matches everything and is left out; And of no non-nil filters is nil.
+// And returns the conjunction of fs, grouped from the left. It never
+// returns nil. A nil Filter argument is taken for true and left out, and
+// And of no filters, or of nil ones only, is Const(true), which matches
+// every entity (its String, "true", is a filter the service accepts). So
+// conditions gathered one by one combine without a special case:
+//
+//	var conds []*filter.Filter
+//	if minAge > 0 {
+//		conds = append(conds, filter.Prop("Age").Ge(minAge))
+//	}
+//	opts := &localtable.QueryOptions{Filter: filter.And(conds...)}
+//
 // If a filter of fs carries an error, so does the result.
 func And(fs ...*Filter) *Filter {
 	if err := firstErr(fs); err != nil {
@@ -228,7 +238,7 @@ func And(fs ...*Filter) *Filter {
 		}
 	}
 	if e == nil {
-		return nil
+		return Const(true)
 	}
 	return &Filter{root: e}
 }
@@ -238,8 +248,9 @@ func And(fs ...*Filter) *Filter {
 // matches none and plans no key ranges.
 func Const(v bool) *Filter { return &Filter{root: &Constant{v}} }
 
-// Or returns the disjunction of fs, grouped from the left. A nil Filter
-// matches everything, so Or with a nil argument is nil. Or of no filters
+// Or returns the disjunction of fs, grouped from the left. It never
+// returns nil. A nil Filter argument is taken for true, so Or with a nil
+// argument is Const(true), which matches every entity. Or of no filters
 // is Const(false), which matches nothing. If a filter of fs carries an
 // error, so does the result.
 func Or(fs ...*Filter) *Filter {
@@ -253,7 +264,7 @@ func Or(fs ...*Filter) *Filter {
 	for _, f := range fs {
 		switch {
 		case f == nil:
-			return nil
+			return Const(true)
 		case e == nil:
 			e = f.root
 		default:
@@ -263,9 +274,9 @@ func Or(fs ...*Filter) *Filter {
 	return &Filter{root: e}
 }
 
-// Not returns the negation of f. A nil Filter matches everything, so
-// Not(nil) is Const(false), which matches nothing. If f carries an error,
-// so does the result.
+// Not returns the negation of f. It never returns nil. A nil Filter is
+// taken for true, so Not(nil) is Const(false), which matches nothing. If f
+// carries an error, so does the result.
 func Not(f *Filter) *Filter {
 	switch {
 	case f == nil:
@@ -282,8 +293,16 @@ func Not(f *Filter) *Filter {
 // string is quoted and its quotes doubled, 42 is an Int32 literal and
 // Int64(42) is 42L, a time.Time becomes datetime'…'). It is an error if
 // the number of placeholders and arguments differ, if an argument has no
-// literal, or if the result does not parse.
-func Format(format string, args ...any) (*Filter, error) {
+// literal, or if the result does not parse; the error wraps
+// localtable.ErrInvalidInput, and the Filter returned with it is not nil
+// but carries it (see Err), as Parse's does, so that a query given it
+// fails instead of selecting every entity.
+func Format(format string, args ...any) (f *Filter, err error) {
+	defer func() {
+		if err != nil {
+			f = &Filter{err: err}
+		}
+	}()
 	var b strings.Builder
 	n := 0
 	inString := false
@@ -294,7 +313,7 @@ func Format(format string, args ...any) (*Filter, error) {
 			inString = !inString
 		case !inString && c == '{' && i+1 < len(format) && format[i+1] == '}':
 			if n >= len(args) {
-				return nil, fmt.Errorf("filter: Format: more placeholders than the %d arguments", len(args))
+				return nil, buildErr("Format: more placeholders than the %d arguments", len(args))
 			}
 			v, msg := literalValue(args[n])
 			if msg != "" {
@@ -308,7 +327,7 @@ func Format(format string, args ...any) (*Filter, error) {
 		b.WriteByte(c)
 	}
 	if n != len(args) {
-		return nil, fmt.Errorf("filter: Format: %d placeholders but %d arguments", n, len(args))
+		return nil, buildErr("Format: %d placeholders but %d arguments", n, len(args))
 	}
 	return Parse(b.String())
 }

@@ -47,6 +47,8 @@ func TestBuilder(t *testing.T) {
 		{filter.Prop("G").Eq(g), "G eq guid'0f8fad5b-d9cb-469f-a165-70867728950e'"},
 		{filter.Prop("X").Eq([]byte{0xab, 1}), "X eq X'AB01'"},
 		{filter.And(nil, filter.RowKey().Eq("r"), nil), "RowKey eq 'r'"},
+		{filter.And(), "true"},
+		{filter.Or(nil, filter.RowKey().Eq("r")), "true"},
 		{filter.And(filter.Prop("A").Eq(1), filter.And(filter.Prop("B").Eq(2), filter.Prop("C").Eq(3))), "A eq 1 and (B eq 2 and C eq 3)"},
 		{filter.And(filter.Or(filter.Prop("A").Eq(1), filter.Prop("B").Eq(2)), filter.Prop("C").Eq(3)), "(A eq 1 or B eq 2) and C eq 3"},
 		{filter.Not(filter.Not(filter.Prop("A").Eq(true))), "not not (A eq true)"},
@@ -67,8 +69,16 @@ func TestBuilder(t *testing.T) {
 			t.Errorf("round trip %q: %v", test.want, err)
 		}
 	}
-	if filter.And() != nil || filter.And(nil) != nil || filter.Or(filter.Prop("A").Eq(1), nil) != nil {
-		t.Error("nil handling")
+	// No builder returns nil: And of nothing (or of nils) is true, Or
+	// with a nil (true) argument is true.
+	for _, f := range []*filter.Filter{filter.And(), filter.And(nil), filter.And(nil, nil), filter.Or(filter.Prop("A").Eq(1), nil), filter.Or(nil)} {
+		if f == nil || f.String() != "true" || f.Err() != nil {
+			t.Errorf("got %v, want the Filter \"true\"", f)
+			continue
+		}
+		if p, err := filter.Parse(f.String()); err != nil || !filter.Equal(p.Expr(), filter.Const(true).Expr()) {
+			t.Errorf("%s does not parse back to true: %v", f, err)
+		}
 	}
 	// Or of nothing and the negation of everything match nothing and plan
 	// no ranges.
@@ -230,9 +240,17 @@ func TestFormat(t *testing.T) {
 		{"A eq {} {}", []any{1, 2}, "syntax error"},
 		{"A eq '{}'", []any{1}, "0 placeholders but 1 arguments"},
 	} {
-		_, err := filter.Format(test.format, test.args...)
+		f, err := filter.Format(test.format, test.args...)
 		if err == nil || !strings.Contains(err.Error(), test.msg) {
 			t.Errorf("Format(%q, %v) = %v, want %q", test.format, test.args, err, test.msg)
+		}
+		// The error is InvalidInput, and the Filter returned with it is
+		// not nil but carries it, as Parse's does.
+		if !errors.Is(err, localtable.ErrInvalidInput) {
+			t.Errorf("Format(%q, %v): %v does not wrap ErrInvalidInput", test.format, test.args, err)
+		}
+		if f == nil || f.Err() != err {
+			t.Errorf("Format(%q, %v) returned the Filter %#v, want one carrying %v", test.format, test.args, f, err)
 		}
 	}
 }

@@ -123,11 +123,30 @@
 //
 // Prop, PartitionKey, RowKey and Timestamp name a property; the Field's
 // Eq, Ne, Gt, Ge, Lt and Le compare it with a typed value; Const is the
-// literal true or false; And, Or and Not combine filters (Or of nothing,
-// and Not of the nil Filter that matches everything, are Const(false)).
-// Format binds values into a template:
+// literal true or false; And, Or and Not combine filters. Format binds
+// values into a template:
 //
 //	f, err := filter.Format("PartitionKey eq {} and Age gt {}", pk, 30)
+//
+// No function of the package returns a nil *Filter, and a query refuses
+// one (a nil pointer in QueryOptions.Filter is not "no filter"; leave the
+// filter unset for that). And of no filters is Const(true), which matches
+// every entity and prints as "true", a filter the service accepts; Or of
+// no filters is Const(false). So optional conditions combine without a
+// special case:
+//
+//	var conds []*filter.Filter
+//	if pk != "" {
+//		conds = append(conds, filter.PartitionKey().Eq(pk))
+//	}
+//	if minAge > 0 {
+//		conds = append(conds, filter.Prop("Age").Ge(minAge))
+//	}
+//	f := filter.And(conds...) // "true" when there is no condition
+//
+// The arguments of And, Or and Not may be nil, taken for true: And(f,
+// cond) with a nil f is cond, Or with a nil argument is Const(true), and
+// Not(nil) is Const(false).
 //
 // A Go value's type chooses its literal's Edm type, so that the obvious
 // code matches what it should. An integer of any Go type (int, int64,

@@ -94,7 +94,7 @@ func Compare(prop localtable.Value, op Op, lit localtable.Value) bool {
 	var c int
 	switch pk {
 	case localtable.KindString:
-		c = keyenc.CompareUTF16(prop.Str(), lit.Str())
+		c = keyenc.CompareUTF16(prop.String(), lit.String())
 	case localtable.KindInt32:
 		c = cmp.Compare(prop.Int32(), lit.Int32())
 	case localtable.KindInt64:

@@ -171,3 +171,32 @@ func ExampleParseWithOptions() {
 	// 20 <nil>
 	// filter: syntax error at offset 1048576: filter too long: 1049062 bytes, at most 1048576 are allowed
 }
+
+// And combines conditions that apply only sometimes: of no conditions it
+// is the filter "true", which selects every entity, never nil (a query
+// refuses a nil *filter.Filter).
+func ExampleAnd() {
+	ctx := context.Background()
+	a, _ := localtable.Open(nil)
+	defer a.Close()
+	t, _ := a.CreateTable(ctx, "People")
+	for i, age := range []int32{17, 30, 45} {
+		e := localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}
+		e.Set("Age", localtable.Int32Value(age))
+		t.Insert(ctx, e)
+	}
+	search := func(minAge int) {
+		var conds []*filter.Filter
+		if minAge > 0 {
+			conds = append(conds, filter.Prop("Age").Ge(minAge))
+		}
+		f := filter.And(conds...)
+		n, err := t.Count(ctx, f)
+		fmt.Printf("%q: %d, %v\n", f, n, err)
+	}
+	search(0)
+	search(18)
+	// Output:
+	// "true": 3, <nil>
+	// "Age ge 18": 2, <nil>
+}

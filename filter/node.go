@@ -72,7 +72,9 @@ type Comparison struct {
 // Constant is a bare Boolean literal used as a condition, as in "true"
 // or "false or Age gt 3": true matches every entity, false none. It is
 // not a comparison, so it does not count toward MaxComparisons.
-type Constant struct{ Value bool }
+type Constant struct {
+	Value bool // the literal: true or false
+}
 
 // AndExpr is "Left and Right".
 type AndExpr struct{ Left, Right Expr }
@@ -184,7 +186,7 @@ func writeOperand(b *strings.Builder, e Expr, paren bool) {
 func Literal(v localtable.Value) string {
 	switch v.Kind() {
 	case localtable.KindString:
-		return "'" + strings.ReplaceAll(v.Str(), "'", "''") + "'"
+		return "'" + strings.ReplaceAll(v.String(), "'", "''") + "'"
 	case localtable.KindInt32:
 		return strconv.FormatInt(int64(v.Int32()), 10)
 	case localtable.KindInt64:
@@ -224,12 +226,21 @@ func formatDouble(f float64) string {
 // semantics, KeyRanges plans the key ranges a query must scan, and String
 // gives canonical $filter syntax to send to the real service.
 //
-// A nil *Filter matches every entity, plans a full scan and prints as "",
-// and And, Or and Not take it for true; but a query refuses it as its
-// filter (see localtable.Predicate): a query without a filter leaves its
-// filter nil.
-// A Filter built from invalid input carries an error instead of a tree:
-// see Err. A Filter is immutable and safe for concurrent use.
+// No function of the package returns a nil *Filter: the builders And, Or,
+// Not, Const and Field's comparisons, and New, Parse and Format, even when
+// they fail, return a Filter. A Filter built from invalid input carries an
+// error instead of a tree: see Err.
+//
+// A query refuses a nil *Filter as its filter, with an InvalidInput error
+// that says what to do (see localtable.Predicate): a nil pointer stored in
+// QueryOptions.Filter is not "no filter". To select every entity, leave
+// the filter unset, or pass Const(true); to build a filter up from
+// optional conditions, combine them with And, which of no conditions is
+// Const(true). The methods of a nil *Filter do not panic: it matches every
+// entity, plans a full scan and prints as "", and And, Or and Not take it
+// for true.
+//
+// A Filter is immutable and safe for concurrent use.
 type Filter struct {
 	root Expr
 	err  error // why the builder could not build root

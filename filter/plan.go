@@ -230,7 +230,7 @@ func (pl *planner) analyze(x Expr) plan {
 		if x.Value.Kind() != localtable.KindString {
 			return plan{} // a key is a string: this matches nothing
 		}
-		s := x.Value.Str()
+		s := x.Value.String()
 		if !utf8.ValidString(s) {
 			return plan{full, full} // order of invalid UTF-8 is not the engine's
 		}

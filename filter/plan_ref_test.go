@@ -40,7 +40,7 @@ func refAnalyze(x Expr) plan {
 		if x.Value.Kind() != localtable.KindString {
 			return plan{}
 		}
-		s := x.Value.Str()
+		s := x.Value.String()
 		if !utf8.ValidString(s) {
 			return plan{full, full}
 		}

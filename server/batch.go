@@ -114,7 +114,7 @@ func (sr *subRequest) action() (localtable.Action, op, error) {
 			act.Type, o = localtable.ActionUpsertReplace, opUpsert
 		}
 	default:
-		return act, 0, wireError(localtable.CodeMethodNotAllowed, "The method "+method+" is not allowed in a batch.")
+		return act, 0, wireError(codeMethodNotAllowed, "The method "+method+" is not allowed in a batch.")
 	}
 	e, hasKeys, err := entityjson.DecodeRequest(bytes.TrimSpace(sr.op.Body), sr.res.kind != resEntity)
 	if err != nil {

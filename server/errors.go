@@ -12,8 +12,11 @@ import (
 	"github.com/localtable/localtable/storage"
 )
 
-// Error codes the core has no constant for.
+// Error codes of the protocol, which the core does not produce.
 const (
+	codeAuthenticationFailed   localtable.ErrorCode = "AuthenticationFailed"
+	codeJSONFormatNotSupported localtable.ErrorCode = "JsonFormatNotSupported"
+	codeMethodNotAllowed       localtable.ErrorCode = "MethodNotAllowed"
 	codeInvalidURI             localtable.ErrorCode = "InvalidUri"
 	codeInvalidHeaderValue     localtable.ErrorCode = "InvalidHeaderValue"
 	codeInvalidXMLDocument     localtable.ErrorCode = "InvalidXmlDocument"
@@ -49,7 +52,7 @@ func errInvalidURI(msg string) *localtable.Error {
 }
 
 func errMethod(r *http.Request) *localtable.Error {
-	return wireError(localtable.CodeMethodNotAllowed, "The requested method "+r.Method+" is not allowed on this resource.")
+	return wireError(codeMethodNotAllowed, "The requested method "+r.Method+" is not allowed on this resource.")
 }
 
 // asWireError maps any error to the code and message the server answers

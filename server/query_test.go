@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/localtabletest"
 )
 
@@ -173,6 +174,11 @@ func TestWireBooleanLiteralFilters(t *testing.T) {
 	for _, c := range []struct{ filter, want string }{
 		{"true", "p1/1 p1/2 p2/1 p3/1"},
 		{"false", ""},
+		// What the builder makes of no conditions, and of a condition
+		// started from nil, goes on the wire as it is.
+		{filter.And().String(), "p1/1 p1/2 p2/1 p3/1"},
+		{filter.Or().String(), ""},
+		{filter.Or(nil, filter.PartitionKey().Eq("p1")).String(), "p1/1 p1/2 p2/1 p3/1"},
 		{"not false", "p1/1 p1/2 p2/1 p3/1"},
 		{"not true", ""},
 		{"(true)", "p1/1 p1/2 p2/1 p3/1"},

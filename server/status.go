@@ -28,9 +28,6 @@ func HTTPStatus(code localtable.ErrorCode) int {
 // to the storage services' REST APIs).
 var statuses = map[localtable.ErrorCode]int{
 	// Package localtable's codes.
-	localtable.CodeAuthenticationFailed:                    http.StatusForbidden,
-	localtable.CodeAuthorizationPermissionMismatch:         http.StatusForbidden,
-	localtable.CodeAuthorizationResourceTypeMismatch:       http.StatusForbidden,
 	localtable.CodeCommandsInBatchActOnDifferentPartitions: http.StatusBadRequest,
 	localtable.CodeDuplicatePropertiesSpecified:            http.StatusBadRequest,
 	localtable.CodeEntityAlreadyExists:                     http.StatusConflict,
@@ -39,9 +36,7 @@ var statuses = map[localtable.ErrorCode]int{
 	localtable.CodeInvalidInput:                            http.StatusBadRequest,
 	localtable.CodeInvalidResourceName:                     http.StatusBadRequest,
 	localtable.CodeInvalidValueType:                        http.StatusBadRequest,
-	localtable.CodeJSONFormatNotSupported:                  http.StatusUnsupportedMediaType,
 	localtable.CodeKeyValueTooLarge:                        http.StatusBadRequest,
-	localtable.CodeMethodNotAllowed:                        http.StatusMethodNotAllowed,
 	localtable.CodeOutOfRangeInput:                         http.StatusBadRequest,
 	localtable.CodePropertiesNeedValue:                     http.StatusBadRequest,
 	localtable.CodePropertyNameInvalid:                     http.StatusBadRequest,
@@ -56,6 +51,9 @@ var statuses = map[localtable.ErrorCode]int{
 	localtable.CodeInternalError:                           http.StatusInternalServerError,
 
 	// The Table service's codes the core does not produce.
+	codeAuthenticationFailed:           http.StatusForbidden,
+	codeJSONFormatNotSupported:         http.StatusUnsupportedMediaType,
+	codeMethodNotAllowed:               http.StatusMethodNotAllowed,
 	codeAtomFormatNotSupported:         http.StatusUnsupportedMediaType,
 	codeXMethodIncorrectCount:          http.StatusBadRequest,
 	codeXMethodIncorrectValue:          http.StatusBadRequest,
@@ -74,12 +72,14 @@ var statuses = map[localtable.ErrorCode]int{
 	codeAccountNotFound:                http.StatusNotFound,
 
 	// The codes of server/internal/auth.
-	"NoAuthenticationInformation":   http.StatusUnauthorized,
-	"InvalidAuthenticationInfo":     http.StatusUnauthorized,
-	"AuthorizationFailure":          http.StatusForbidden,
-	"AuthorizationProtocolMismatch": http.StatusForbidden,
-	"AuthorizationServiceMismatch":  http.StatusForbidden,
-	"AuthorizationSourceIPMismatch": http.StatusForbidden,
+	"AuthorizationPermissionMismatch":   http.StatusForbidden,
+	"AuthorizationResourceTypeMismatch": http.StatusForbidden,
+	"NoAuthenticationInformation":       http.StatusUnauthorized,
+	"InvalidAuthenticationInfo":         http.StatusUnauthorized,
+	"AuthorizationFailure":              http.StatusForbidden,
+	"AuthorizationProtocolMismatch":     http.StatusForbidden,
+	"AuthorizationServiceMismatch":      http.StatusForbidden,
+	"AuthorizationSourceIPMismatch":     http.StatusForbidden,
 
 	// The codes of server/internal/cors.
 	"CorsPreflightFailure": http.StatusForbidden,

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-
-	"github.com/localtable/localtable"
 )
 
 // This file decides which version of the protocol a request is served
@@ -73,7 +71,7 @@ const maxClientRequestID = 1024
 // Shared Key, Shared Key Lite or a bearer token that names no version.
 func errUnversioned() error {
 	return &detailedError{
-		err: wireError(localtable.CodeAuthenticationFailed,
+		err: wireError(codeAuthenticationFailed,
 			"Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."),
 		details: [][2]string{
 			{"AuthenticationErrorDetail", "Unversioned authenticated access is not allowed."},
@@ -176,7 +174,7 @@ func (rc *reqCtx) checkJSONVersion() error {
 	}
 	for _, v := range []string{rc.query.Get("$format"), rc.r.Header.Get("Accept"), rc.r.Header.Get("Content-Type")} {
 		if strings.Contains(strings.ToLower(v), "json") {
-			return wireError(localtable.CodeJSONFormatNotSupported, "JSON format is not supported.")
+			return wireError(codeJSONFormatNotSupported, "JSON format is not supported.")
 		}
 	}
 	return wireError(codeAtomFormatNotSupported,

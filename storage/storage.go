@@ -164,6 +164,7 @@ type Engine interface {
 // Syncer is implemented by engines that can flush acknowledged writes made
 // without sync to durable storage.
 type Syncer interface {
+	// Sync makes every write acknowledged so far durable.
 	Sync() error
 }
 
@@ -218,7 +219,9 @@ var (
 // first they fail with an error that wraps ctx.Err(). An iterator from
 // NewIterContext uses ctx for every read it makes until it is closed.
 type ContextReader interface {
+	// GetContext is Reader.Get bounded by ctx.
 	GetContext(ctx context.Context, key []byte) (value []byte, closer io.Closer, err error)
+	// NewIterContext is Reader.NewIter bounded by ctx.
 	NewIterContext(ctx context.Context, opts *IterOptions) (Iterator, error)
 }
 

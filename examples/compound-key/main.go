@@ -128,7 +128,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	fmt.Fprintln(w)
 	parts := []string{"R&D/Team #2", "what?", `back\slash`, "tab\there"}
 	k := localtable.CompoundKey(parts...)
-	if err := localtable.ValidateKey("RowKey", k); err != nil {
+	if err := localtable.ValidateRowKey(k); err != nil {
 		return err
 	}
 	if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "teams", RowKey: k}); err != nil {

@@ -74,10 +74,10 @@ func lastNameOf(id int) string        { return lastNames[(id+id/workers)%len(las
 // ids reads an index entity's list.
 func ids(e localtable.Entity) []string {
 	v, ok := e.Properties["EmployeeIDs"]
-	if !ok || v.Str() == "" {
+	if !ok || v.String() == "" {
 		return nil
 	}
-	return strings.Split(v.Str(), " ")
+	return strings.Split(v.String(), " ")
 }
 
 func indexEntity(lastName string, list []string) localtable.Entity {
@@ -146,7 +146,7 @@ func rename(ctx context.Context, tbl *localtable.Table, id int, newLast string) 
 		if err != nil {
 			return err
 		}
-		oldLast := emp.Properties["LastName"].Str()
+		oldLast := emp.Properties["LastName"].String()
 		oldIdx, _, err := readIndex(ctx, tbl, oldLast)
 		if err != nil {
 			return err
@@ -222,7 +222,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if e.Properties["LastName"].Str() == "Jones" {
+		if e.Properties["LastName"].String() == "Jones" {
 			found = append(found, id)
 		}
 	}
@@ -255,7 +255,7 @@ func checkIndex(ctx context.Context, tbl *localtable.Table) (int, error) {
 		}
 		switch {
 		case strings.HasPrefix(e.RowKey, "emp_"):
-			ln := e.Properties["LastName"].Str()
+			ln := e.Properties["LastName"].String()
 			want[ln] = append(want[ln], e.RowKey)
 		case strings.HasPrefix(e.RowKey, "lastname_"):
 			got[strings.TrimPrefix(e.RowKey, "lastname_")] = ids(e)

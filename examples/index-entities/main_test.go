@@ -53,7 +53,7 @@ func TestIndexEntities(t *testing.T) {
 		}
 		if strings.HasPrefix(e.RowKey, "emp_") {
 			n++
-			ln := e.Properties["LastName"].Str()
+			ln := e.Properties["LastName"].String()
 			byName[ln] = append(byName[ln], e.RowKey)
 		}
 	}

@@ -218,7 +218,7 @@ func (st *store) leave(ctx context.Context, id string) error {
 	if err := st.tbl.Delete(ctx, e.PartitionKey, e.RowKey, &localtable.DeleteOptions{IfMatch: e.ETag}); err != nil {
 		return err
 	}
-	return st.enqueue(ctx, indexUpdate{Department: dept, EmployeeID: id, OldEmail: e.Properties["Email"].Str()})
+	return st.enqueue(ctx, indexUpdate{Department: dept, EmployeeID: id, OldEmail: e.Properties["Email"].String()})
 }
 
 // Step is a step of the worker.

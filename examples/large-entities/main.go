@@ -110,7 +110,7 @@ func (s BlobStore) Sweep(ctx context.Context, tbl *localtable.Table, minAge time
 		if err != nil {
 			return 0, err
 		}
-		live[e.Properties["Blob"].Str()] = true
+		live[e.Properties["Blob"].String()] = true
 	}
 	names, err := os.ReadDir(s.Dir)
 	if err != nil {

@@ -61,7 +61,7 @@ func TestLargeEntities(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !onDisk[e.Properties["Blob"].Str()] {
+		if !onDisk[e.Properties["Blob"].String()] {
 			t.Errorf("%s/%s points at a missing blob", e.PartitionKey, e.RowKey)
 		}
 		n++

@@ -182,7 +182,7 @@ func TestBrowserExplorer(t *testing.T) {
 	do("edit", chromedp.SetValue("#props tbody tr:nth-child(2) .pvalue", "shipped", chromedp.ByQuery),
 		chromedp.Click("#save", chromedp.ByQuery), chromedp.WaitVisible("#notice", chromedp.ByQuery))
 	e, err = tb.Get(ctx, "smith", "0001", nil)
-	if err != nil || e.Properties["Status"].Str() != "shipped" || e.Properties["Total"].Double() != 12.5 {
+	if err != nil || e.Properties["Status"].String() != "shipped" || e.Properties["Total"].Double() != 12.5 {
 		t.Fatalf("after editing: %v %+v", err, e.Properties)
 	}
 
@@ -200,7 +200,7 @@ func TestBrowserExplorer(t *testing.T) {
 		t.Fatalf("conflict button: %q", got)
 	}
 	shot("explorer-conflict.png")
-	if cur, _ := tb.Get(ctx, "smith", "0001", nil); cur.Properties["Status"].Str() != "returned" {
+	if cur, _ := tb.Get(ctx, "smith", "0001", nil); cur.Properties["Status"].String() != "returned" {
 		t.Fatalf("the stale save wrote: %v", cur.Properties["Status"])
 	}
 

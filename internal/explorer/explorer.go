@@ -38,14 +38,14 @@ import (
 
 // Account is an account the explorer shows.
 type Account struct {
-	Name string
-	Key  []byte // the key the login form checks
-	Data *localtable.Account
+	Name string              // the account name, as the explorer shows it
+	Key  []byte              // the key the login form checks
+	Data *localtable.Account // the account's tables
 }
 
 // Options configure the explorer.
 type Options struct {
-	Accounts []Account
+	Accounts []Account // the accounts shown, in order
 	// NoAuth opens every account without a login.
 	NoAuth bool
 	// Prefix is the path the explorer is mounted at, ending in "/", such

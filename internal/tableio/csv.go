@@ -16,8 +16,8 @@ import (
 
 // Column is a CSV column: a property name and its Edm type.
 type Column struct {
-	Name string
-	Kind localtable.Kind
+	Name string          // the property name
+	Kind localtable.Kind // its Edm type
 }
 
 // Header returns the column's header text: "Name" for an Edm.String (and

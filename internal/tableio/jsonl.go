@@ -18,8 +18,8 @@ const MaxLineBytes = 16 << 20
 
 // Writer writes entities to a file. It buffers: call Flush at the end.
 type Writer interface {
-	Write(e *localtable.Entity) error
-	Flush() error
+	Write(e *localtable.Entity) error // writes one entity
+	Flush() error                     // writes out what is buffered
 }
 
 // JSONLWriter writes entities as JSON lines.

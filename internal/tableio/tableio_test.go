@@ -127,7 +127,7 @@ func TestCSVHeaderAndCells(t *testing.T) {
 	}
 	// An empty unquoted cell is an absent property; LF line ends work too.
 	got2, _, bad := readAll(t, tableio.CSV, "PartitionKey,RowKey,Age@Edm.Int32,Name\np,r,,\np,s,7,\"\"\n")
-	if len(bad) != 0 || len(got2) != 2 || len(got2[0].Properties) != 0 || got2[1].Properties["Name"].Str() != "" || got2[1].Properties["Age"].Int32() != 7 {
+	if len(bad) != 0 || len(got2) != 2 || len(got2[0].Properties) != 0 || got2[1].Properties["Name"].String() != "" || got2[1].Properties["Age"].Int32() != 7 {
 		t.Fatalf("%v %v", got2, bad)
 	}
 }
@@ -179,7 +179,7 @@ func TestSkipThrough(t *testing.T) {
 			t.Fatalf("%v: skipped %d: %v", f, n, err)
 		}
 		_, e, err := r.Next()
-		if err != nil || e.Properties["Mixed"].Str() != "five" {
+		if err != nil || e.Properties["Mixed"].String() != "five" {
 			t.Fatalf("%v: after skipping: %v %v", f, e, err)
 		}
 	}

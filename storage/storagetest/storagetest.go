@@ -93,7 +93,10 @@ func Run(t *testing.T, open func(t *testing.T) storage.Engine) {
 }
 
 // KV is one key-value pair, as strings for readable diffs.
-type KV struct{ K, V string }
+type KV struct {
+	K string // the key
+	V string // the value
+}
 
 // String formats the pair as quoted key=value.
 func (kv KV) String() string { return fmt.Sprintf("%q=%q", kv.K, kv.V) }

@@ -17,9 +17,9 @@ import (
 // Result is a whole query: every entity it returned, in order, and the work
 // it took summed over its pages.
 type Result struct {
-	Entities []localtable.Entity
-	Stats    localtable.QueryStats
-	Pages    int
+	Entities []localtable.Entity   // every entity returned, in order
+	Stats    localtable.QueryStats // the work, summed over the pages
+	Pages    int                   // how many pages the query took
 }
 
 // Query runs opts against tbl to the end, following continuations; nil

@@ -105,7 +105,8 @@ type Options struct {
 type Message struct {
 	// ID names the message in its queue, and in its poison queue if it is
 	// moved there. It sorts by enqueue time.
-	ID   string
+	ID string
+	// Body is the message's content, as enqueued.
 	Body string
 	// InsertedAt is when the message was enqueued.
 	InsertedAt time.Time
@@ -343,7 +344,7 @@ func (q *Queue) decode(e localtable.Entity) (Message, error) {
 	}
 	return Message{
 		ID:           e.RowKey[len(q.prefix):],
-		Body:         body.Str(),
+		Body:         body.String(),
 		InsertedAt:   ins.Time(),
 		NextVisible:  vis.Time(),
 		DequeueCount: int(cnt.Int32()),

@@ -52,16 +52,16 @@ func (o Op) entity() bool { return o <= OpDelete }
 const authFailedMessage = "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."
 
 func errAuthentication(msg string) *localtable.Error {
-	return newError(localtable.CodeAuthenticationFailed, authFailedMessage+" "+msg)
+	return newError(codeAuthenticationFailed, authFailedMessage+" "+msg)
 }
 
 func errPermission(msg string) *localtable.Error {
-	return newError(localtable.CodeAuthorizationPermissionMismatch,
+	return newError(codeAuthorizationPermissionMismatch,
 		"This request is not authorized to perform this operation using this permission. "+msg)
 }
 
 func errResourceType(msg string) *localtable.Error {
-	return newError(localtable.CodeAuthorizationResourceTypeMismatch,
+	return newError(codeAuthorizationResourceTypeMismatch,
 		"This request is not authorized to perform this operation using this resource type. "+msg)
 }
 

@@ -6,10 +6,14 @@ import (
 	"github.com/localtable/localtable"
 )
 
-// Error codes the core has no constant for.
+// Error codes of authentication and authorization, which the core does
+// not produce.
 const (
-	codeNoAuthenticationInfo    localtable.ErrorCode = "NoAuthenticationInformation"
-	codeInvalidAuthenticationIn localtable.ErrorCode = "InvalidAuthenticationInfo"
+	codeAuthenticationFailed              localtable.ErrorCode = "AuthenticationFailed"
+	codeAuthorizationPermissionMismatch   localtable.ErrorCode = "AuthorizationPermissionMismatch"
+	codeAuthorizationResourceTypeMismatch localtable.ErrorCode = "AuthorizationResourceTypeMismatch"
+	codeNoAuthenticationInfo              localtable.ErrorCode = "NoAuthenticationInformation"
+	codeInvalidAuthenticationIn           localtable.ErrorCode = "InvalidAuthenticationInfo"
 )
 
 // newError returns an *localtable.Error with any code; the server

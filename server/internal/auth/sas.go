@@ -200,7 +200,7 @@ type readerRangePredicate struct{ *rangePredicate }
 func (p *readerRangePredicate) MatchReader(r localtable.PropertyReader) bool {
 	pk, ok1 := r.Property(localtable.PartitionKeyName)
 	rk, ok2 := r.Property(localtable.RowKeyName)
-	if !ok1 || !ok2 || !p.r.Contains(pk.Str(), rk.Str()) {
+	if !ok1 || !ok2 || !p.r.Contains(pk.String(), rk.String()) {
 		return false
 	}
 	return p.inner == nil || p.inner.(localtable.ReaderPredicate).MatchReader(r)
