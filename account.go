@@ -66,6 +66,12 @@ type Account struct {
 	// cacheMu serializes the changes to the catalog on a shared engine,
 	// where it is a cache (see shared.go); it is held for no I/O.
 	cacheMu sync.Mutex
+	// clockVer is the Version of the clock's mark this Account last wrote
+	// on a shared engine (NoVersion: not known to be its own), and
+	// clockPrev the mark it replaced; both are guarded by clock.mu (see
+	// raiseClockMark).
+	clockVer  storage.Version
+	clockPrev int64
 
 	// parts serializes writes to one partition: a write locks the stripe
 	// of its (table, PartitionKey), reads its entities, and commits.
@@ -115,7 +121,7 @@ func Open(opts *Options) (*Account, error) {
 		released: make(chan struct{}),
 	}
 	a.ve, _ = o.Engine.(storage.VersionedEngine)
-	a.clock = clock{now: o.Clock, persist: a.persistClock}
+	a.clock = clock{now: o.Clock, persist: a.persistClock, lower: a.lowerClock}
 	if !claimEngine(o.Engine) {
 		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)
 	}
@@ -237,6 +243,7 @@ func (a *Account) Close() error {
 		<-a.released
 		return ErrClosed
 	}
+	a.clock.settle()
 	err := a.eng.Close()
 	releaseEngine(a.eng)
 	close(a.released)

@@ -18,6 +18,9 @@ import (
 // persisted mark it durably raises the mark to that tick plus
 // clockReserve. After a reopen it resumes above the mark, so no tick is
 // handed out twice even if the source is behind the last stored Timestamp.
+// A clean Close (settle) lowers the mark to the last tick handed out, so
+// that reopening does not move Timestamps ahead of the source: only a
+// crash costs the rest of the reservation, at most clockReserve.
 type clock struct {
 	now func() time.Time
 
@@ -25,6 +28,10 @@ type clock struct {
 	last     int64                  // last tick handed out
 	reserved int64                  // persisted high-water mark
 	persist  func(mark int64) error // durably stores the mark
+	// lower durably lowers the mark this clock reserved to last, the
+	// last tick handed out, or as far toward it as the ticks of others
+	// sharing the mark allow (see Account.lowerClock).
+	lower func(last int64) error
 }
 
 // clockReserve is how far ahead of the last tick the mark is raised: one
@@ -65,6 +72,21 @@ func (c *clock) nextAfter(floor int64) (int64, error) {
 	return t, nil
 }
 
+// settle gives back the part of the reservation that no tick used: the
+// persisted mark becomes the last tick handed out. It is for a clean
+// Close, once no write is in flight; if it fails, the reservation stays,
+// which is safe.
+func (c *clock) settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last >= c.reserved || c.lower == nil {
+		return
+	}
+	if c.lower(c.last) == nil {
+		c.reserved = c.last
+	}
+}
+
 // clockTicks converts a time of the clock to ticks, or fails with
 // ErrClockOutOfRange if it is outside the range of Timestamps.
 func clockTicks(now time.Time) (int64, error) {
@@ -90,6 +112,21 @@ func (a *Account) persistClock(mark int64) error {
 	b := a.eng.NewBatch()
 	defer b.Close()
 	if err := b.Set(metaClock, encodeTicks(mark)); err != nil {
+		return err
+	}
+	return b.Commit(true)
+}
+
+// lowerClock lowers the clock's mark to last, the last tick this Account
+// handed out, for a clean Close. On a shared engine other processes' ticks
+// rely on the mark too: see lowerClockMark.
+func (a *Account) lowerClock(last int64) error {
+	if a.ve != nil {
+		return a.lowerClockMark(context.Background(), last)
+	}
+	b := a.eng.NewBatch()
+	defer b.Close()
+	if err := b.Set(metaClock, encodeTicks(last)); err != nil {
 		return err
 	}
 	return b.Commit(true)

@@ -544,36 +544,92 @@ func (a *Account) setPoliciesShared(ctx context.Context, name string, policies [
 	return errBusy("setting the access policies of table " + name)
 }
 
-// raiseClockMark stores mark as the clock's high-water mark on a shared
-// engine, unless the stored one is higher: by compare-and-swap, so that
-// no process lowers a mark that another raised.
+// raiseClockMark makes the clock's high-water mark on a shared engine
+// cover mark, by compare-and-swap, so that no process lowers a mark that
+// another raised.
+//
+// Every process that reserves ticks writes the mark, even when the
+// stored one already covers its reservation (it then writes the stored
+// mark plus one tick): so the last writer knows that no reservation came
+// after its own. It remembers the Version of its write and the mark it
+// replaced, which covered every reservation before its own, for
+// lowerClockMark.
 func (a *Account) raiseClockMark(ctx context.Context, mark int64) error {
 	for attempt := 1; attempt <= 10*maxConflictRetries; attempt++ {
 		v, ver, c, err := a.ve.GetVersion(ctx, metaClock)
+		var stored int64
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
 			return err
 		default:
-			stored, ok := decodeTicks(v)
+			var ok bool
+			stored, ok = decodeTicks(v)
 			c.Close()
 			if !ok {
 				return fmt.Errorf("localtable: corrupt metadata %q", metaClock)
 			}
-			if stored >= mark {
-				return nil
+		}
+		write := mark
+		if stored >= mark {
+			if stored >= maxTicks {
+				a.clockVer = storage.NoVersion
+				return nil // the last tick there is: nothing to write
 			}
+			write = stored + 1
 		}
 		b := a.eng.NewBatch()
-		if err := b.Set(metaClock, encodeTicks(mark)); err != nil {
+		if err := b.Set(metaClock, encodeTicks(write)); err != nil {
 			b.Close()
 			return err
 		}
 		err = a.ve.CommitIf(ctx, b, []storage.Condition{{Key: metaClock, Version: ver}})
 		b.Close()
-		if !errors.Is(err, storage.ErrConditionFailed) {
+		if errors.Is(err, storage.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
 			return err
 		}
+		// The Version of the write: every write after it raises the
+		// mark above write, so a mark equal to write is this one.
+		a.clockVer, a.clockPrev = storage.NoVersion, stored
+		if v, ver, c, err := a.ve.GetVersion(ctx, metaClock); err == nil {
+			if t, ok := decodeTicks(v); ok && t == write {
+				a.clockVer = ver
+			}
+			c.Close()
+		}
+		return nil
 	}
 	return errBusy("raising the clock's mark")
 }
+
+// lowerClockMark lowers the clock's mark on a shared engine for a clean
+// Close, if this Account's write is still the last one (compare-and-swap
+// on its Version): to last, or to the mark that write replaced if that is
+// higher, since other processes may still hand out ticks up to it. A mark
+// written since is left as it is: another process reserved ticks under
+// it.
+func (a *Account) lowerClockMark(ctx context.Context, last int64) error {
+	if a.clockVer == storage.NoVersion {
+		return errClockMarkMoved
+	}
+	b := a.eng.NewBatch()
+	defer b.Close()
+	if err := b.Set(metaClock, encodeTicks(max(last, a.clockPrev))); err != nil {
+		return err
+	}
+	if err := a.ve.CommitIf(ctx, b, []storage.Condition{{Key: metaClock, Version: a.clockVer}}); err != nil {
+		if errors.Is(err, storage.ErrConditionFailed) {
+			return errClockMarkMoved
+		}
+		return err
+	}
+	a.clockVer = storage.NoVersion
+	return nil
+}
+
+// errClockMarkMoved says that the clock's mark on a shared engine is no
+// longer the one this Account wrote, so it was left alone.
+var errClockMarkMoved = errors.New("localtable: the clock's mark moved")
