@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -148,20 +149,41 @@ func runTables(ctx context.Context, e *env, c *command, args []string) error {
 	return nil
 }
 
-// outputFlag is -o: table, json or jsonl.
-func outputFlag(fs interface {
-	StringVar(*string, string, string, string)
-}, def string) *string {
-	var s string
-	fs.StringVar(&s, "o", def, "output: table, json or jsonl")
-	return &s
+// outputFlag registers -o, one of values (the first is the default): its
+// help names them, and the command line is refused with any other.
+func outputFlag(fs *flag.FlagSet, values ...string) *string {
+	o := &choiceValue{value: values[0], allowed: values}
+	fs.Var(o, "o", "the output `format`: "+orList(values))
+	return &o.value
 }
 
-func checkOutput(c *command, o string, allowed ...string) error {
-	if !slices.Contains(allowed, o) {
-		return usagef(c, "-o %q: want %s", o, strings.Join(allowed, ", "))
+// choiceValue is a flag that takes one of a list of values.
+type choiceValue struct {
+	value   string
+	allowed []string
+}
+
+func (c *choiceValue) String() string {
+	if c == nil {
+		return ""
 	}
+	return c.value
+}
+
+func (c *choiceValue) Set(s string) error {
+	if !slices.Contains(c.allowed, s) {
+		return fmt.Errorf("want %s", orList(c.allowed))
+	}
+	c.value = s
 	return nil
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(v []string) string {
+	if len(v) < 2 {
+		return strings.Join(v, "")
+	}
+	return strings.Join(v[:len(v)-1], ", ") + " or " + v[len(v)-1]
 }
 
 // splitList reads a comma-separated list; "" is nil.
@@ -186,12 +208,9 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 	sel := fs.String("select", "", "comma-separated properties to return ($select)")
 	top := fs.Int("top", 0, "print at most `N` entities (0: all)")
 	explain := fs.Bool("explain", false, "print the query plan and the entities scanned and returned")
-	out := outputFlag(fs, "table")
+	out := outputFlag(fs, "table", "json", "jsonl")
 	pos, err := c.parse(e, fs, args, 1, 1)
 	if err != nil {
-		return err
-	}
-	if err := checkOutput(c, *out, "table", "json", "jsonl"); err != nil {
 		return err
 	}
 	if *top < 0 {
@@ -388,12 +407,9 @@ func runGet(ctx context.Context, e *env, c *command, args []string) error {
 	fs := c.flagSet()
 	var src sourceFlags
 	src.register(fs)
-	out := outputFlag(fs, "text")
+	out := outputFlag(fs, "text", "json")
 	pos, err := c.parse(e, fs, args, 3, 3)
 	if err != nil {
-		return err
-	}
-	if err := checkOutput(c, *out, "text", "json"); err != nil {
 		return err
 	}
 	st, err := src.open(ctx, e, c, openOpts{})
