@@ -50,9 +50,9 @@ Timestamp. --explain prints the planner's key ranges and residual filter,
 then (on a data directory) the entities scanned and returned.` + "\n" + sourceHelp,
 		examples: `
 localtable query Orders --location ./data
-localtable query Orders --filter "PartitionKey eq 'smith' and Total gt 100.0" --select Total,Status
-localtable query Orders --filter "RowKey ge '2024'" --top 10 -o jsonl
-localtable query Orders --filter "Status eq 'open'" --explain`,
+localtable query Orders --filter "PartitionKey eq 'smith' and Total gt 100.0" --select Total,Status --location ./data
+localtable query Orders --filter "RowKey ge '2024'" --top 10 -o jsonl --endpoint http://127.0.0.1:10002/devstoreaccount1
+localtable query Orders --filter "Status eq 'open'" --explain --location ./data`,
 		run: runQuery,
 	})
 	register(&command{
@@ -77,18 +77,20 @@ service's JSON format (annotated with "Name@odata.type"), inline, from a
 file, or "-" for standard input. Prints the new ETag.` + "\n" + sourceHelp,
 		examples: `
 localtable put Orders smith 0001 Status=open Total@Edm.Double=12.5 Items@Edm.Int32=3 --location ./data
-localtable put Orders smith 0001 Status=shipped --merge --if-match 'W/"datetime''2024-05-01T10%3A00%3A00.0000000Z''"'
-localtable put Orders --json '{"PartitionKey":"smith","RowKey":"0002","Big@odata.type":"Edm.Int64","Big":"9007199254740993"}'
-echo '{"PartitionKey":"a","RowKey":"b"}' | localtable put Orders --json -`,
+localtable put Orders smith 0001 Status=shipped --merge --if-match "W/\"datetime'2024-05-01T10%3A00%3A00.0000000Z'\"" --location ./data
+localtable put Orders --json '{"PartitionKey":"smith","RowKey":"0002","Big@odata.type":"Edm.Int64","Big":"9007199254740993"}' --location ./data
+echo '{"PartitionKey":"a","RowKey":"b"}' | localtable put Orders --json - --endpoint http://127.0.0.1:10002/devstoreaccount1`,
 		run: runPut,
 	})
 	register(&command{
 		name: "delete", args: "TABLE PARTITIONKEY ROWKEY [flags]",
 		summary: "delete one entity",
-		details: "--if-match ETAG deletes it only if it has that ETag.\n" + sourceHelp,
+		details: `--if-match ETAG deletes it only if it has that ETag: the one get prints,
+such as W/"datetime'2024-05-01T10%3A00%3A00.0000000Z'", quoted for the
+shell as a whole (it holds both kinds of quotes), as in the example.` + "\n" + sourceHelp,
 		examples: `
 localtable delete Orders smith 0001 --location ./data
-localtable delete Orders smith 0001 --if-match 'W/"datetime''2024-05-01T10%3A00%3A00.0000000Z''"'`,
+localtable delete Orders smith 0001 --if-match "W/\"datetime'2024-05-01T10%3A00%3A00.0000000Z'\"" --endpoint http://127.0.0.1:10002/devstoreaccount1`,
 		run: runDelete,
 	})
 }

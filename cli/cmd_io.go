@@ -78,7 +78,7 @@ JSONL), which import ignores. A file is written under a temporary name and
 renamed when complete. Export, import and export again give the same bytes.` + "\n" + sourceHelp,
 		examples: `
 localtable export Orders orders.jsonl --location ./data
-localtable export Orders orders.csv --filter "PartitionKey eq 'smith'" --select Total,Status
+localtable export Orders orders.csv --filter "PartitionKey eq 'smith'" --select Total,Status --location ./data
 localtable export Orders - --endpoint http://127.0.0.1:10002/devstoreaccount1 | head`,
 		run: runExport,
 	})
