@@ -323,3 +323,19 @@ func TestImportCheckpointState(t *testing.T) {
 		}
 	}
 }
+
+// TestImportCSVWithByteOrderMark: a CSV file as Excel saves it, with a
+// UTF-8 byte-order mark before its header, imports.
+func TestImportCSVWithByteOrderMark(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "excel.csv")
+	os.WriteFile(src, []byte("\uFEFFPartitionKey,RowKey,Qty@Edm.Int32\r\np,r1,3\r\n"), 0o644)
+	out, _, err := runCmd("import", "Sheet", src, "--create", "--location", dir)
+	if err != nil || !strings.Contains(out, "1 written") {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	out, _, err = runCmd("get", "Sheet", "p", "r1", "-o", "json", "--location", dir)
+	if err != nil || !strings.Contains(out, `"Qty":3`) {
+		t.Fatalf("get: %v\n%s", err, out)
+	}
+}
