@@ -515,6 +515,7 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 		for _, f := range im.failures {
 			next.Failures = append(next.Failures, checkpointFailure{f.line, errMessage(f.err)})
 		}
+		slices.SortStableFunc(next.Failures, func(a, b checkpointFailure) int { return a.Line - b.Line })
 		b, _ := json.MarshalIndent(next, "", "  ")
 		tmp := *cpFile + ".tmp"
 		if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
@@ -590,6 +591,8 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 			runErr = fmt.Errorf("%w (and saving the checkpoint: %v)", runErr, err)
 		}
 	}
+	// Failures are met partition by partition: list them by line.
+	slices.SortStableFunc(im.failures, func(a, b failure) int { return a.line - b.line })
 	stopped := runErr != nil && !errors.Is(runErr, errTooManyFailures)
 	if stopped {
 		// The error that ended the import heads the report.

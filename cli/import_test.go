@@ -339,3 +339,31 @@ func TestImportCSVWithByteOrderMark(t *testing.T) {
 		t.Fatalf("get: %v\n%s", err, out)
 	}
 }
+
+// TestImportFailuresInLineOrder: failures are listed by line, though the
+// transactions that meet them go partition by partition.
+func TestImportFailuresInLineOrder(t *testing.T) {
+	dir := t.TempDir()
+	src := writeLines(t, 40, 3)
+	if _, _, err := runCmd("import", "Things", src, "--create", "--location", dir); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCmd("import", "Things", src, "--mode", "insert", "--location", dir)
+	if err == nil || !strings.Contains(out, "40 failed") {
+		t.Fatalf("insert of existing entities: %v\n%s", err, out)
+	}
+	prev := 0
+	for _, l := range strings.Split(out, "\n") {
+		var n int
+		if _, err := fmt.Sscanf(l, "  line %d:", &n); err != nil {
+			continue
+		}
+		if n <= prev {
+			t.Fatalf("line %d listed after line %d:\n%s", n, prev, out)
+		}
+		prev = n
+	}
+	if prev != 40 {
+		t.Fatalf("the last failure listed is line %d, want 40:\n%s", prev, out)
+	}
+}
