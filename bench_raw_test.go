@@ -21,11 +21,11 @@ package localtable
 //   - Writes validate the entity and encode its record in one pass over
 //     its properties; on pebble with fsync the fsync dominates and an
 //     Insert is within about 10%.
-//   - The memory engine publishes a copy-on-write tree per commit, so that
-//     readers and snapshots never lock; the bare btree mutates in place.
-//     That path copying, and the garbage collection it feeds, are half of a
-//     memory Insert's profile: a cost of the engine's MVCC, not of the
-//     table layer.
+//   - The memory engine publishes its copy-on-write tree to readers only
+//     when a reader needs a newer one, so a run of writes changes the tree
+//     in place as the bare btree does. A snapshot or a query between
+//     writes makes the next write copy the nodes on its path: the cost of
+//     the engine's O(1) snapshots, not of the table layer.
 //   - A filtered scan matches each record in place and decodes only the
 //     matches, so it keeps up with a bare scan that copies every value.
 

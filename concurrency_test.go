@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
 )
 
 // TestConcurrentETagCounter has many goroutines increment one counter with
@@ -148,5 +150,88 @@ func TestConcurrentTableLifecycle(t *testing.T) {
 		}
 		close(stop)
 		wg.Wait()
+	})
+}
+
+// TestReadYourWritesConcurrent has writers bump counters in their own
+// entities while readers check, through Get and Query, that a read never
+// returns a counter below the last write acknowledged before the read
+// began, and that the ETag read is that write's when the counter is. The
+// memory engine publishes its readers' copy lazily; run with -race.
+func TestReadYourWritesConcurrent(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, eng engine) {
+		_, tbl := newTable(t, eng)
+		const writers, readers = 3, 3
+		writes := 400
+		if eng.name != "memory" {
+			writes = 60 // each write is fsynced
+		}
+		type acked struct {
+			n   int64
+			tag localtable.ETag
+		}
+		var last [writers]atomic.Pointer[acked]
+		for w := range writers {
+			last[w].Store(&acked{})
+		}
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := int64(1); n <= int64(writes); n++ {
+					e := localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(w),
+						Properties: localtable.Properties{"N": localtable.Int64Value(n)}}
+					tag, err := tbl.Upsert(ctx, e, nil)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					last[w].Store(&acked{n, tag})
+				}
+			}()
+		}
+		var done atomic.Bool
+		var rwg sync.WaitGroup
+		for r := range readers {
+			rwg.Add(1)
+			go func() {
+				defer rwg.Done()
+				for i := 0; !done.Load(); i++ {
+					w := i % writers
+					floor := last[w].Load() // acknowledged before the read
+					var e localtable.Entity
+					var err error
+					if r == 0 {
+						page, qerr := tbl.Query(ctx, &localtable.QueryOptions{Filter: filter.And(filter.PartitionKey().Eq("p"), filter.RowKey().Eq(fmt.Sprint(w)))})
+						switch err = qerr; {
+						case err == nil && len(page.Entities) == 1:
+							e = page.Entities[0]
+						case err == nil && len(page.Entities) == 0:
+							err = localtable.ErrEntityNotFound
+						case err == nil:
+							err = fmt.Errorf("the query returned %d entities", len(page.Entities))
+						}
+					} else {
+						e, err = tbl.Get(ctx, "p", fmt.Sprint(w), nil)
+					}
+					if errors.Is(err, localtable.ErrEntityNotFound) && floor.n == 0 {
+						continue
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					n := e.Properties["N"].Int64()
+					if n < floor.n || (n == floor.n && e.ETag != floor.tag) {
+						t.Errorf("reader %d read entity %d: N=%d, ETag %s; the write of N=%d (ETag %s) was acknowledged before the read", r, w, n, e.ETag, floor.n, floor.tag)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		done.Store(true)
+		rwg.Wait()
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"testing"
+
+	"github.com/localtable/localtable/internal/ticktime"
 )
 
 // etagOf must equal etagFor, its time.Format-based definition.
@@ -41,5 +43,12 @@ func TestParseETag(t *testing.T) {
 	}
 	if _, ok := parseETag(`W/"datetime'2021-09-08T18%3G58%3A54Z'"`); ok {
 		t.Error("an ETag with a malformed escape parsed")
+	}
+}
+
+// ticktime.Max is the data model's latest time.
+func TestTicktimeMax(t *testing.T) {
+	if maxTicks != ticktime.Max {
+		t.Errorf("maxTicks is %d, ticktime.Max %d", maxTicks, ticktime.Max)
 	}
 }

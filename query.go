@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"iter"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -167,11 +169,12 @@ func (t *Table) Query(ctx context.Context, opts *QueryOptions) (QueryPage, error
 	if opts != nil {
 		o = *opts
 	}
-	return t.queryPage(ctx, o)
+	return t.queryPage(ctx, o, nil)
 }
 
-// queryPage is Query on options of its own.
-func (t *Table) queryPage(ctx context.Context, opts QueryOptions) (QueryPage, error) {
+// queryPage is Query on options of its own, handing the entities to visit
+// instead of the page when visit is not nil.
+func (t *Table) queryPage(ctx context.Context, opts QueryOptions, visit *storedVisit) (QueryPage, error) {
 	if err := t.a.check(ctx); err != nil {
 		return QueryPage{}, err
 	}
@@ -182,7 +185,7 @@ func (t *Table) queryPage(ctx context.Context, opts QueryOptions) (QueryPage, er
 	if opts.Limit < 0 {
 		return QueryPage{}, newError(ErrInvalidInput, "query limit is %d; it must be 0 (no limit) or more", opts.Limit)
 	}
-	spec := scanSpec{top: top, scanLimit: opts.ScanLimit}
+	spec := scanSpec{top: top, scanLimit: opts.ScanLimit, visit: visit}
 	switch {
 	case opts.ScanLimit == 0:
 		spec.scanLimit = DefaultScanLimit
@@ -201,6 +204,10 @@ type scanSpec struct {
 	final     bool // a full page ends the query (a Limit reached): no Continuation
 	count     bool // count matches in Stats.Returned; keep no entities
 	scanLimit int  // entities read that end the page; 0: no bound
+
+	// visit, when set, receives the matches as stored, and the page
+	// keeps no entities.
+	visit *storedVisit
 }
 
 // query reads one page as spec says. opts.PageSize, opts.Limit and
@@ -237,6 +244,21 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 	}
 	defer snap.Close()
 
+	// The page's entities are gathered in a pooled slice and copied out
+	// at its exact length: one allocation per page, not a growing
+	// slice's several.
+	var buf *[]Entity
+	if !spec.count && spec.visit == nil {
+		buf = pageBufs.Get().(*[]Entity)
+		page.Entities = (*buf)[:0]
+		defer func() {
+			clear(page.Entities) // drop what it points to; the rest is clear already
+			if cap(page.Entities) <= MaxPageSize {
+				*buf = page.Entities[:0]
+				pageBufs.Put(buf)
+			}
+		}()
+	}
 	prefix := keyenc.AppendTableID(nil, rec.id)
 	tableEnd := keyenc.PrefixEnd(prefix)
 	for ri, r := range ranges {
@@ -275,8 +297,16 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 			break
 		}
 	}
-	return page, nil
+	out := page
+	out.Entities = nil
+	if len(page.Entities) > 0 {
+		out.Entities = slices.Clone(page.Entities)
+	}
+	return out, nil
 }
+
+// pageBufs holds the slices that query pages are gathered in.
+var pageBufs = sync.Pool{New: func() any { return new([]Entity) }}
 
 // scanRange reads [lo, hi) into page. It reports done when the page is
 // full or the scan budget is spent, leaving page.Continuation after the
@@ -311,15 +341,9 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 		}
 		page.Stats.Scanned++
 		matched := false
+		var ticks int64 // of scratch
 		switch {
-		case opts.Filter == nil && spec.count:
-			matched = true
 		case opts.Filter == nil:
-			e, err := dec.decode(it.Key(), it.Value())
-			if err != nil {
-				return false, false, err
-			}
-			page.Entities = append(page.Entities, e)
 			matched = true
 		case rp != nil:
 			rr.reset(it.Key(), it.Value())
@@ -327,41 +351,49 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 			if rr.err != nil {
 				return false, false, rr.err
 			}
-			if matched && !spec.count {
-				e, err := dec.decode(it.Key(), it.Value())
-				if err != nil {
-					return false, false, err
-				}
-				page.Entities = append(page.Entities, e)
-			}
 		default:
 			pk, rk, err := keyenc.DecodeEntityKey(it.Key())
 			if err != nil {
 				return false, false, err
 			}
 			clear(scratch.Properties)
-			ticks, err := decodeInto(it.Value(), selection{}, scratch.Properties, view)
-			if err != nil {
+			if ticks, err = decodeInto(it.Value(), selection{}, scratch.Properties, view); err != nil {
 				return false, false, err
 			}
 			scratch.PartitionKey, scratch.RowKey, scratch.Timestamp = pk, rk, TicksToTime(ticks)
-			if opts.Filter.Match(&scratch) {
-				matched = true
-				if !spec.count {
-					props := make(Properties, len(scratch.Properties))
-					for name, v := range scratch.Properties {
-						if sel.has(name) {
-							props[name] = v
-						}
-					}
-					page.Entities = append(page.Entities, makeEntity(pk, rk, ticks, props))
-				}
-			}
+			matched = opts.Filter.Match(&scratch)
 		}
 		if matched {
 			page.Stats.Returned++
-			if opts.MaxBytes > 0 && !spec.count {
-				page.Stats.Bytes += PayloadSize(&page.Entities[len(page.Entities)-1])
+		}
+		if matched && !spec.count {
+			size := 0
+			switch {
+			case spec.visit != nil:
+				if size, err = spec.visit.emit(it.Key(), it.Value(), opts.MaxBytes > 0); err != nil {
+					return false, false, err
+				}
+			case opts.Filter != nil && rp == nil:
+				// The match is decoded in scratch already.
+				props := make(Properties, len(scratch.Properties))
+				for name, v := range scratch.Properties {
+					if sel.has(name) {
+						props[name] = v
+					}
+				}
+				page.Entities = append(page.Entities, makeEntity(scratch.PartitionKey, scratch.RowKey, ticks, props))
+			default:
+				e, err := dec.decode(it.Key(), it.Value())
+				if err != nil {
+					return false, false, err
+				}
+				page.Entities = append(page.Entities, e)
+			}
+			if opts.MaxBytes > 0 {
+				if spec.visit == nil {
+					size = PayloadSize(&page.Entities[len(page.Entities)-1])
+				}
+				page.Stats.Bytes += size
 			}
 		}
 		if page.Stats.Returned == spec.top || (spec.scanLimit > 0 && page.Stats.Scanned >= spec.scanLimit) ||
@@ -422,7 +454,7 @@ func (t *Table) QueryAll(ctx context.Context, opts *QueryOptions) iter.Seq2[Enti
 			if limit > 0 {
 				opts.Limit = limit - yielded
 			}
-			page, err := t.queryPage(ctx, opts)
+			page, err := t.queryPage(ctx, opts, nil)
 			if err != nil {
 				yield(Entity{}, err)
 				return

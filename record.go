@@ -135,11 +135,20 @@ func sortByName(ps []namedValue) {
 	for i := 1; i < len(ps); i++ {
 		p := ps[i]
 		j := i
-		for ; j > 0 && p.name < ps[j-1].name; j-- {
+		for ; j > 0 && nameLess(p.name, ps[j-1].name); j-- {
 			ps[j] = ps[j-1]
 		}
 		ps[j] = p
 	}
+}
+
+// nameLess is a < b, with the first bytes, where names mostly differ,
+// compared inline.
+func nameLess(a, b string) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	return a < b
 }
 
 // selection is a $select list of property names. The zero selection
@@ -258,8 +267,44 @@ func recordCount(b []byte) int {
 // has emptied, and returns its Timestamp ticks. With view, the strings are
 // views of b; otherwise substrings of one copy of it.
 func decodeInto(b []byte, sel selection, props Properties, view bool) (ticks int64, err error) {
-	ticks, err = recordTicks(b)
-	if err != nil {
+	var r recordIter
+	if ticks, err = r.init(b, view); err != nil {
+		return 0, err
+	}
+	all := !sel.on
+	for {
+		name, v, ok := r.next()
+		if !ok {
+			break
+		}
+		if all || sel.has(name) {
+			props[name] = v
+		}
+	}
+	if r.err != nil {
+		return 0, r.err
+	}
+	return ticks, nil
+}
+
+// recordIter reads the properties of a record one by one, checking every
+// length, kind and name as it goes: a corrupt record stops it with err
+// set, never a panic.
+type recordIter struct {
+	b    []byte
+	s    string // s[i:] is b[i:] as a string
+	i    int    // the read position in b and s
+	n, p uint64 // the property count, and the properties read
+	prev string // the name last read
+	err  error
+}
+
+// init starts reading record b and returns its Timestamp ticks. With
+// view, the names and the String, Binary and Guid payloads next returns
+// are views of b; otherwise substrings of one copy of it.
+func (r *recordIter) init(b []byte, view bool) (ticks int64, err error) {
+	*r = recordIter{}
+	if ticks, err = recordTicks(b); err != nil {
 		return 0, err
 	}
 	b = b[9:]
@@ -268,80 +313,109 @@ func decodeInto(b []byte, sel selection, props Properties, view bool) (ticks int
 		return 0, errCorruptRecord
 	}
 	b = b[w:]
-	if n == 0 {
-		if len(b) != 0 {
-			return 0, errCorruptRecord
-		}
-		return ticks, nil
-	}
-	var s string // s[i:] is b[i:] as a string
-	if view {
-		s = bytesView(b)
-	} else {
-		s = string(b)
-	}
-	i := 0 // the read position in b and s
-	prev := ""
-	for p := uint64(0); p < n; p++ {
-		l, w := uvarint(b[i:])
-		if w <= 0 || l > uint64(len(b)-i-w) {
-			return 0, errCorruptRecord
-		}
-		name := s[i+w : i+w+int(l)]
-		i += w + int(l)
-		if (p > 0 && name <= prev) || !utf8.ValidString(name) {
-			return 0, errCorruptRecord
-		}
-		prev = name
-		if i >= len(b) {
-			return 0, errCorruptRecord
-		}
-		kind := Kind(b[i])
-		i++
-		var v Value
-		switch kind {
-		case KindString, KindBinary:
-			l, w := uvarint(b[i:])
-			if w <= 0 || l > uint64(len(b)-i-w) {
-				return 0, errCorruptRecord
-			}
-			v = Value{kind: kind, str: s[i+w : i+w+int(l)]}
-			i += w + int(l)
-		case KindInt32:
-			if len(b)-i < 4 {
-				return 0, errCorruptRecord
-			}
-			v = Int32Value(int32(binary.BigEndian.Uint32(b[i:])))
-			i += 4
-		case KindInt64, KindDouble, KindDateTime:
-			if len(b)-i < 8 {
-				return 0, errCorruptRecord
-			}
-			v = Value{kind: kind, num: binary.BigEndian.Uint64(b[i:])}
-			i += 8
-		case KindBool:
-			if len(b)-i < 1 || b[i] > 1 {
-				return 0, errCorruptRecord
-			}
-			v = BoolValue(b[i] == 1)
-			i++
-		case KindGUID:
-			if len(b)-i < 16 {
-				return 0, errCorruptRecord
-			}
-			v = Value{kind: KindGUID, str: s[i : i+16]}
-			i += 16
-		default:
-			return 0, errCorruptRecord
-		}
-		if sel.has(name) {
-			props[name] = v
-		}
-	}
-	if i != len(b) {
+	if n == 0 && len(b) != 0 {
 		return 0, errCorruptRecord
 	}
+	r.b, r.n = b, n
+	if n > 0 {
+		if view {
+			r.s = bytesView(b)
+		} else {
+			r.s = string(b)
+		}
+	}
 	return ticks, nil
+}
+
+// next returns the next property, or ok false after the last one or at
+// the first corruption (then err is set).
+func (r *recordIter) next() (name string, v Value, ok bool) {
+	b, s, i := r.b, r.s, r.i
+	if r.p == r.n {
+		if i != len(b) && r.err == nil {
+			r.err = errCorruptRecord
+		}
+		return "", Value{}, false
+	}
+	// Names and strings are mostly short, and names ASCII: their one-byte
+	// lengths and their ASCII are checked inline.
+	var l uint64
+	var w int
+	if i < len(b) && b[i] < 0x80 {
+		l, w = uint64(b[i]), 1
+	} else {
+		l, w = uvarint(b[i:])
+	}
+	if w <= 0 || l > uint64(len(b)-i-w) {
+		return r.fail()
+	}
+	name = s[i+w : i+w+int(l)]
+	i += w + int(l)
+	if r.p > 0 && !nameLess(r.prev, name) { // names strictly ascend
+		return r.fail()
+	}
+	for j := 0; j < len(name); j++ {
+		if name[j] >= utf8.RuneSelf {
+			if !utf8.ValidString(name) {
+				return r.fail()
+			}
+			break
+		}
+	}
+	if i >= len(b) {
+		return r.fail()
+	}
+	kind := Kind(b[i])
+	i++
+	switch kind {
+	case KindString, KindBinary:
+		var l uint64
+		var w int
+		if i < len(b) && b[i] < 0x80 {
+			l, w = uint64(b[i]), 1
+		} else {
+			l, w = uvarint(b[i:])
+		}
+		if w <= 0 || l > uint64(len(b)-i-w) {
+			return r.fail()
+		}
+		v = Value{kind: kind, str: s[i+w : i+w+int(l)]}
+		i += w + int(l)
+	case KindInt32:
+		if len(b)-i < 4 {
+			return r.fail()
+		}
+		v = Int32Value(int32(binary.BigEndian.Uint32(b[i:])))
+		i += 4
+	case KindInt64, KindDouble, KindDateTime:
+		if len(b)-i < 8 {
+			return r.fail()
+		}
+		v = Value{kind: kind, num: binary.BigEndian.Uint64(b[i:])}
+		i += 8
+	case KindBool:
+		if len(b)-i < 1 || b[i] > 1 {
+			return r.fail()
+		}
+		v = BoolValue(b[i] == 1)
+		i++
+	case KindGUID:
+		if len(b)-i < 16 {
+			return r.fail()
+		}
+		v = Value{kind: KindGUID, str: s[i : i+16]}
+		i += 16
+	default:
+		return r.fail()
+	}
+	r.i, r.p, r.prev = i, r.p+1, name
+	return name, v, true
+}
+
+// fail stops the iteration at a corruption.
+func (r *recordIter) fail() (string, Value, bool) {
+	r.err, r.p, r.i = errCorruptRecord, r.n, len(r.b)
+	return "", Value{}, false
 }
 
 // The catalog record of a table. Version 1:

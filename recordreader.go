@@ -84,6 +84,13 @@ func (r *recordReader) decodeKeys() bool {
 		r.err = keyenc.ErrCorrupt
 		return false
 	}
+	// Keys without escapes are views of the key, valid as long as it is.
+	if p, rest, ok := keyenc.CutPlain(r.key[keyenc.TablePrefixLen:]); ok {
+		if k, rest, ok := keyenc.CutPlain(rest); ok && len(rest) == 0 {
+			r.pk, r.rk, r.keys = bytesView(p), bytesView(k), true
+			return true
+		}
+	}
 	buf, rest, err := keyenc.AppendDecoded(r.buf[:0], r.key[keyenc.TablePrefixLen:])
 	n := len(buf)
 	if err == nil {
@@ -127,7 +134,15 @@ func findProperty(rec []byte, name string) (Value, bool, error) {
 	}
 	i := w
 	for p := uint64(0); p < n; p++ {
-		l, w := uvarint(b[i:])
+		// Lengths below 128, one byte, are read inline: a scan passes
+		// the names and strings of every entity it reads.
+		var l uint64
+		var w int
+		if i < len(b) && b[i] < 0x80 {
+			l, w = uint64(b[i]), 1
+		} else {
+			l, w = uvarint(b[i:])
+		}
 		if w <= 0 || l > uint64(len(b)-i-w) {
 			return Value{}, false, errCorruptRecord
 		}
@@ -143,7 +158,13 @@ func findProperty(rec []byte, name string) (Value, bool, error) {
 		var size int
 		switch kind {
 		case KindString, KindBinary:
-			l, w := uvarint(b[i:])
+			var l uint64
+			var w int
+			if i < len(b) && b[i] < 0x80 {
+				l, w = uint64(b[i]), 1
+			} else {
+				l, w = uvarint(b[i:])
+			}
 			if w <= 0 || l > uint64(len(b)-i-w) {
 				return Value{}, false, errCorruptRecord
 			}
@@ -163,7 +184,15 @@ func findProperty(rec []byte, name string) (Value, bool, error) {
 		if len(b)-i < size {
 			return Value{}, false, errCorruptRecord
 		}
-		switch c := compareName(pname, name); {
+		// Names mostly differ in their first byte, compared inline.
+		var c int
+		switch {
+		case len(pname) > 0 && len(name) > 0 && pname[0] != name[0]:
+			c = int(pname[0]) - int(name[0])
+		default:
+			c = compareName(pname, name)
+		}
+		switch {
 		case c < 0:
 			i += size
 			continue

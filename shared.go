@@ -346,8 +346,11 @@ func (a *Account) syncCatalog(ctx context.Context) (*catalog, error) {
 // read is made again in the table of that name, which readEntity returns
 // with the record. The record is valid until the closer is closed.
 func (a *Account) readEntity(ctx context.Context, lt *liveTable, pk, rk string) (*liveTable, []byte, io.Closer, error) {
+	kb := keyBufs.Get().(*[]byte)
+	defer putKeyBuf(kb) // engines do not keep the keys they are given
 	for {
-		key := keyenc.AppendEntityKey(make([]byte, 0, keyenc.TablePrefixLen+len(pk)+len(rk)+8), lt.id, pk, rk)
+		*kb = keyenc.AppendEntityKey((*kb)[:0], lt.id, pk, rk)
+		key := *kb
 		if a.ve == nil {
 			val, c, err := a.eng.Get(key)
 			return lt, val, c, err

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
+	"github.com/localtable/localtable/internal/ticktime"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -196,6 +198,18 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 	return makeEntity(pk, rk, ticks, props), nil
 }
 
+// keyBufs holds buffers for the engine keys of reads and writes, which
+// the engine copies or forgets before its call returns.
+var keyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// putKeyBuf returns kb to keyBufs, unless it grew beyond the keys of
+// most entities.
+func putKeyBuf(kb *[]byte) {
+	if cap(*kb) <= 1024 {
+		keyBufs.Put(kb)
+	}
+}
+
 func makeEntity(pk, rk string, ticks int64, props Properties) Entity {
 	return Entity{PartitionKey: pk, RowKey: rk, Timestamp: TicksToTime(ticks), ETag: etagOf(ticks), Properties: props}
 }
@@ -206,40 +220,17 @@ func errBadETag(tag ETag) error {
 	return newError(ErrInvalidInput, "the ETag %q is not valid: use \"*\" or an ETag the service returned", string(tag))
 }
 
-// etagOf returns etagFor(ticks), formatted digit by digit rather than with
-// time.Format and strings.ReplaceAll: it is made on every read and write.
+// etagOf returns etagFor(ticks), formatted straight from the ticks rather
+// than with time.Format and strings.ReplaceAll: it is made on every read
+// and write.
 func etagOf(ticks int64) ETag {
-	if ticks < 0 || ticks > maxTicks {
+	if ticks < 0 || ticks > ticktime.Max {
 		return etagFor(ticks)
 	}
-	t := TicksToTime(ticks)
-	y, mo, d := t.Date()
-	h, mi, s := t.Clock()
-	var buf [64]byte
-	b := append(buf[:0], `W/"datetime'`...)
-	b = appendDigits(b, y, 4)
-	b = append(b, '-')
-	b = appendDigits(b, int(mo), 2)
-	b = append(b, '-')
-	b = appendDigits(b, d, 2)
-	b = append(b, 'T')
-	b = appendDigits(b, h, 2)
-	b = append(b, "%3A"...)
-	b = appendDigits(b, mi, 2)
-	b = append(b, "%3A"...)
-	b = appendDigits(b, s, 2)
-	b = append(b, '.')
-	b = appendDigits(b, int(ticks%ticksPerSecond), 7)
-	b = append(b, `Z'"`...)
+	const pre, post = `W/"datetime'`, `'"`
+	var buf [len(pre) + len("0000-00-00T00%3A00%3A00.0000000Z") + len(post)]byte
+	b := append(buf[:0], pre...)
+	b = ticktime.Append(b, ticks, true, "%3A")
+	b = append(b, post...)
 	return ETag(b)
-}
-
-// appendDigits appends n, 0 <= n < 10^width, as width decimal digits.
-func appendDigits(b []byte, n, width int) []byte {
-	b = append(b, "0000000"[:width]...)
-	for i := len(b) - 1; n > 0; i-- {
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return b
 }

@@ -165,11 +165,15 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 	tags := make([]ETag, len(actions))
 	var ticks int64
 	var tag ETag
-	var key, val []byte
+	kb := keyBufs.Get().(*[]byte)
+	defer putKeyBuf(kb)
+	key := *kb
+	var val []byte
 	for i := range actions {
 		act := &actions[i]
 		e := &act.Entity
 		key = keyenc.AppendEntityKey(key[:0], lt.id, e.PartitionKey, e.RowKey)
+		*kb = key
 		merge := act.Type == ActionUpdateMerge || act.Type == ActionUpsertMerge
 		cur, curTicks, exists, err := t.read(key, merge)
 		if err != nil {

@@ -101,34 +101,45 @@ func EntitySize(e *Entity) int {
 // EntitySize it does not count text as UTF-16, so an ASCII payload is
 // measured at its size.
 func PayloadSize(e *Entity) int {
-	n := 2 + len(e.PartitionKey) + len(e.RowKey) + 32 // {"PartitionKey":…,"RowKey":…}
+	n := payloadKeysSize(e.PartitionKey, e.RowKey)
 	for name, v := range e.Properties {
-		if v.IsNull() {
-			continue
-		}
-		n += len(name) + 4 // "name":
-		switch v.kind {
-		case KindString:
-			n += len(v.str) + 2
-		case KindBinary:
-			n += (len(v.str)+2)/3*4 + 2
-		case KindBool:
-			n += 5
-		case KindInt32:
-			n += 11
-		case KindInt64:
-			n += 22
-		case KindDouble:
-			n += 24
-		case KindDateTime:
-			n += 30
-		case KindGUID:
-			n += 38
-		}
-		switch v.kind {
-		case KindInt64, KindDateTime, KindGUID, KindBinary:
-			n += len(name) + 30 // "name@odata.type":"Edm.…",
-		}
+		n += payloadPropSize(name, v)
+	}
+	return n
+}
+
+// payloadKeysSize is PayloadSize's measure of an entity's keys.
+func payloadKeysSize(pk, rk string) int {
+	return 2 + len(pk) + len(rk) + 32 // {"PartitionKey":…,"RowKey":…}
+}
+
+// payloadPropSize is PayloadSize's measure of one property.
+func payloadPropSize(name string, v Value) int {
+	if v.IsNull() {
+		return 0
+	}
+	n := len(name) + 4 // "name":
+	switch v.kind {
+	case KindString:
+		n += len(v.str) + 2
+	case KindBinary:
+		n += (len(v.str)+2)/3*4 + 2
+	case KindBool:
+		n += 5
+	case KindInt32:
+		n += 11
+	case KindInt64:
+		n += 22
+	case KindDouble:
+		n += 24
+	case KindDateTime:
+		n += 30
+	case KindGUID:
+		n += 38
+	}
+	switch v.kind {
+	case KindInt64, KindDateTime, KindGUID, KindBinary:
+		n += len(name) + 30 // "name@odata.type":"Edm.…",
 	}
 	return n
 }
@@ -184,6 +195,15 @@ func ValidateRowKey(rk string) error { return validateKey(RowKeyName, rk) }
 // validateKey checks a PartitionKey or RowKey value; which names it in the
 // error.
 func validateKey(which, k string) error {
+	if len(k) <= MaxKeyUTF16 && plainKey(k) {
+		return nil
+	}
+	return checkKey(which, k)
+}
+
+// checkKey is validateKey without its fast path: every rule, checked
+// rune by rune.
+func checkKey(which, k string) error {
 	if !utf8.ValidString(k) {
 		return newError(ErrInvalidInput, "%s is not valid UTF-8", which)
 	}
@@ -199,6 +219,26 @@ func validateKey(which, k string) error {
 	}
 	return nil
 }
+
+// plainKey reports whether k is printable ASCII without the characters
+// keys forbid: a valid key of len(k) UTF-16 code units, found in one pass
+// over its bytes. Keys are checked on every read and write.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if !plainKeyByte[k[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// plainKeyByte marks the bytes plainKey accepts: U+0020 to U+007E but / \ # ?.
+var plainKeyByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7F; c++ {
+		t[c] = c != '/' && c != '\\' && c != '#' && c != '?'
+	}
+	return t
+}()
 
 func abbrev(s string) string {
 	if len(s) <= 40 {

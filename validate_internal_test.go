@@ -2,6 +2,7 @@ package localtable
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf16"
 )
@@ -83,6 +84,34 @@ func TestAppendValidRecord(t *testing.T) {
 		setRecordTicks(rec[1:], 42)
 		if got, want := string(rec[1:]), string(appendRecord(nil, 42, e.Properties)); got != want {
 			t.Errorf("%v: record %x, want %x", e.Properties, got, want)
+		}
+	}
+}
+
+// TestValidateKeyFastPath checks that validateKey's one-pass path for
+// plain ASCII keys agrees with the rune-by-rune rules: for every byte
+// alone, inside a key and at its end, and at the length limit.
+func TestValidateKeyFastPath(t *testing.T) {
+	same := func(k string) {
+		t.Helper()
+		got, want := validateKey(RowKeyName, k), checkKey(RowKeyName, k)
+		if (got == nil) != (want == nil) {
+			t.Fatalf("validateKey(%q) = %v; the rules say %v", k, got, want)
+		}
+	}
+	for c := range 256 {
+		b := string([]byte{byte(c)})
+		same(b)
+		same("ab" + b + "cd")
+		same("abc" + b)
+	}
+	same(strings.Repeat("k", MaxKeyUTF16))
+	same(strings.Repeat("k", MaxKeyUTF16+1))
+	same(strings.Repeat("é", MaxKeyUTF16/2))
+	same("")
+	for _, bad := range []string{"a/b", `a\b`, "a#b", "a?b", "a\x00", "a\x1f", "\x7f", "a\u0085"} {
+		if validateKey(RowKeyName, bad) == nil {
+			t.Errorf("validateKey(%q) accepted it", bad)
 		}
 	}
 }

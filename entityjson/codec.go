@@ -12,9 +12,11 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/edmfmt"
+	"github.com/localtable/localtable/internal/ticktime"
 )
 
 // This file reads and writes entity JSON values and members.
@@ -84,9 +86,11 @@ func ReadObject(body []byte) (keys []string, vals map[string]json.RawMessage, er
 // needKeys, a body without both is PropertiesNeedValue. hasKeys reports
 // whether the body had both keys.
 func DecodeRequest(body []byte, needKeys bool) (e localtable.Entity, hasKeys bool, err error) {
-	keys, vals, err := ReadObject(body)
-	if err != nil {
-		return e, false, err
+	keys, vals, ok := scanFlatObject(body)
+	if !ok {
+		if keys, vals, err = ReadObject(body); err != nil {
+			return e, false, err
+		}
 	}
 	return decodeMembers(keys, vals, needKeys)
 }
@@ -94,6 +98,17 @@ func DecodeRequest(body []byte, needKeys bool) (e localtable.Entity, hasKeys boo
 // decodeMembers is DecodeRequest on an object already read.
 func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool) (e localtable.Entity, hasKeys bool, err error) {
 	var havePK, haveRK bool
+	props := 0
+	for _, k := range keys {
+		if !strings.HasPrefix(k, "odata.") && !strings.Contains(k, "@") && k != localtable.TimestampName &&
+			k != localtable.PartitionKeyName && k != localtable.RowKeyName {
+			props++
+		}
+	}
+	if props > 0 {
+		e.Properties = make(localtable.Properties, props)
+	}
+	var annBuf [64]byte
 	for _, k := range keys {
 		raw := vals[k]
 		switch {
@@ -105,8 +120,8 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 			if isNull(raw) {
 				continue
 			}
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
+			s, err := unquote(raw)
+			if err != nil {
 				return e, false, errValueType(k, "Edm.String")
 			}
 			if k == localtable.PartitionKeyName {
@@ -117,8 +132,9 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 			continue
 		}
 		typ := ""
-		if a, ok := vals[k+AnnotationSuffix]; ok {
-			if err := json.Unmarshal(a, &typ); err != nil {
+		ann := append(append(annBuf[:0], k...), AnnotationSuffix...)
+		if a, ok := vals[string(ann)]; ok {
+			if typ, err = unquote(a); err != nil {
 				return e, false, errInvalidInput("The annotation " + quoteOData(k+AnnotationSuffix) + " is not a string.")
 			}
 		}
@@ -138,6 +154,30 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys bool
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
 
+// unquote reads the JSON string raw. Strings of valid UTF-8 without
+// escapes, most of them, are copied as they are.
+func unquote(raw json.RawMessage) (string, error) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		in := raw[1 : len(raw)-1]
+		plain, ascii := true, true
+		for _, c := range in {
+			if c == '\\' || c == '"' || c < 0x20 {
+				plain = false
+				break
+			}
+			if c >= utf8.RuneSelf {
+				ascii = false
+			}
+		}
+		if plain && (ascii || utf8.Valid(in)) {
+			return string(in), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
 // decodeValue types one JSON value, by its annotation typ when not empty.
 func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value, error) {
 	if isNull(raw) {
@@ -146,7 +186,8 @@ func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value
 	var str string
 	isStr := raw[0] == '"'
 	if isStr {
-		if err := json.Unmarshal(raw, &str); err != nil {
+		var err error
+		if str, err = unquote(raw); err != nil {
 			return localtable.Value{}, errInvalidInput("The value of property " + quoteOData(name) + " is not valid JSON.")
 		}
 	}
@@ -255,7 +296,10 @@ func decodeValue(name string, raw json.RawMessage, typ string) (localtable.Value
 		}
 		return localtable.GUIDValue(g), nil
 	case localtable.KindBinary:
-		b, err := base64.StdEncoding.DecodeString(strings.Map(dropBase64Space, str))
+		if strings.ContainsFunc(str, isBase64Space) {
+			str = strings.Map(dropBase64Space, str)
+		}
+		b, err := base64.StdEncoding.DecodeString(str)
 		if err != nil {
 			return localtable.Value{}, errBadValue(name, typ, "not base64")
 		}
@@ -309,35 +353,67 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 	case localtable.KindInt32:
 		return strconv.AppendInt(b, int64(v.Int32()), 10)
 	case localtable.KindInt64:
-		return AppendString(b, strconv.FormatInt(v.Int64(), 10))
+		b = append(b, '"')
+		b = strconv.AppendInt(b, v.Int64(), 10)
+		return append(b, '"')
 	case localtable.KindDouble:
 		f := v.Double()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return AppendString(b, edmfmt.Double(f))
 		}
-		var s string
+		n := len(b)
 		if a := math.Abs(f); a == 0 || (a >= 1e-7 && a < 1e21) {
-			s = strconv.FormatFloat(f, 'f', -1, 64)
+			b = strconv.AppendFloat(b, f, 'f', -1, 64)
 		} else {
-			s = strconv.FormatFloat(f, 'g', -1, 64)
+			b = strconv.AppendFloat(b, f, 'g', -1, 64)
 		}
-		if !strings.ContainsAny(s, ".e") {
-			s += ".0"
+		if !bytes.ContainsAny(b[n:], ".e") {
+			b = append(b, ".0"...)
 		}
-		return append(b, s...)
+		return b
 	case localtable.KindBool:
 		return strconv.AppendBool(b, v.Bool())
 	case localtable.KindDateTime:
+		if t := v.Ticks(); t >= 0 && t <= ticktime.Max {
+			b = append(b, '"')
+			b = ticktime.Append(b, t, false, ":")
+			return append(b, '"')
+		}
 		return AppendString(b, edmfmt.DateTime(v.Time()))
 	case localtable.KindGUID:
-		return AppendString(b, v.GUID().String())
+		return appendGUID(b, v.GUID())
 	case localtable.KindBinary:
-		return AppendString(b, base64.StdEncoding.EncodeToString(v.Binary()))
+		// Base64 needs no escaping in JSON.
+		s := v.BinaryString()
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, unsafe.Slice(unsafe.StringData(s), len(s)))
+		return append(b, '"')
 	}
 	return append(b, "null"...)
 }
 
 const hexDigits = "0123456789abcdef"
+
+// plainByte marks the bytes AppendString copies as they are: printable
+// ASCII but the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// appendGUID appends g as a JSON string in its lower-case 8-4-4-4-12 form.
+func appendGUID(b []byte, g localtable.GUID) []byte {
+	b = append(b, '"')
+	for i, c := range g {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return append(b, '"')
+}
 
 // AppendString appends s as a JSON string, as the service escapes it:
 // quotes, backslashes, control characters, DEL, U+2028 and U+2029
@@ -345,6 +421,18 @@ const hexDigits = "0123456789abcdef"
 func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
+		// Runs of printable ASCII other than the quote and the
+		// backslash, most of most strings, are copied whole.
+		j := i
+		for j < len(s) && plainByte[s[j]] {
+			j++
+		}
+		if j > i {
+			b = append(b, s[i:j]...)
+			if i = j; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {

@@ -129,3 +129,6 @@ func dropBase64Space(r rune) rune {
 	}
 	return r
 }
+
+// isBase64Space reports whether r is white space dropBase64Space drops.
+func isBase64Space(r rune) bool { return dropBase64Space(r) < 0 }

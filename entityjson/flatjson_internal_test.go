@@ -2,8 +2,11 @@ package entityjson
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/localtable/localtable"
@@ -76,6 +79,29 @@ func TestScanFlatObjectAcceptsEntityLines(t *testing.T) {
 	for _, s := range []string{`{"a":01}`, `{"a\"b":1}`, `{"a":1,"a":2}`, `{"a":{"b":1}}`, `{"a":1}x`, `{"a":"` + "\xff" + `"}`} {
 		if _, _, ok := scanFlatObject([]byte(s)); ok && s != `{"a":"`+"\xff"+`"}` {
 			t.Errorf("%s: taken by the fast path", s)
+		}
+	}
+}
+
+// unquote reads what json.Unmarshal reads into a string, and fails where
+// it fails: for strings with and without escapes, control characters,
+// multi-byte runes and invalid UTF-8.
+func TestUnquote(t *testing.T) {
+	pieces := []string{"plain", `\"`, `\\`, `\u00e9`, `\n`, "é", "😀", "\xff", "\xe2\x80", "\x01", "\t", `"`, " ", "\u2028"}
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 50_000 {
+		var b strings.Builder
+		b.WriteByte('"')
+		for range r.IntN(5) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		b.WriteByte('"')
+		raw := json.RawMessage(b.String())
+		got, gerr := unquote(raw)
+		var want string
+		werr := json.Unmarshal(raw, &want)
+		if (gerr == nil) != (werr == nil) || got != want {
+			t.Fatalf("unquote(%q) = %q, %v; json.Unmarshal: %q, %v", raw, got, gerr, want, werr)
 		}
 	}
 }

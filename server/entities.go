@@ -1,11 +1,14 @@
 package server
 
 import (
+	"context"
+	"iter"
 	"net/http"
 	"strings"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/rawquery"
 	"github.com/localtable/localtable/server/internal/auth"
 )
 
@@ -39,6 +42,11 @@ func (rc *reqCtx) parseSelect() (all, custom []string) {
 	return all, custom
 }
 
+// queryStored is rawquery.Query: a query whose entities are handed over
+// as stored.
+var queryStored = rawquery.Query.(func(*localtable.Table, context.Context, localtable.QueryOptions,
+	func(pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value]) error) (localtable.QueryPage, error))
+
 func (rc *reqCtx) insertEntity(table string) {
 	level, err := rc.metadata()
 	if err != nil {
@@ -65,10 +73,13 @@ func (rc *reqCtx) insertEntity(table string) {
 		return
 	}
 	rc.w.Header().Set("ETag", string(tag))
+	bp := bodyBufs.Get().(*[]byte)
+	defer putBody(bp)
 	rc.writeCreated(rc.baseURL()+"/"+entityPath(table, e.PartitionKey, e.RowKey), level, func() []byte {
 		e.ETag = tag
 		e.Timestamp, _ = tag.Time()
-		return appendEntity(nil, &e, rc.encodeOpts(level, table, nil), true)
+		*bp = appendEntity((*bp)[:0], &e, rc.encodeOpts(level, table, nil), true)
+		return *bp
 	})
 }
 
@@ -89,7 +100,10 @@ func (rc *reqCtx) getEntity(res resource) {
 		return
 	}
 	rc.w.Header().Set("ETag", string(e.ETag))
-	rc.writeJSON(http.StatusOK, level, appendEntity(nil, &e, rc.encodeOpts(level, res.table, sel), true))
+	bp := bodyBufs.Get().(*[]byte)
+	defer putBody(bp)
+	*bp = appendEntity((*bp)[:0], &e, rc.encodeOpts(level, res.table, sel), true)
+	rc.writeJSON(http.StatusOK, level, *bp)
 }
 
 // writeEntity serves PUT (replace) and PATCH/MERGE (merge): an update
@@ -181,21 +195,10 @@ func (rc *reqCtx) queryEntities(table string) {
 	}
 	sel, custom := rc.parseSelect()
 	opts.Select = custom
-	var page localtable.QueryPage
-	if top == 0 {
-		// $top=0 asks for nothing: an empty page without a continuation,
-		// once the table is known to exist.
-		_, err = rc.acct.data.GetTable(rc.r.Context(), table)
-	} else {
-		page, err = rc.acct.data.Table(table).Query(rc.r.Context(), &opts)
-	}
-	if err != nil {
-		rc.fail(err)
-		return
-	}
-	next := rc.s.shapePage(&page, first)
 	eo := rc.encodeOpts(level, table, sel)
-	var b []byte
+	bp := bodyBufs.Get().(*[]byte)
+	defer putBody(bp)
+	b := (*bp)[:0]
 	b = append(b, '{')
 	if level != metaNone {
 		b = append(b, `"odata.metadata":`...)
@@ -203,6 +206,32 @@ func (rc *reqCtx) queryEntities(table string) {
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)
+	var page localtable.QueryPage
+	switch {
+	case top == 0:
+		// $top=0 asks for nothing: an empty page without a continuation,
+		// once the table is known to exist.
+		_, err = rc.acct.data.GetTable(rc.r.Context(), table)
+	case sel == nil && !rc.s.opts.EmptyFirstPage && !rc.s.opts.PageAtPartitionBoundary:
+		// Written as the scan finds them, from their stored records:
+		// no Entity, no Properties map.
+		n := 0
+		page, err = queryStored(rc.acct.data.Table(table), rc.r.Context(), opts, func(pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value]) error {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = appendStored(b, pk, rk, ticks, props, eo)
+			return nil
+		})
+	default:
+		page, err = rc.acct.data.Table(table).Query(rc.r.Context(), &opts)
+	}
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	next := rc.s.shapePage(&page, first)
 	for i := range page.Entities {
 		if i > 0 {
 			b = append(b, ',')
@@ -216,5 +245,6 @@ func (rc *reqCtx) queryEntities(table string) {
 	if next.rk != "" {
 		rc.w.Header().Set("x-ms-continuation-NextRowKey", next.rk)
 	}
+	*bp = b
 	rc.writeJSON(http.StatusOK, level, b)
 }

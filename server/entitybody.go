@@ -1,14 +1,17 @@
 package server
 
 import (
-	"maps"
+	"iter"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/internal/edmfmt"
+	"github.com/localtable/localtable/internal/ticktime"
 )
 
 // This file writes entities into response bodies at the metadata level a
@@ -28,88 +31,205 @@ func (rc *reqCtx) encodeOpts(level metaLevel, table string, sel []string) *encod
 	return &encodeOpts{level: level, base: rc.baseURL(), account: rc.acct.name, table: table, sel: sel}
 }
 
+// bodyBufs holds buffers for response bodies: a body is written to the
+// connection before its handler returns, and then its buffer is free.
+var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// putBody returns a buffer of bodyBufs, unless it grew beyond most
+// bodies.
+func putBody(bp *[]byte) {
+	if cap(*bp) <= 1<<20 {
+		*bp = (*bp)[:0]
+		bodyBufs.Put(bp)
+	}
+}
+
 // appendEntity writes e as a JSON object. standalone adds odata.metadata
-// (a single-entity response).
+// (a single-entity response). Every entity read is written here: it
+// appends straight into b, and its custom properties are sorted by name
+// in a buffer on the stack.
 func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool) []byte {
 	b = append(b, '{')
-	first := true
-	member := func(name string) {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = entityjson.AppendString(b, name)
-		b = append(b, ':')
-	}
+	w := memberWriter{b: b, first: true}
 	if o.level != metaNone {
 		if standalone {
-			member("odata.metadata")
-			b = entityjson.AppendString(b, o.base+"/$metadata#"+o.table+"/@Element")
+			w.member("odata.metadata", "")
+			w.b = entityjson.AppendString(w.b, o.base+"/$metadata#"+o.table+"/@Element")
 		}
-		path := entityPath(o.table, e.PartitionKey, e.RowKey)
+		var path string
 		if o.level == metaFull {
-			member("odata.type")
-			b = entityjson.AppendString(b, o.account+"."+o.table)
-			member("odata.id")
-			b = entityjson.AppendString(b, o.base+"/"+path)
+			path = entityPath(o.table, e.PartitionKey, e.RowKey)
+			w.member("odata.type", "")
+			w.b = entityjson.AppendString(w.b, o.account+"."+o.table)
+			w.member("odata.id", "")
+			w.b = entityjson.AppendString(w.b, o.base+"/"+path)
 		}
-		member("odata.etag")
-		b = entityjson.AppendString(b, string(e.ETag))
+		w.member("odata.etag", "")
+		w.b = entityjson.AppendString(w.b, string(e.ETag))
 		if o.level == metaFull {
-			member("odata.editLink")
-			b = entityjson.AppendString(b, path)
-		}
-	}
-	write := func(name string, v localtable.Value) {
-		if ann := annotation(v, o.level); ann != "" {
-			member(name + entityjson.AnnotationSuffix)
-			b = entityjson.AppendString(b, ann)
-		}
-		member(name)
-		b = entityjson.AppendValue(b, v)
-	}
-	system := func(name string) {
-		switch name {
-		case localtable.PartitionKeyName:
-			member(name)
-			b = entityjson.AppendString(b, e.PartitionKey)
-		case localtable.RowKeyName:
-			member(name)
-			b = entityjson.AppendString(b, e.RowKey)
-		case localtable.TimestampName:
-			if o.level == metaFull {
-				member(name + entityjson.AnnotationSuffix)
-				b = entityjson.AppendString(b, "Edm.DateTime")
-			}
-			member(name)
-			b = entityjson.AppendString(b, edmfmt.DateTime7(e.Timestamp))
+			w.member("odata.editLink", "")
+			w.b = entityjson.AppendString(w.b, path)
 		}
 	}
 	if o.sel == nil {
-		system(localtable.PartitionKeyName)
-		system(localtable.RowKeyName)
-		system(localtable.TimestampName)
-		for _, name := range slices.Sorted(maps.Keys(e.Properties)) {
-			if v := e.Properties[name]; !v.IsNull() {
-				write(name, v)
-			}
+		w.system(e, localtable.PartitionKeyName, o.level)
+		w.system(e, localtable.RowKeyName, o.level)
+		w.system(e, localtable.TimestampName, o.level)
+		var buf [32]string
+		for _, name := range sortedNames(buf[:0], e.Properties) {
+			w.property(name, e.Properties[name], o.level)
 		}
 	} else {
 		for _, name := range o.sel {
 			switch name {
 			case localtable.PartitionKeyName, localtable.RowKeyName, localtable.TimestampName:
-				system(name)
+				w.system(e, name, o.level)
 				continue
 			}
 			if v, ok := e.Properties[name]; ok && !v.IsNull() {
-				write(name, v)
+				w.property(name, v, o.level)
 			} else {
-				member(name)
-				b = append(b, "null"...)
+				w.member(name, "")
+				w.b = append(w.b, "null"...)
 			}
 		}
 	}
-	return append(b, '}')
+	return append(w.b, '}')
+}
+
+// appendStored writes an entity handed over as stored (see
+// rawquery.Query) as appendEntity writes it without $select: keys,
+// Timestamp and ETag from their ticks, and the properties in the order
+// they come, their names' order.
+func appendStored(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value], o *encodeOpts) []byte {
+	b = append(b, '{')
+	w := memberWriter{b: b, first: true}
+	if o.level != metaNone {
+		var path string
+		if o.level == metaFull {
+			path = entityPath(o.table, pk, rk)
+			w.member("odata.type", "")
+			w.b = entityjson.AppendString(w.b, o.account+"."+o.table)
+			w.member("odata.id", "")
+			w.b = entityjson.AppendString(w.b, o.base+"/"+path)
+		}
+		w.member("odata.etag", "")
+		if ticks >= 0 && ticks <= ticktime.Max {
+			w.b = append(w.b, `"W/\"datetime'`...)
+			w.b = ticktime.Append(w.b, ticks, true, "%3A")
+			w.b = append(w.b, `'\""`...)
+		} else {
+			tag := `W/"datetime'` + strings.ReplaceAll(edmfmt.DateTime7(localtable.TicksToTime(ticks)), ":", "%3A") + `'"`
+			w.b = entityjson.AppendString(w.b, tag)
+		}
+		if o.level == metaFull {
+			w.member("odata.editLink", "")
+			w.b = entityjson.AppendString(w.b, path)
+		}
+	}
+	w.member(localtable.PartitionKeyName, "")
+	w.b = entityjson.AppendString(w.b, pk)
+	w.member(localtable.RowKeyName, "")
+	w.b = entityjson.AppendString(w.b, rk)
+	w.timestamp(localtable.TicksToTime(ticks), ticks, o.level)
+	for name, v := range props {
+		w.property(name, v, o.level)
+	}
+	return append(w.b, '}')
+}
+
+// memberWriter appends the members of a JSON object.
+type memberWriter struct {
+	b     []byte
+	first bool
+}
+
+// member appends the name of a member, name followed by suffix, and its
+// colon.
+func (w *memberWriter) member(name, suffix string) {
+	if !w.first {
+		w.b = append(w.b, ',')
+	}
+	w.first = false
+	w.b = entityjson.AppendString(w.b, name)
+	if suffix != "" {
+		w.b = append(w.b[:len(w.b)-1], suffix...) // a suffix needs no escaping
+		w.b = append(w.b, '"')
+	}
+	w.b = append(w.b, ':')
+}
+
+// property appends a custom property and, at level, its type annotation.
+func (w *memberWriter) property(name string, v localtable.Value, level metaLevel) {
+	if v.IsNull() {
+		return
+	}
+	if ann := annotation(v, level); ann != "" {
+		w.member(name, entityjson.AnnotationSuffix)
+		w.b = entityjson.AppendString(w.b, ann)
+	}
+	w.member(name, "")
+	w.b = entityjson.AppendValue(w.b, v)
+}
+
+// system appends the system property name of e.
+func (w *memberWriter) system(e *localtable.Entity, name string, level metaLevel) {
+	switch name {
+	case localtable.PartitionKeyName:
+		w.member(name, "")
+		w.b = entityjson.AppendString(w.b, e.PartitionKey)
+	case localtable.RowKeyName:
+		w.member(name, "")
+		w.b = entityjson.AppendString(w.b, e.RowKey)
+	case localtable.TimestampName:
+		w.timestamp(e.Timestamp, localtable.TimeToTicks(e.Timestamp), level)
+	}
+}
+
+// timestamp appends the Timestamp t, of ticks, and its annotation at level.
+func (w *memberWriter) timestamp(t time.Time, ticks int64, level metaLevel) {
+	if level == metaFull {
+		w.member(localtable.TimestampName, entityjson.AnnotationSuffix)
+		w.b = entityjson.AppendString(w.b, "Edm.DateTime")
+	}
+	w.member(localtable.TimestampName, "")
+	if ticks >= 0 && ticks <= ticktime.Max {
+		w.b = append(w.b, '"')
+		w.b = ticktime.Append(w.b, ticks, true, ":")
+		w.b = append(w.b, '"')
+	} else {
+		w.b = entityjson.AppendString(w.b, edmfmt.DateTime7(t))
+	}
+}
+
+// nameLess is a < b, with the first bytes, where names mostly differ,
+// compared inline.
+func nameLess(a, b string) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	return a < b
+}
+
+// sortedNames appends the names of p to buf, sorted: by insertion for the
+// few of a typical entity, which needs no calls to compare.
+func sortedNames(buf []string, p localtable.Properties) []string {
+	for name := range p {
+		buf = append(buf, name)
+	}
+	if len(buf) > 16 {
+		slices.Sort(buf)
+		return buf
+	}
+	for i := 1; i < len(buf); i++ {
+		n := buf[i]
+		j := i
+		for ; j > 0 && nameLess(n, buf[j-1]); j-- {
+			buf[j] = buf[j-1]
+		}
+		buf[j] = n
+	}
+	return buf
 }
 
 // entityPath is the path of an entity below the account, as the SDKs

@@ -23,14 +23,14 @@ func (c *memCheckpoint) Release() { c.released.Store(true) }
 func (m *memEngine) Checkpoint() (storage.Checkpoint, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.pub.Load() == nil {
+	if m.w == nil {
 		return nil, storage.ErrClosed
 	}
 	return &memCheckpoint{m: m, t: m.w.Copy()}, nil
 }
 
 // Restore implements Checkpointer in O(1): the writer tree becomes a copy
-// of the checkpoint's, and a copy of that is published.
+// of the checkpoint's, which the next reader publishes.
 func (m *memEngine) Restore(cp storage.Checkpoint) error {
 	c, ok := cp.(*memCheckpoint)
 	if !ok || c.m != m {
@@ -41,10 +41,11 @@ func (m *memEngine) Restore(cp storage.Checkpoint) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.pub.Load() == nil {
+	if m.w == nil {
 		return storage.ErrClosed
 	}
 	m.w = c.t.Copy()
-	m.pub.Store(m.w.Copy())
+	m.seq.Add(1)
+	m.staleGets.Store(0)
 	return nil
 }

@@ -34,11 +34,27 @@ const defaultDegree = 16
 // means the defaults). opts is not retained.
 //
 // The engine is a copy-on-write B-tree with multi-version concurrency
-// control, in the manner of go-memdb: writers serialize on one mutex and
-// apply each batch to a private tree, then publish an O(1) copy of it
-// through an atomic pointer. Readers (Get, NewIter, NewSnapshot) load the
-// published tree and never lock, so they never block writers nor each other,
-// and a Snapshot costs O(1).
+// control, in the manner of go-memdb: writers serialize on one lock and
+// apply each batch to a private tree, in place. Readers read an O(1)
+// copy of that tree, published through an atomic pointer, and never
+// lock, so they never block writers nor each other, and a Snapshot
+// costs O(1).
+//
+// A copy is published lazily: not after every commit, but when a
+// reader needs one newer than the last published (an iterator or a
+// snapshot taken after a commit). A published copy shares its nodes
+// with the writer's tree, and the writer's next change copies the nodes
+// on the path it changes: publishing after every commit made every
+// commit pay for that path copying, although a run of writes with no
+// reader in between needs none of it. A Get that finds the published
+// copy older than the last commit reads the writer's tree under a
+// shared lock instead, without publishing; it waits only for a commit
+// being applied (a batch with a range deletion, which may take long,
+// publishes the tree as it stands first, so that Gets need not wait for
+// it). After many such Gets with no commit in between (a
+// read-mostly phase), one of them publishes, and the Gets that follow
+// are lock-free again. Either way every read sees every batch whose
+// commit returned before the read began.
 //
 // The returned engine is safe for concurrent use. Values it returns (from
 // Get and Iterator.Value) are the engine's own immutable copies; they stay
@@ -55,7 +71,7 @@ func New(opts *Options) storage.Engine {
 	}
 	w := btree.NewBTreeGOptions(itemLess, btree.Options{Degree: o.Degree, NoLocks: true})
 	m := &memEngine{w: w}
-	m.pub.Store(w.Copy())
+	m.pub.Store(&view{t: w.Copy()})
 	return m
 }
 
@@ -111,35 +127,101 @@ type tree = btree.BTreeG[item]
 
 // memEngine is the in-memory storage.Engine.
 type memEngine struct {
-	mu sync.Mutex // serializes writers; guards w
-	w  *tree      // private writer tree; only ever read or written under mu
+	// mu guards w. Writers (commits, publishing, checkpoints) hold it
+	// exclusively; a Get that reads w holds it shared.
+	mu sync.RWMutex
+	w  *tree // the writer's private tree; nil once the engine is closed
 
-	// pub is the published, read-only tree; nil once the engine is closed.
-	// A published tree is never modified and never Copy()'d (Copy writes
+	// seq counts the changes applied to w (commits and restores). It is
+	// written under mu held exclusively, before mu is released.
+	seq atomic.Uint64
+
+	// pub is the last published view; nil once the engine is closed. A
+	// published tree is never modified and never Copy()'d (Copy writes
 	// the receiver's isoid), so any number of goroutines may read it.
-	pub atomic.Pointer[tree]
+	pub atomic.Pointer[view]
+
+	// staleGets counts the Gets that read w since the last commit or
+	// publication; the one that reaches publishAfter publishes.
+	staleGets atomic.Int32
 }
 
-func (m *memEngine) load() (*tree, error) {
-	t := m.pub.Load()
-	if t == nil {
+// view is a published tree: w as it was after seq changes.
+type view struct {
+	t   *tree
+	seq uint64
+}
+
+// publishAfter is how many Gets in a row, with no commit between them,
+// read the writer's tree under the lock before one publishes a copy.
+// It is above the reads of a transaction of the table layer (at most
+// 100, all made before its commit), so that a write workload publishes
+// nothing, and low enough that a read-mostly phase soon reads without
+// the lock.
+const publishAfter = 256
+
+// current returns a published view that holds every change applied so
+// far, publishing one if the last is older.
+func (m *memEngine) current() (*tree, error) {
+	v := m.pub.Load()
+	if v == nil {
 		return nil, storage.ErrClosed
 	}
-	return t, nil
+	if v.seq == m.seq.Load() {
+		return v.t, nil
+	}
+	return m.publish()
+}
+
+// publish publishes a copy of w, unless the published view is current.
+func (m *memEngine) publish() (*tree, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v := m.pub.Load()
+	if v == nil {
+		return nil, storage.ErrClosed
+	}
+	if seq := m.seq.Load(); v.seq != seq {
+		// Copy gives w a fresh isoid, so its next change copies the
+		// nodes it touches instead of writing into the ones it now
+		// shares with the published tree.
+		v = &view{t: m.w.Copy(), seq: seq}
+		m.pub.Store(v)
+		m.staleGets.Store(0)
+	}
+	return v.t, nil
 }
 
 // Get implements storage.Reader. The returned closer is storage.NopCloser.
 func (m *memEngine) Get(key []byte) ([]byte, io.Closer, error) {
-	t, err := m.load()
-	if err != nil {
-		return nil, nil, err
+	v := m.pub.Load()
+	if v == nil {
+		return nil, nil, storage.ErrClosed
 	}
-	return treeGet(t, key)
+	if v.seq == m.seq.Load() {
+		return treeGet(v.t, key)
+	}
+	if m.staleGets.Add(1) >= publishAfter {
+		t, err := m.publish()
+		if err != nil {
+			return nil, nil, err
+		}
+		return treeGet(t, key)
+	}
+	// The published view misses a commit: read the writer's tree, which
+	// changes only under mu held exclusively. Its items are never
+	// modified, so the value stays valid after the lock is released.
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.w == nil {
+		return nil, nil, storage.ErrClosed
+	}
+	return treeGet(m.w, key)
 }
 
 // NewIter implements storage.Reader.
 func (m *memEngine) NewIter(opts *storage.IterOptions) (storage.Iterator, error) {
-	t, err := m.load()
+	t, err := m.current()
 	if err != nil {
 		return nil, err
 	}
@@ -153,10 +235,11 @@ func (m *memEngine) StableReads() bool { return true }
 // NewBatch implements storage.Engine.
 func (m *memEngine) NewBatch() storage.Batch { return &memBatch{m: m} }
 
-// NewSnapshot implements storage.Engine. It is O(1): the snapshot holds the tree
-// published by the last commit.
+// NewSnapshot implements storage.Engine. It is O(1): the snapshot holds a
+// published tree, published now if the last one is older than the last
+// commit.
 func (m *memEngine) NewSnapshot() (storage.Snapshot, error) {
-	t, err := m.load()
+	t, err := m.current()
 	if err != nil {
 		return nil, err
 	}
@@ -176,14 +259,27 @@ func (m *memEngine) Close() error {
 	return nil
 }
 
-// commit applies ops to the writer tree and publishes a copy of it.
+// commit applies ops to the writer tree, in place. It publishes
+// nothing: the next reader that needs the change does.
 func (m *memEngine) commit(ops []memOp) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.pub.Load() == nil {
+	if m.w == nil {
 		return storage.ErrClosed
 	}
 	w := m.w
+	if v := m.pub.Load(); v.seq != m.seq.Load() {
+		for i := range ops {
+			if ops[i].kind == opDeleteRange {
+				// A range deletion may take long (a table's deletion):
+				// Gets that find the published tree stale would wait for
+				// it under the lock. Publish the tree as it stands, so
+				// that they read without it meanwhile.
+				m.pub.Store(&view{t: w.Copy(), seq: m.seq.Load()})
+				break
+			}
+		}
+	}
 	for i := range ops {
 		op := &ops[i]
 		switch op.kind {
@@ -195,10 +291,8 @@ func (m *memEngine) commit(ops []memOp) error {
 			w.DeleteRange(op.it, op.end, &btree.DeleteRangeOptions{NoReturn: true})
 		}
 	}
-	// Copy gives w a fresh isoid, so its next mutation copies the nodes it
-	// touches instead of writing into the ones shared with the published
-	// tree.
-	m.pub.Store(w.Copy())
+	m.seq.Add(1)
+	m.staleGets.Store(0)
 	return nil
 }
 

@@ -8,16 +8,60 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"hash"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // Sign returns Base64(HMAC-SHA256(key, s)).
 func Sign(key []byte, s string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(s))
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+	p := macPool(key)
+	m := p.Get().(hash.Hash)
+	m.Reset()
+	io.WriteString(m, s)
+	var sum [sha256.Size]byte
+	sig := base64.StdEncoding.EncodeToString(m.Sum(sum[:0]))
+	p.Put(m)
+	return sig
+}
+
+// macs holds, per key, HMAC-SHA256 states keyed with it: keying one
+// hashes the key into its pads, which every request signed with an
+// account's key would otherwise redo. An account has one key, so the
+// map stays small; past maxMACKeys keys, new keys get pools of their own
+// that the map does not keep.
+var macs struct {
+	sync.RWMutex
+	pools map[string]*sync.Pool
+}
+
+const maxMACKeys = 64
+
+// macPool returns the pool of HMAC-SHA256 states keyed with key.
+func macPool(key []byte) *sync.Pool {
+	macs.RLock()
+	p := macs.pools[string(key)]
+	macs.RUnlock()
+	if p != nil {
+		return p
+	}
+	k := string(key)
+	p = &sync.Pool{New: func() any { return hmac.New(sha256.New, []byte(k)) }}
+	macs.Lock()
+	defer macs.Unlock()
+	if q := macs.pools[k]; q != nil {
+		return q
+	}
+	if len(macs.pools) < maxMACKeys {
+		if macs.pools == nil {
+			macs.pools = make(map[string]*sync.Pool)
+		}
+		macs.pools[k] = p
+	}
+	return p
 }
 
 // Equal compares two base64 signatures in constant time.

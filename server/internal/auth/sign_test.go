@@ -1,8 +1,12 @@
 package auth
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"net/url"
+	"sync"
 	"testing"
 )
 
@@ -48,4 +52,31 @@ func TestAccountSASStringVersions(t *testing.T) {
 	if got, want := AccountSASString("acct", q), "acct\nrl\nt\nsco\n\n2030-01-01T00:00:00Z\n\nhttps\n2020-12-06\nscope1\n"; got != want {
 		t.Errorf("2020-12-06: %q, want %q", got, want)
 	}
+}
+
+// Sign, with its states pooled per key, signs as a fresh HMAC does, for
+// keys used concurrently and more keys than the pool map keeps (run with
+// -race).
+func TestSignPooledStates(t *testing.T) {
+	fresh := func(key []byte, s string) string {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(s))
+		return base64.StdEncoding.EncodeToString(m.Sum(nil))
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range maxMACKeys * 3 {
+				key := []byte(fmt.Sprintf("key-%d", (i*7+g)%(maxMACKeys*2)))
+				s := fmt.Sprintf("GET\n\n\n%d\n/account/table", i)
+				if got, want := Sign(key, s), fresh(key, s); got != want {
+					t.Errorf("Sign(%s, %q) = %s, want %s", key, s, got, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

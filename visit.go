@@ -1,0 +1,84 @@
+package localtable
+
+import (
+	"context"
+	"iter"
+
+	"github.com/localtable/localtable/internal/rawquery"
+)
+
+// visitFunc receives the entities of queryStored as stored; see package
+// internal/rawquery.
+type visitFunc = func(pk, rk string, ticks int64, props iter.Seq2[string, Value]) error
+
+func init() { rawquery.Query = (*Table).queryStored }
+
+// queryStored is Query, handing each entity the page would hold to visit,
+// as stored, instead of decoding it into the page.
+func (t *Table) queryStored(ctx context.Context, opts QueryOptions, visit visitFunc) (QueryPage, error) {
+	if opts.Select != nil {
+		return QueryPage{}, newError(ErrInvalidInput, "a query of stored entities selects no properties")
+	}
+	if visit == nil {
+		return QueryPage{}, newError(ErrInvalidInput, "a query of stored entities needs a visitor")
+	}
+	return t.queryPage(ctx, opts, &storedVisit{visit: visit})
+}
+
+// storedVisit hands entities to a visitFunc, as stored.
+type storedVisit struct {
+	visit visitFunc
+	rec   []byte // the record being visited
+	it    recordIter
+	props iter.Seq2[string, Value] // all, made once
+}
+
+// emit hands the entity of an engine key and record to the visitor, and
+// returns its PayloadSize when size is set.
+func (v *storedVisit) emit(key, rec []byte, size bool) (int, error) {
+	// The keys and the record are used during the call only: views of
+	// the engine's bytes do, whatever the engine.
+	pk, rk, err := decodeEntityKey(key, true)
+	if err != nil {
+		return 0, err
+	}
+	ticks, err := v.it.init(rec, true)
+	if err != nil {
+		return 0, err
+	}
+	v.rec = rec
+	if v.props == nil {
+		v.props = v.all
+	}
+	if err := v.visit(pk, rk, ticks, v.props); err != nil {
+		return 0, err
+	}
+	if v.it.err != nil {
+		return 0, v.it.err
+	}
+	if !size {
+		return 0, nil
+	}
+	// The measure of MaxBytes, as PayloadSize measures the entity.
+	n := payloadKeysSize(pk, rk)
+	v.it.init(rec, true)
+	for {
+		name, val, ok := v.it.next()
+		if !ok {
+			break
+		}
+		n += payloadPropSize(name, val)
+	}
+	return n, v.it.err
+}
+
+// all yields the properties of the record emit is visiting.
+func (v *storedVisit) all(yield func(string, Value) bool) {
+	v.it.init(v.rec, true)
+	for {
+		name, val, ok := v.it.next()
+		if !ok || !yield(name, val) {
+			return
+		}
+	}
+}
