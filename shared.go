@@ -182,7 +182,7 @@ func (t *Table) tryShared(ctx context.Context, lt *liveTable, actions []Action, 
 	conds := make([]storage.Condition, len(keys))
 	conds[0] = storage.Condition{Key: keys[0], Version: vers[0]}
 	tags = make([]ETag, len(actions))
-	var val []byte
+	var val, mval []byte
 	for i := range actions {
 		act := &actions[i]
 		key := keys[i+1]
@@ -194,7 +194,10 @@ func (t *Table) tryShared(ctx context.Context, lt *liveTable, actions []Action, 
 			continue
 		}
 		if merged[i] != nil {
-			val = appendRecord(val[:0], ticks, merged[i])
+			// A merge has a buffer of its own: val may alias recs, which
+			// holds the other actions' records (written again on a retry).
+			mval = appendRecord(mval[:0], ticks, merged[i])
+			val = mval
 		} else {
 			from := 0
 			if i > 0 {

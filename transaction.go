@@ -168,7 +168,7 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 	kb := keyBufs.Get().(*[]byte)
 	defer putKeyBuf(kb)
 	key := *kb
-	var val []byte
+	var val, mval []byte
 	for i := range actions {
 		act := &actions[i]
 		e := &act.Entity
@@ -208,7 +208,10 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 			tag = etagOf(ticks) // one Timestamp, so one ETag, per transaction
 		}
 		if exists && merge {
-			val = appendRecord(val[:0], ticks, props)
+			// A merge has a buffer of its own: val may alias recs, which
+			// holds the records of the actions after this one.
+			mval = appendRecord(mval[:0], ticks, props)
+			val = mval
 		} else {
 			from := 0
 			if i > 0 {
