@@ -98,6 +98,28 @@ func clockTicks(now time.Time) (int64, error) {
 
 func encodeTicks(t int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(t)) }
 
+// encodeMark encodes the clock's mark as a shared engine stores it: the
+// ticks, then the nonce of the Account that wrote it, so that an Account
+// can tell its own write of a value from another process's write of the
+// same value (a process lowering the mark at Close may write back a value
+// that another wrote before it).
+func encodeMark(t int64, nonce uint64) []byte {
+	return binary.BigEndian.AppendUint64(encodeTicks(t), nonce)
+}
+
+// decodeMark decodes the clock's mark: 8 bytes of ticks, with nonce 0 (as
+// an engine of one process stores it), or ticks and nonce (encodeMark).
+func decodeMark(b []byte) (t int64, nonce uint64, ok bool) {
+	switch len(b) {
+	case 8:
+		t, ok = decodeTicks(b)
+		return t, 0, ok
+	case 16:
+		return int64(binary.BigEndian.Uint64(b)), binary.BigEndian.Uint64(b[8:]), true
+	}
+	return 0, 0, false
+}
+
 func decodeTicks(b []byte) (int64, bool) {
 	if len(b) != 8 {
 		return 0, false

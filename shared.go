@@ -570,7 +570,7 @@ func (a *Account) raiseClockMark(ctx context.Context, mark int64) error {
 			return err
 		default:
 			var ok bool
-			stored, ok = decodeTicks(v)
+			stored, _, ok = decodeMark(v)
 			c.Close()
 			if !ok {
 				return fmt.Errorf("localtable: corrupt metadata %q", metaClock)
@@ -585,7 +585,7 @@ func (a *Account) raiseClockMark(ctx context.Context, mark int64) error {
 			write = stored + 1
 		}
 		b := a.eng.NewBatch()
-		if err := b.Set(metaClock, encodeTicks(write)); err != nil {
+		if err := b.Set(metaClock, encodeMark(write, a.clockNonce)); err != nil {
 			b.Close()
 			return err
 		}
@@ -597,11 +597,13 @@ func (a *Account) raiseClockMark(ctx context.Context, mark int64) error {
 		if err != nil {
 			return err
 		}
-		// The Version of the write: every write after it raises the
-		// mark above write, so a mark equal to write is this one.
+		// The Version of the write, if the mark is still the one this
+		// Account wrote: its value and nonce. (The value alone does not
+		// say it: another process's Close may have lowered the mark back
+		// to write since.)
 		a.clockVer, a.clockPrev = storage.NoVersion, stored
 		if v, ver, c, err := a.ve.GetVersion(ctx, metaClock); err == nil {
-			if t, ok := decodeTicks(v); ok && t == write {
+			if t, n, ok := decodeMark(v); ok && t == write && n == a.clockNonce {
 				a.clockVer = ver
 			}
 			c.Close()
@@ -623,7 +625,7 @@ func (a *Account) lowerClockMark(ctx context.Context, last int64) error {
 	}
 	b := a.eng.NewBatch()
 	defer b.Close()
-	if err := b.Set(metaClock, encodeTicks(max(last, a.clockPrev))); err != nil {
+	if err := b.Set(metaClock, encodeMark(max(last, a.clockPrev), a.clockNonce)); err != nil {
 		return err
 	}
 	if err := a.ve.CommitIf(ctx, b, []storage.Condition{{Key: metaClock, Version: a.clockVer}}); err != nil {
