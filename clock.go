@@ -25,9 +25,9 @@ type clock struct {
 	now func() time.Time
 
 	mu       sync.Mutex
-	last     int64                  // last tick handed out
-	reserved int64                  // persisted high-water mark
-	persist  func(mark int64) error // durably stores the mark
+	last     int64                                       // last tick handed out
+	reserved int64                                       // persisted high-water mark
+	persist  func(ctx context.Context, mark int64) error // durably stores the mark
 	// lower durably lowers the mark this clock reserved to last, the
 	// last tick handed out, or as far toward it as the ticks of others
 	// sharing the mark allow (see Account.lowerClock).
@@ -38,17 +38,18 @@ type clock struct {
 // second. A reopen resumes at most this far ahead of the last write.
 const clockReserve = ticksPerSecond
 
-// next returns the next Timestamp tick. It never returns a tick outside
+// next returns the next Timestamp tick. ctx bounds the write of a new
+// reservation, when one is needed. It never returns a tick outside
 // [minTicks, maxTicks], nor one it returned before: a source outside the
 // range is ErrClockOutOfRange, and so is every call after the one that
 // returned maxTicks.
-func (c *clock) next() (int64, error) { return c.nextAfter(-1) }
+func (c *clock) next(ctx context.Context) (int64, error) { return c.nextAfter(ctx, -1) }
 
 // nextAfter is next, but returns a tick above floor too: a write on a
 // shared engine passes the largest Timestamp of the entities it replaces,
 // which another process's clock may have handed out, so that each
 // entity's ETags strictly increase. The clock then goes on from there.
-func (c *clock) nextAfter(floor int64) (int64, error) {
+func (c *clock) nextAfter(ctx context.Context, floor int64) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, err := clockTicks(c.now())
@@ -63,7 +64,7 @@ func (c *clock) nextAfter(floor int64) (int64, error) {
 	}
 	if t > c.reserved {
 		mark := min(t+clockReserve, maxTicks) // t <= maxTicks: no overflow
-		if err := c.persist(mark); err != nil {
+		if err := c.persist(ctx, mark); err != nil {
 			return 0, err
 		}
 		c.reserved = mark
@@ -127,9 +128,9 @@ func decodeTicks(b []byte) (int64, bool) {
 	return int64(binary.BigEndian.Uint64(b)), true
 }
 
-func (a *Account) persistClock(mark int64) error {
+func (a *Account) persistClock(ctx context.Context, mark int64) error {
 	if a.ve != nil {
-		return a.raiseClockMark(context.Background(), mark)
+		return a.raiseClockMark(ctx, mark) // the write's context: a cancelled write stops waiting
 	}
 	b := a.eng.NewBatch()
 	defer b.Close()

@@ -171,7 +171,7 @@ func (t *Table) tryShared(ctx context.Context, lt *liveTable, actions []Action, 
 	var ticks int64
 	var tag ETag
 	if stamp {
-		if ticks, err = a.clock.nextAfter(floor); err != nil {
+		if ticks, err = a.clock.nextAfter(ctx, floor); err != nil {
 			return nil, false, err
 		}
 		tag = etagOf(ticks) // one Timestamp, so one ETag, per transaction

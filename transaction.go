@@ -202,7 +202,7 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 			}
 		}
 		if ticks == 0 {
-			if ticks, err = a.clock.next(); err != nil {
+			if ticks, err = a.clock.next(ctx); err != nil {
 				return nil, err
 			}
 			tag = etagOf(ticks) // one Timestamp, so one ETag, per transaction
