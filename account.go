@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/rand/v2"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,16 @@ type Account struct {
 	// cacheMu serializes the changes to the catalog on a shared engine,
 	// where it is a cache (see shared.go); it is held for no I/O.
 	cacheMu sync.Mutex
+	// clockVer is the Version of the clock's mark this Account last wrote
+	// on a shared engine (NoVersion: not known to be its own), and
+	// clockPrev the mark it replaced; both are guarded by clock.mu (see
+	// raiseClockMark).
+	clockVer  storage.Version
+	clockPrev int64
+	// clockNonce tags this Account's writes of the mark on a shared
+	// engine, so that it tells them from another process's write of the
+	// same value (see encodeMark).
+	clockNonce uint64
 
 	// parts serializes writes to one partition: a write locks the stripe
 	// of its (table, PartitionKey), reads its entities, and commits.
@@ -115,7 +126,10 @@ func Open(opts *Options) (*Account, error) {
 		released: make(chan struct{}),
 	}
 	a.ve, _ = o.Engine.(storage.VersionedEngine)
-	a.clock = clock{now: o.Clock, persist: a.persistClock}
+	if a.ve != nil {
+		a.clockNonce = rand.Uint64() | 1 // never 0, the nonce of a mark without one
+	}
+	a.clock = clock{now: o.Clock, persist: a.persistClock, lower: a.lowerClock}
 	if !claimEngine(o.Engine) {
 		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)
 	}
@@ -213,6 +227,9 @@ func (a *Account) getMeta(key []byte) (uint64, bool, error) {
 	}
 	defer c.Close()
 	t, ok := decodeTicks(v)
+	if string(key) == string(metaClock) {
+		t, _, ok = decodeMark(v)
+	}
 	if !ok {
 		return 0, false, fmt.Errorf("localtable: corrupt metadata %q", key)
 	}
@@ -237,6 +254,7 @@ func (a *Account) Close() error {
 		<-a.released
 		return ErrClosed
 	}
+	a.clock.settle()
 	err := a.eng.Close()
 	releaseEngine(a.eng)
 	close(a.released)

@@ -108,7 +108,7 @@ func (a *Account) Restore(ctx context.Context, c *Checkpoint) error {
 	if a.clock.reserved == 0 {
 		return nil // no Timestamp handed out yet
 	}
-	return a.persistClock(a.clock.reserved)
+	return a.persistClock(ctx, a.clock.reserved)
 }
 
 // Close releases the checkpoint. It is idempotent.

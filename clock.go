@@ -18,30 +18,38 @@ import (
 // persisted mark it durably raises the mark to that tick plus
 // clockReserve. After a reopen it resumes above the mark, so no tick is
 // handed out twice even if the source is behind the last stored Timestamp.
+// A clean Close (settle) lowers the mark to the last tick handed out, so
+// that reopening does not move Timestamps ahead of the source: only a
+// crash costs the rest of the reservation, at most clockReserve.
 type clock struct {
 	now func() time.Time
 
 	mu       sync.Mutex
-	last     int64                  // last tick handed out
-	reserved int64                  // persisted high-water mark
-	persist  func(mark int64) error // durably stores the mark
+	last     int64                                       // last tick handed out
+	reserved int64                                       // persisted high-water mark
+	persist  func(ctx context.Context, mark int64) error // durably stores the mark
+	// lower durably lowers the mark this clock reserved to last, the
+	// last tick handed out, or as far toward it as the ticks of others
+	// sharing the mark allow (see Account.lowerClock).
+	lower func(last int64) error
 }
 
 // clockReserve is how far ahead of the last tick the mark is raised: one
 // second. A reopen resumes at most this far ahead of the last write.
 const clockReserve = ticksPerSecond
 
-// next returns the next Timestamp tick. It never returns a tick outside
+// next returns the next Timestamp tick. ctx bounds the write of a new
+// reservation, when one is needed. It never returns a tick outside
 // [minTicks, maxTicks], nor one it returned before: a source outside the
 // range is ErrClockOutOfRange, and so is every call after the one that
 // returned maxTicks.
-func (c *clock) next() (int64, error) { return c.nextAfter(-1) }
+func (c *clock) next(ctx context.Context) (int64, error) { return c.nextAfter(ctx, -1) }
 
 // nextAfter is next, but returns a tick above floor too: a write on a
 // shared engine passes the largest Timestamp of the entities it replaces,
 // which another process's clock may have handed out, so that each
 // entity's ETags strictly increase. The clock then goes on from there.
-func (c *clock) nextAfter(floor int64) (int64, error) {
+func (c *clock) nextAfter(ctx context.Context, floor int64) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, err := clockTicks(c.now())
@@ -56,13 +64,28 @@ func (c *clock) nextAfter(floor int64) (int64, error) {
 	}
 	if t > c.reserved {
 		mark := min(t+clockReserve, maxTicks) // t <= maxTicks: no overflow
-		if err := c.persist(mark); err != nil {
+		if err := c.persist(ctx, mark); err != nil {
 			return 0, err
 		}
 		c.reserved = mark
 	}
 	c.last = t
 	return t, nil
+}
+
+// settle gives back the part of the reservation that no tick used: the
+// persisted mark becomes the last tick handed out. It is for a clean
+// Close, once no write is in flight; if it fails, the reservation stays,
+// which is safe.
+func (c *clock) settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last >= c.reserved || c.lower == nil {
+		return
+	}
+	if c.lower(c.last) == nil {
+		c.reserved = c.last
+	}
 }
 
 // clockTicks converts a time of the clock to ticks, or fails with
@@ -76,6 +99,28 @@ func clockTicks(now time.Time) (int64, error) {
 
 func encodeTicks(t int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(t)) }
 
+// encodeMark encodes the clock's mark as a shared engine stores it: the
+// ticks, then the nonce of the Account that wrote it, so that an Account
+// can tell its own write of a value from another process's write of the
+// same value (a process lowering the mark at Close may write back a value
+// that another wrote before it).
+func encodeMark(t int64, nonce uint64) []byte {
+	return binary.BigEndian.AppendUint64(encodeTicks(t), nonce)
+}
+
+// decodeMark decodes the clock's mark: 8 bytes of ticks, with nonce 0 (as
+// an engine of one process stores it), or ticks and nonce (encodeMark).
+func decodeMark(b []byte) (t int64, nonce uint64, ok bool) {
+	switch len(b) {
+	case 8:
+		t, ok = decodeTicks(b)
+		return t, 0, ok
+	case 16:
+		return int64(binary.BigEndian.Uint64(b)), binary.BigEndian.Uint64(b[8:]), true
+	}
+	return 0, 0, false
+}
+
 func decodeTicks(b []byte) (int64, bool) {
 	if len(b) != 8 {
 		return 0, false
@@ -83,13 +128,28 @@ func decodeTicks(b []byte) (int64, bool) {
 	return int64(binary.BigEndian.Uint64(b)), true
 }
 
-func (a *Account) persistClock(mark int64) error {
+func (a *Account) persistClock(ctx context.Context, mark int64) error {
 	if a.ve != nil {
-		return a.raiseClockMark(context.Background(), mark)
+		return a.raiseClockMark(ctx, mark) // the write's context: a cancelled write stops waiting
 	}
 	b := a.eng.NewBatch()
 	defer b.Close()
 	if err := b.Set(metaClock, encodeTicks(mark)); err != nil {
+		return err
+	}
+	return b.Commit(true)
+}
+
+// lowerClock lowers the clock's mark to last, the last tick this Account
+// handed out, for a clean Close. On a shared engine other processes' ticks
+// rely on the mark too: see lowerClockMark.
+func (a *Account) lowerClock(last int64) error {
+	if a.ve != nil {
+		return a.lowerClockMark(context.Background(), last)
+	}
+	b := a.eng.NewBatch()
+	defer b.Close()
+	if err := b.Set(metaClock, encodeTicks(last)); err != nil {
 		return err
 	}
 	return b.Commit(true)

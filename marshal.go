@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -12,8 +13,9 @@ import (
 
 // ErrUnsupportedType is wrapped by the errors of [Marshal] and [Unmarshal]
 // for a Go type that has no table mapping: a struct field of an unsupported
-// type, a key field that is not a string, or an argument that is not a
-// struct. Test for it with errors.Is.
+// type, a key field that is not a string, an argument that is not a
+// struct, or a struct with no field that maps to a key or a property. Test
+// for it with errors.Is.
 var ErrUnsupportedType = errors.New("localtable: unsupported type")
 
 // Marshal returns the entity that the struct v (or the struct v points to)
@@ -36,6 +38,12 @@ var ErrUnsupportedType = errors.New("localtable: unsupported type")
 // other than []byte, channels, functions, interfaces, arrays other than
 // GUID, and structs other than time.Time and Value) are an error wrapping
 // [ErrUnsupportedType], naming the struct, the field and its type.
+//
+// v must describe an entity: a struct none of whose fields maps to a key
+// or a property (one with no exported fields, such as time.Time or Value,
+// or whose fields are all skipped, or only a Timestamp and an ETag) is an
+// error wrapping [ErrUnsupportedType], not an empty entity. A struct of
+// properties alone (the keys empty) or of the keys alone is an entity.
 //
 // The field tag "table" changes the mapping. Its form is
 // `table:"Name,option,..."`: Name, if not empty, is the property name, and
@@ -128,7 +136,8 @@ func Marshal(v any) (Entity, error) {
 
 // Unmarshal stores the entity e in the struct that v points to, mapping
 // properties to fields as [Marshal] describes. Properties with no field are
-// ignored.
+// ignored; a struct with no field for a key or a property is an error
+// wrapping [ErrUnsupportedType], as for Marshal.
 //
 // Unmarshal sets every mapped field: a field whose property is absent (or
 // null) is set to its zero value, a pointer field to nil. This differs from
@@ -327,6 +336,11 @@ func makePlan(t reflect.Type) *plan {
 			return p
 		}
 		p.fields = append(p.fields, all[best])
+	}
+	// A struct that maps to nothing (time.Time, no exported fields) is
+	// not an entity: mapping it to an empty one would hide the mistake.
+	if !slices.ContainsFunc(p.fields, func(f field) bool { return f.role != roleTimestamp && f.role != roleETag }) {
+		p.err = fmt.Errorf("%w: struct %v has no field that maps to a key or a property: an entity's struct needs exported fields (PartitionKey, RowKey, properties)", ErrUnsupportedType, t)
 	}
 	return p
 }

@@ -827,3 +827,48 @@ func BenchmarkUnmarshal(b *testing.B) {
 		}
 	}
 }
+
+// TestMarshalStructWithoutMapping: a struct none of whose fields maps to a
+// key or a property (time.Time, Value, a struct with no exported fields or
+// with every field skipped, or only a Timestamp or an ETag) is not an
+// entity: Marshal and Unmarshal refuse it with ErrUnsupportedType, naming
+// the type, rather than map it to an empty entity. A struct with only the
+// keys, or only properties, is an entity.
+func TestMarshalStructWithoutMapping(t *testing.T) {
+	type unexported struct{ a, b string }
+	type skipped struct {
+		A string `table:"-"`
+	}
+	type onlySystem struct {
+		Timestamp time.Time
+		Tag       localtable.ETag
+	}
+	for _, v := range []any{
+		time.Now(), &time.Time{}, localtable.StringValue("x"), struct{}{}, unexported{"a", "b"}, skipped{"a"}, onlySystem{},
+		struct{ sync.Mutex }{},
+	} {
+		name := reflect.TypeOf(v).String()
+		e, err := localtable.Marshal(v)
+		if !errors.Is(err, localtable.ErrUnsupportedType) {
+			t.Errorf("Marshal(%s) = %+v, %v; want ErrUnsupportedType", name, e, err)
+			continue
+		}
+		wantErr(t, err, strings.TrimPrefix(name, "*"), "no field")
+		p := v
+		if reflect.TypeOf(v).Kind() != reflect.Pointer {
+			p = reflectNew(v)
+		}
+		if err := localtable.Unmarshal(localtable.Entity{PartitionKey: "p"}, p); !errors.Is(err, localtable.ErrUnsupportedType) {
+			t.Errorf("Unmarshal into %s = %v, want ErrUnsupportedType", name, err)
+		}
+	}
+	for _, v := range []any{
+		struct{ PartitionKey, RowKey string }{"p", "r"},
+		struct{ N int32 }{1},
+		struct{ Opt *string }{},
+	} {
+		if _, err := localtable.Marshal(v); err != nil {
+			t.Errorf("Marshal(%T): %v", v, err)
+		}
+	}
+}

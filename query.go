@@ -24,9 +24,12 @@ type QueryOptions struct {
 	// Predicate): a nil pointer in it (a nil *filter.Filter is not "no
 	// filter"), an Err, or key ranges out of order fail the query.
 	Filter Predicate
-	// Select lists the custom properties to return ($select); nil returns
-	// all. The keys, Timestamp and ETag are always returned; a selected
-	// property an entity lacks is absent from its Properties.
+	// Select lists the custom properties to return ($select); nil, or a
+	// list holding "*", returns all. The keys, Timestamp and ETag are
+	// always returned; a selected property an entity lacks is absent from
+	// its Properties. A name that is not a property name (a letter or '_'
+	// first, then letters, digits and '_') fails the query with
+	// ErrInvalidInput naming it, as the service refuses such a $select.
 	Select []string
 	// PageSize is the most entities one page holds (the service's $top):
 	// 1 to 1000, 0 meaning 1000. It sizes pages, not the query: QueryAll
@@ -219,9 +222,12 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 	if err := checkPredicate(opts.Filter); err != nil {
 		return page, err
 	}
+	sel, err := makeSelection(opts.Select)
+	if err != nil {
+		return page, err
+	}
 	var after Key
 	if !opts.Continuation.IsZero() {
-		var err error
 		if after, err = opts.Continuation.position(); err != nil {
 			return page, err
 		}
@@ -253,7 +259,6 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 			}
 		}()
 	}
-	sel := makeSelection(opts.Select)
 	prefix := keyenc.AppendTableID(nil, rec.id)
 	tableEnd := keyenc.PrefixEnd(prefix)
 	for ri, r := range ranges {

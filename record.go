@@ -159,9 +159,29 @@ type selection struct {
 	set  map[string]bool // long ones hashed
 }
 
-func makeSelection(names []string) selection {
+// makeSelection makes the selection of a Select list, as the service
+// reads $select: each name must be a property name (ErrInvalidInput
+// naming it otherwise), and "*" selects every property.
+func makeSelection(names []string) (selection, error) {
 	if names == nil {
-		return selection{}
+		return selection{}, nil
+	}
+	all := false
+	for _, n := range names {
+		if n == "*" {
+			all = true
+			continue
+		}
+		if i, r, ok := identifierChars(n); !ok {
+			what := "is empty"
+			if n != "" {
+				what = fmt.Sprintf("has %q at byte %d", r, i)
+			}
+			return selection{}, newError(ErrInvalidInput, "Select: %q is not a property name: it %s (a letter or '_' first, then letters, digits and '_')", abbrev(n), what)
+		}
+	}
+	if all {
+		return selection{}, nil
 	}
 	s := selection{on: true}
 	if len(names) <= 16 {
@@ -172,7 +192,7 @@ func makeSelection(names []string) selection {
 			s.set[n] = true
 		}
 	}
-	return s
+	return s, nil
 }
 
 // has reports whether the selection keeps the named property.

@@ -171,7 +171,7 @@ func (t *Table) tryShared(ctx context.Context, lt *liveTable, actions []Action, 
 	var ticks int64
 	var tag ETag
 	if stamp {
-		if ticks, err = a.clock.nextAfter(floor); err != nil {
+		if ticks, err = a.clock.nextAfter(ctx, floor); err != nil {
 			return nil, false, err
 		}
 		tag = etagOf(ticks) // one Timestamp, so one ETag, per transaction
@@ -182,7 +182,7 @@ func (t *Table) tryShared(ctx context.Context, lt *liveTable, actions []Action, 
 	conds := make([]storage.Condition, len(keys))
 	conds[0] = storage.Condition{Key: keys[0], Version: vers[0]}
 	tags = make([]ETag, len(actions))
-	var val []byte
+	var val, mval []byte
 	for i := range actions {
 		act := &actions[i]
 		key := keys[i+1]
@@ -194,7 +194,10 @@ func (t *Table) tryShared(ctx context.Context, lt *liveTable, actions []Action, 
 			continue
 		}
 		if merged[i] != nil {
-			val = appendRecord(val[:0], ticks, merged[i])
+			// A merge has a buffer of its own: val may alias recs, which
+			// holds the other actions' records (written again on a retry).
+			mval = appendRecord(mval[:0], ticks, merged[i])
+			val = mval
 		} else {
 			from := 0
 			if i > 0 {
@@ -547,36 +550,94 @@ func (a *Account) setPoliciesShared(ctx context.Context, name string, policies [
 	return errBusy("setting the access policies of table " + name)
 }
 
-// raiseClockMark stores mark as the clock's high-water mark on a shared
-// engine, unless the stored one is higher: by compare-and-swap, so that
-// no process lowers a mark that another raised.
+// raiseClockMark makes the clock's high-water mark on a shared engine
+// cover mark, by compare-and-swap, so that no process lowers a mark that
+// another raised.
+//
+// Every process that reserves ticks writes the mark, even when the
+// stored one already covers its reservation (it then writes the stored
+// mark plus one tick): so the last writer knows that no reservation came
+// after its own. It remembers the Version of its write and the mark it
+// replaced, which covered every reservation before its own, for
+// lowerClockMark.
 func (a *Account) raiseClockMark(ctx context.Context, mark int64) error {
 	for attempt := 1; attempt <= 10*maxConflictRetries; attempt++ {
 		v, ver, c, err := a.ve.GetVersion(ctx, metaClock)
+		var stored int64
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
 			return err
 		default:
-			stored, ok := decodeTicks(v)
+			var ok bool
+			stored, _, ok = decodeMark(v)
 			c.Close()
 			if !ok {
 				return fmt.Errorf("localtable: corrupt metadata %q", metaClock)
 			}
-			if stored >= mark {
-				return nil
+		}
+		write := mark
+		if stored >= mark {
+			if stored >= maxTicks {
+				a.clockVer = storage.NoVersion
+				return nil // the last tick there is: nothing to write
 			}
+			write = stored + 1
 		}
 		b := a.eng.NewBatch()
-		if err := b.Set(metaClock, encodeTicks(mark)); err != nil {
+		if err := b.Set(metaClock, encodeMark(write, a.clockNonce)); err != nil {
 			b.Close()
 			return err
 		}
 		err = a.ve.CommitIf(ctx, b, []storage.Condition{{Key: metaClock, Version: ver}})
 		b.Close()
-		if !errors.Is(err, storage.ErrConditionFailed) {
+		if errors.Is(err, storage.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
 			return err
 		}
+		// The Version of the write, if the mark is still the one this
+		// Account wrote: its value and nonce. (The value alone does not
+		// say it: another process's Close may have lowered the mark back
+		// to write since.)
+		a.clockVer, a.clockPrev = storage.NoVersion, stored
+		if v, ver, c, err := a.ve.GetVersion(ctx, metaClock); err == nil {
+			if t, n, ok := decodeMark(v); ok && t == write && n == a.clockNonce {
+				a.clockVer = ver
+			}
+			c.Close()
+		}
+		return nil
 	}
 	return errBusy("raising the clock's mark")
 }
+
+// lowerClockMark lowers the clock's mark on a shared engine for a clean
+// Close, if this Account's write is still the last one (compare-and-swap
+// on its Version): to last, or to the mark that write replaced if that is
+// higher, since other processes may still hand out ticks up to it. A mark
+// written since is left as it is: another process reserved ticks under
+// it.
+func (a *Account) lowerClockMark(ctx context.Context, last int64) error {
+	if a.clockVer == storage.NoVersion {
+		return errClockMarkMoved
+	}
+	b := a.eng.NewBatch()
+	defer b.Close()
+	if err := b.Set(metaClock, encodeMark(max(last, a.clockPrev), a.clockNonce)); err != nil {
+		return err
+	}
+	if err := a.ve.CommitIf(ctx, b, []storage.Condition{{Key: metaClock, Version: a.clockVer}}); err != nil {
+		if errors.Is(err, storage.ErrConditionFailed) {
+			return errClockMarkMoved
+		}
+		return err
+	}
+	a.clockVer = storage.NoVersion
+	return nil
+}
+
+// errClockMarkMoved says that the clock's mark on a shared engine is no
+// longer the one this Account wrote, so it was left alone.
+var errClockMarkMoved = errors.New("localtable: the clock's mark moved")

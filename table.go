@@ -145,9 +145,11 @@ func (t *Table) single(ctx context.Context, act Action) (ETag, error) {
 
 // GetOptions modify a point read.
 type GetOptions struct {
-	// Select lists the custom properties to return ($select); nil returns
-	// all. The keys and Timestamp are always returned. A selected property
-	// the entity lacks is absent from Properties.
+	// Select lists the custom properties to return ($select); nil, or a
+	// list holding "*", returns all. The keys and Timestamp are always
+	// returned. A selected property the entity lacks is absent from
+	// Properties. A name that is not a property name fails the read with
+	// ErrInvalidInput, as for QueryOptions.Select.
 	Select []string
 }
 
@@ -158,6 +160,13 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 		return Entity{}, err
 	}
 	defer a.exit()
+	var sel selection
+	if opts != nil {
+		var err error
+		if sel, err = makeSelection(opts.Select); err != nil {
+			return Entity{}, err
+		}
+	}
 	lt, err := a.lookup(ctx, t.name)
 	if err != nil {
 		return Entity{}, err
@@ -182,10 +191,6 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 		return Entity{}, err
 	}
 	defer c.Close()
-	var sel selection
-	if opts != nil {
-		sel = makeSelection(opts.Select)
-	}
 	ticks, props, err := decodeProps(val, sel, stableReads(a.eng))
 	if err != nil {
 		return Entity{}, err

@@ -50,13 +50,18 @@ type Action struct {
 // committed. It returns the new ETag of each action's entity ("" for
 // deletes), in order.
 //
-// A transaction breaking a rule of its own fails with an *Error and nothing
-// applied: more than 100 actions (InvalidInput), different PartitionKeys
-// (ErrDifferentPartitions), one entity twice (ErrDuplicateRow), over 4 MiB
-// of entities by PayloadSize (ErrRequestBodyTooLarge), a missing table (ErrTableNotFound).
-// An action that fails fails the transaction with a *TransactionError
-// carrying its 0-based index and its own error; errors.Is sees through it,
-// so errors.Is(err, ErrEntityExists) works.
+// A failed transaction applies nothing. A rule of the transaction as a
+// whole fails it with an *Error: no actions or more than 100
+// (ErrInvalidInput), over 4 MiB of entities by PayloadSize
+// (ErrRequestBodyTooLarge). Everything else fails it with a
+// *TransactionError whose Index is the 0-based position of the action at
+// fault and whose Err is the *Error: an action on another PartitionKey
+// than action 0's (ErrDifferentPartitions), an entity a second time
+// (ErrDuplicateRow), an action that fails on its own (ErrEntityExists,
+// ErrConditionNotMet, an invalid entity, …), and a missing table
+// (ErrTableNotFound, at Index 0). errors.Is and errors.As see through a
+// *TransactionError, so errors.Is(err, ErrEntityExists) and errors.As(err,
+// &e) with e an *Error work on either.
 func (t *Table) Transact(ctx context.Context, actions []Action) ([]ETag, error) {
 	if len(actions) == 0 {
 		return nil, newError(ErrInvalidInput, "a transaction needs at least one action")
@@ -163,7 +168,7 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 	kb := keyBufs.Get().(*[]byte)
 	defer putKeyBuf(kb)
 	key := *kb
-	var val []byte
+	var val, mval []byte
 	for i := range actions {
 		act := &actions[i]
 		e := &act.Entity
@@ -197,13 +202,16 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 			}
 		}
 		if ticks == 0 {
-			if ticks, err = a.clock.next(); err != nil {
+			if ticks, err = a.clock.next(ctx); err != nil {
 				return nil, err
 			}
 			tag = etagOf(ticks) // one Timestamp, so one ETag, per transaction
 		}
 		if exists && merge {
-			val = appendRecord(val[:0], ticks, props)
+			// A merge has a buffer of its own: val may alias recs, which
+			// holds the records of the actions after this one.
+			mval = appendRecord(mval[:0], ticks, props)
+			val = mval
 		} else {
 			from := 0
 			if i > 0 {

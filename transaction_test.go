@@ -156,6 +156,11 @@ func TestTransactRules(t *testing.T) {
 			if isTE := errors.As(err, &te); isTE != (c.index >= 0) || (isTE && te.Index != c.index) {
 				t.Errorf("%s: %v, want TransactionError index %d", c.name, err, c.index)
 			}
+			// Either way, errors.As reaches the *Error with the code.
+			var le *localtable.Error
+			if c.code != "" && (!errors.As(err, &le) || le.Code != c.code) {
+				t.Errorf("%s: errors.As(%v, *Error) = %v, want code %s", c.name, err, le, c.code)
+			}
 		}
 		// Nothing of the failed ones was applied: 100 entities p/0..99 exist.
 		n := 0
@@ -170,7 +175,8 @@ func TestTransactRules(t *testing.T) {
 		// A missing table fails with TableNotFound at index 0.
 		_, err := a.Table("missing").Transact(ctx, []localtable.Action{{Entity: ent("p", "1")}})
 		var te *localtable.TransactionError
-		if !errors.As(err, &te) || te.Index != 0 || !errors.Is(err, localtable.ErrTableNotFound) {
+		var le *localtable.Error
+		if !errors.As(err, &te) || te.Index != 0 || !errors.Is(err, localtable.ErrTableNotFound) || !errors.As(err, &le) || le.Code != localtable.CodeTableNotFound {
 			t.Errorf("transaction on missing table: %v", err)
 		}
 	})

@@ -267,16 +267,33 @@ func ValidatePropertyName(name string) error {
 	if n := utf8.RuneCountInString(name); n > MaxPropertyNameLen {
 		return newError(ErrPropertyNameTooLong, "property name %q is %d characters; the limit is %d", abbrev(name), n, MaxPropertyNameLen)
 	}
+	if i, r, ok := identifierChars(name); !ok {
+		return newError(ErrPropertyNameInvalid, "property name %q: character %q at byte %d is not allowed (names are C# identifiers: a letter or '_' first, then letters, digits and '_')", abbrev(name), r, i)
+	}
+	return checkSystemName(name)
+}
+
+// identifierChars reports whether name, valid UTF-8, is made of the
+// characters of a property name: a letter or '_' first, then letters,
+// digits, '_' and combining marks. If not, it returns the first character
+// that is not allowed and its byte offset (0 and utf8.RuneError for "").
+func identifierChars(name string) (int, rune, bool) {
+	if asciiIdentifier(name) {
+		return 0, 0, true
+	}
+	if name == "" {
+		return 0, utf8.RuneError, false
+	}
 	for i, r := range name {
 		ok := r == '_' || unicode.IsLetter(r)
 		if i > 0 {
 			ok = ok || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Pc, r)
 		}
 		if !ok {
-			return newError(ErrPropertyNameInvalid, "property name %q: character %q at byte %d is not allowed (names are C# identifiers: a letter or '_' first, then letters, digits and '_')", abbrev(name), r, i)
+			return i, r, false
 		}
 	}
-	return checkSystemName(name)
+	return 0, 0, true
 }
 
 // asciiIdentifier reports whether name is a valid property name of ASCII

@@ -150,6 +150,9 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 			tableMore[ti] = m
 		case keyenc.PrefixMeta:
 			t, ok := decodeTicks(v)
+			if string(k) == string(metaClock) {
+				t, _, ok = decodeMark(v)
+			}
 			switch {
 			case !ok:
 				addProblem(&rep.Problems, &more, "metadata %q does not decode", k[1:])

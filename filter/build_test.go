@@ -233,6 +233,8 @@ func TestFormat(t *testing.T) {
 		msg    string
 	}{
 		{"A eq {}", nil, "more placeholders"},
+		{"A eq {} and B eq {}", []any{1}, "more placeholders than the 1 arguments"},
+		{"A eq {} and", []any{1}, "syntax error"},
 		{"A eq {}", []any{1, 2}, "1 placeholders but 2 arguments"},
 		{"A eq {}", []any{struct{}{}}, "argument 0"},
 		{"A eq {}", []any{nil}, "non-null"},

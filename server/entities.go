@@ -12,17 +12,22 @@ import (
 	"github.com/localtable/localtable/server/internal/auth"
 )
 
-// parseSelect reads $select: nil when absent, the listed names otherwise.
-// It also returns the custom names alone, for the core.
+// parseSelect reads $select: nil when absent or when a term is *, the
+// listed names otherwise. It also returns the custom names alone, for the
+// core, which refuses a term that is not a property name (400
+// InvalidInput, as the service answers).
 func (rc *reqCtx) parseSelect() (all, custom []string) {
 	s := strings.TrimSpace(rc.query.Get("$select"))
-	if s == "" || s == "*" {
+	if s == "" {
 		return nil, nil
 	}
 	all, custom = []string{}, []string{}
 	seen := map[string]bool{}
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
+		if f == "*" {
+			return nil, nil
+		}
 		if f == "" || seen[f] {
 			continue
 		}

@@ -37,7 +37,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/localtable/localtable/cli"
+	"github.com/localtable/localtable/internal/cli"
 )
 
 func main() {

@@ -58,13 +58,21 @@ type Reader interface {
 }
 
 // NewReader returns a reader of entities in format f from r. For CSV it
-// reads the header now.
+// reads the header now. A UTF-8 byte-order mark at the start of r (Excel
+// writes one before a CSV file's header) is skipped.
 func NewReader(r io.Reader, f Format) (Reader, error) {
-	if f == CSV {
-		return newCSVReader(r)
+	br := bufio.NewReaderSize(r, 1<<20)
+	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
+		br.Discard(len(utf8BOM))
 	}
-	return &jsonlReader{br: bufio.NewReaderSize(r, 1<<20)}, nil
+	if f == CSV {
+		return newCSVReader(br)
+	}
+	return &jsonlReader{br: br}, nil
 }
+
+// utf8BOM is the byte-order mark U+FEFF in UTF-8.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 type jsonlReader struct {
 	br      *bufio.Reader

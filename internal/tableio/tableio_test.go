@@ -184,3 +184,37 @@ func TestSkipThrough(t *testing.T) {
 		}
 	}
 }
+
+// TestByteOrderMark: a UTF-8 byte-order mark at the start of a file (Excel
+// writes one to CSV, Windows editors to any text) is not part of the
+// first record; one anywhere else is data.
+func TestByteOrderMark(t *testing.T) {
+	for f, in := range map[tableio.Format]string{
+		tableio.CSV:   "\uFEFFPartitionKey,RowKey,N@Edm.Int32,S\np,r,1,\uFEFFx\n",
+		tableio.JSONL: "\uFEFF" + `{"PartitionKey":"p","RowKey":"r","N":1,"S":"` + "\uFEFF" + `x"}` + "\n",
+	} {
+		r, err := tableio.NewReader(strings.NewReader(in), f)
+		if err != nil {
+			t.Fatalf("%v with a byte-order mark: %v", f, err)
+		}
+		line, e, err := r.Next()
+		if err != nil || line != 1+btoi(f == tableio.CSV) || e.PartitionKey != "p" || e.RowKey != "r" ||
+			e.Properties["N"].Int32() != 1 || e.Properties["S"].String() != "\uFEFFx" {
+			t.Fatalf("%v with a byte-order mark: line %d, %+v, %v", f, line, e, err)
+		}
+		if _, _, err := r.Next(); err != io.EOF {
+			t.Fatalf("%v: after the record: %v", f, err)
+		}
+	}
+	// Only one mark, at the very start, is skipped.
+	if _, err := tableio.NewReader(strings.NewReader("\uFEFF\uFEFFPartitionKey,RowKey\n"), tableio.CSV); err == nil {
+		t.Error("two byte-order marks: accepted")
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -23,7 +23,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/localtable/localtable/cli"
+	"github.com/localtable/localtable/internal/cli"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/etcd"
 )

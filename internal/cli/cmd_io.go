@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -39,15 +41,24 @@ resumed. --mode merge merges into existing entities, --mode insert fails
 on them. A transaction that fails is retried entity by entity, so that each
 bad record is reported with its line and the others are written.
 
+The table must exist (or --create it): import checks it before reading
+the file. An error that is not about one record (a missing table, a
+refused key, a server that fails or cannot be reached, an interruption)
+stops the import at once.
+
 Resuming: while it runs, import keeps a checkpoint file (FILE.checkpoint,
-or --checkpoint) holding the last line through which every record is
-committed (synced to disk first). After an interruption, --resume skips the
-records up to it; --skip N skips the records starting on lines 1 to N. The
-checkpoint is removed when the file is done.
+or --checkpoint) saying which records are done: written and acknowledged
+(and synced to disk first), or failed and reported. A record whose write
+was not acknowledged when the import stopped is not done. --resume skips
+the records that are done and imports the others; in --mode insert, a
+record not acknowledged before that the table holds exactly as written
+counts as written. --skip N skips the records starting on lines 1 to N.
+The checkpoint is removed when the file is done.
 
 At the end it prints the rows written, skipped and failed, with the line
-and error of each failure, and exits 1 if any failed. On a terminal a
-progress bar shows the bytes read, the rate and the time left.` + "\n" + sourceHelp,
+and error of each failure, and exits 1 if any failed; an error that
+stopped the import comes first. On a terminal a progress bar shows the
+bytes read, the rate and the time left.` + "\n" + sourceHelp,
 		examples: `
 localtable import Orders orders.jsonl --location ./data --create
 localtable import Orders orders.csv --endpoint http://127.0.0.1:10002/devstoreaccount1
@@ -67,22 +78,76 @@ JSONL), which import ignores. A file is written under a temporary name and
 renamed when complete. Export, import and export again give the same bytes.` + "\n" + sourceHelp,
 		examples: `
 localtable export Orders orders.jsonl --location ./data
-localtable export Orders orders.csv --filter "PartitionKey eq 'smith'" --select Total,Status
+localtable export Orders orders.csv --filter "PartitionKey eq 'smith'" --select Total,Status --location ./data
 localtable export Orders - --endpoint http://127.0.0.1:10002/devstoreaccount1 | head`,
 		run: runExport,
 	})
 }
 
-// importCheckpoint is the resumption state of an import.
+// importCheckpoint is the resumption state of an import. It never says
+// a line is done before the write of its record was acknowledged (or the
+// record failed and is listed in Failures).
 type importCheckpoint struct {
-	File    string `json:"file"`
-	Table   string `json:"table"`
-	Line    int    `json:"line"` // every record starting on a line up to this one is done
-	Written int    `json:"written"`
+	File  string `json:"file"`
+	Table string `json:"table"`
+	// Line is the line through which every record is done.
+	Line int `json:"line"`
+	// Through is the last line read (0: Line). The records on the lines
+	// after Line and up to Through are done too, except those on the
+	// lines of Pending: written in transactions that were not
+	// acknowledged when the import stopped.
+	Through int         `json:"through,omitempty"`
+	Pending []lineRange `json:"pending,omitempty"`
+	Written int         `json:"written"`
 	// Failures are the records that failed so far, by line: a resumed
 	// run reports them with its own.
 	Failures []checkpointFailure `json:"failures,omitempty"`
 	Updated  string              `json:"updated"`
+}
+
+// lineRange is the lines from its first to its second, both included.
+type lineRange [2]int
+
+// done reports whether the checkpoint says the record on line is done.
+func (cp *importCheckpoint) done(line int) bool {
+	if line <= cp.Line {
+		return true
+	}
+	if line > cp.Through {
+		return false
+	}
+	return !cp.pending(line)
+}
+
+// pending reports whether line is in Pending.
+func (cp *importCheckpoint) pending(line int) bool {
+	i := sort.Search(len(cp.Pending), func(i int) bool { return cp.Pending[i][1] >= line })
+	return i < len(cp.Pending) && cp.Pending[i][0] <= line
+}
+
+// check refuses a checkpoint whose lines contradict each other.
+func (cp *importCheckpoint) check() error {
+	prev := cp.Line
+	for _, r := range cp.Pending {
+		if r[0] <= prev || r[1] < r[0] || r[1] > cp.Through {
+			return fmt.Errorf("pending lines %d-%d out of order (line %d, through %d)", r[0], r[1], cp.Line, cp.Through)
+		}
+		prev = r[1]
+	}
+	return nil
+}
+
+// ranges compresses sorted lines into ranges of consecutive lines.
+func ranges(lines []int) []lineRange {
+	var out []lineRange
+	for _, l := range lines {
+		if n := len(out); n > 0 && out[n-1][1] == l-1 {
+			out[n-1][1] = l
+			continue
+		}
+		out = append(out, lineRange{l, l})
+	}
+	return out
 }
 
 type checkpointFailure struct {
@@ -106,7 +171,9 @@ type failure struct {
 	err  error
 }
 
-// importer writes records in transactions per partition.
+// importer writes records in transactions per partition. A record is
+// done when its write is acknowledged or it failed (and is in failures);
+// until then it stays in its batch, whatever error ends the import.
 type importer struct {
 	st        store
 	table     string
@@ -118,6 +185,10 @@ type importer struct {
 	failures  []failure
 	maxErrors int
 	onWritten func(n int)
+	// prev is the checkpoint resumed from: its pending lines after
+	// lastLine are still pending, and the lines it says are done after
+	// lastLine are still done.
+	prev importCheckpoint
 }
 
 // maxOpenBatches bounds the partitions collected at once.
@@ -168,31 +239,46 @@ func (im *importer) fail(line int, err error) error {
 	return nil
 }
 
-// flush commits one batch: as one transaction, or, if that fails, entity
-// by entity, recording each failure.
-func (im *importer) flush(ctx context.Context, b *pendingBatch) error {
-	delete(im.open, b.pk)
+// close takes a batch whose records are all done out of the open ones.
+func (im *importer) close(b *pendingBatch) {
+	if im.open[b.pk] == b {
+		delete(im.open, b.pk)
+	}
 	for i, o := range im.order {
 		if o == b {
 			im.order = append(im.order[:i], im.order[i+1:]...)
 			break
 		}
 	}
+}
+
+// flush commits one batch: as one transaction, or, if that fails, entity
+// by entity, recording each failure. The batch stays open, holding the
+// records not done, when an error ends the import: a fatal one, or too
+// many failures.
+func (im *importer) flush(ctx context.Context, b *pendingBatch) error {
 	err := im.st.Transact(ctx, im.table, b.acts)
 	if err == nil {
 		im.written += len(b.acts)
 		im.onWritten(len(b.acts))
+		im.close(b)
 		return nil
 	}
 	if fatal(ctx, err) {
 		return err
 	}
-	for i := range b.acts {
-		if _, err := im.st.Write(ctx, im.table, b.acts[i]); err != nil {
-			if fatal(ctx, err) {
-				return err
-			}
-			if err := im.fail(b.lines[i], err); err != nil {
+	for len(b.acts) > 0 {
+		line, a := b.lines[0], b.acts[0]
+		_, err := im.st.Write(ctx, im.table, a)
+		if err != nil && fatal(ctx, err) {
+			return err
+		}
+		b.lines, b.acts = b.lines[1:], b.acts[1:]
+		if err != nil && !im.writtenBefore(ctx, line, &a.Entity, err) {
+			if err := im.fail(line, err); err != nil {
+				if len(b.acts) == 0 {
+					im.close(b)
+				}
 				return err
 			}
 			continue
@@ -200,24 +286,55 @@ func (im *importer) flush(ctx context.Context, b *pendingBatch) error {
 		im.written++
 		im.onWritten(1)
 	}
+	im.close(b)
 	return nil
 }
 
-// fatal reports errors that end an import: the context's, a missing
-// table, a closed store, I/O.
+// writtenBefore reports whether an insert that failed with err is of a
+// record that the run resumed from wrote without an acknowledgement: a
+// pending line of its checkpoint whose entity the table holds as the
+// record has it.
+func (im *importer) writtenBefore(ctx context.Context, line int, e *localtable.Entity, err error) bool {
+	if im.mode != localtable.ActionInsert || !errors.Is(err, localtable.ErrEntityExists) || !im.prev.pending(line) {
+		return false
+	}
+	have, err := im.st.Get(ctx, im.table, e.PartitionKey, e.RowKey)
+	if err != nil || len(have.Properties) != len(e.Properties) {
+		return false
+	}
+	for name, v := range e.Properties {
+		if w, ok := have.Properties[name]; !ok || !w.Equal(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// fatal reports errors that end an import rather than fail one record:
+// the context's, a missing table, a closed store, authentication and
+// authorization, the server's failures and those of the connection. The
+// errors of a record are the service's 400, 404 (other than
+// TableNotFound), 409 (other than TableBeingDeleted), 412 and 413.
 func fatal(ctx context.Context, err error) bool {
 	if ctx.Err() != nil || errors.Is(err, localtable.ErrTableNotFound) || errors.Is(err, localtable.ErrClosed) {
 		return true
 	}
+	var le *localtable.Error
+	if !errors.As(err, &le) {
+		return true
+	}
+	status := server.HTTPStatus(le.Code)
 	var re *remoteError
 	if errors.As(err, &re) {
-		return re.err.Code == localtable.CodeTableNotFound || re.status >= 500
+		status = re.status
 	}
-	var le *localtable.Error
-	if errors.As(err, &le) {
-		return le.Code == localtable.CodeTableNotFound || server.HTTPStatus(le.Code) >= 500
+	switch {
+	case le.Code == localtable.CodeTableNotFound || le.Code == "TableBeingDeleted":
+		return true
+	case status == 400 || status == 404 || status == 409 || status == 412 || status == 413:
+		return false
 	}
-	return !errors.As(err, &le)
+	return true
 }
 
 // flushAll commits every open batch.
@@ -230,14 +347,29 @@ func (im *importer) flushAll(ctx context.Context) error {
 	return nil
 }
 
-// doneThrough is the last line through which every record is committed
-// or failed: before the first line of the oldest open batch.
-func (im *importer) doneThrough() int {
-	done := im.lastLine
+// checkpoint is the import's state: the lines of the open batches are
+// pending (with those of the checkpoint resumed from not read again yet),
+// every other line read (or done in the run resumed from) is done.
+func (im *importer) checkpoint() importCheckpoint {
+	var pending []int
 	for _, b := range im.order {
-		done = min(done, b.lines[0]-1)
+		pending = append(pending, b.lines...)
 	}
-	return done
+	for _, r := range im.prev.Pending {
+		for l := max(r[0], im.lastLine+1); l <= r[1]; l++ {
+			pending = append(pending, l)
+		}
+	}
+	slices.Sort(pending)
+	cp := importCheckpoint{Through: max(im.lastLine, im.prev.Through, im.prev.Line)}
+	cp.Line = cp.Through
+	if len(pending) > 0 {
+		cp.Line = pending[0] - 1
+		cp.Pending = ranges(pending)
+	} else {
+		cp.Through = 0
+	}
+	return cp
 }
 
 func runImport(ctx context.Context, e *env, c *command, args []string) error {
@@ -296,6 +428,9 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 		if err := json.Unmarshal(b, &cp); err != nil {
 			return fmt.Errorf("--resume: checkpoint %s: %v", *cpFile, err)
 		}
+		if err := cp.check(); err != nil {
+			return fmt.Errorf("--resume: checkpoint %s: %v", *cpFile, err)
+		}
 		if cp.Table != table {
 			return fmt.Errorf("--resume: the checkpoint %s is of an import into %s, not %s", *cpFile, cp.Table, table)
 		}
@@ -317,6 +452,24 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 		}
 		in = file
 	}
+	// The table before the data is read: a missing table, a
+	// refused key or an unreachable server end the import here.
+	st, err := src.open(ctx, e, c, openOpts{write: true, noSync: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if *create {
+		if err := st.CreateTable(ctx, table); err != nil && !errors.Is(err, localtable.ErrTableExists) && !isCode(err, "TableAlreadyExists") {
+			return err
+		}
+	} else if err := st.CheckTable(ctx, table); err != nil {
+		if errors.Is(err, localtable.ErrTableNotFound) {
+			return fmt.Errorf("%w: add --create to create it", err)
+		}
+		return err
+	}
+
 	var bar *progressbar.ProgressBar
 	if showBar {
 		bar = newByteBar(e.stderr, size, "importing")
@@ -327,16 +480,6 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 
-	st, err := src.open(ctx, e, c, openOpts{write: true, noSync: true})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if *create {
-		if err := st.CreateTable(ctx, table); err != nil && !errors.Is(err, localtable.ErrTableExists) && !isCode(err, "TableAlreadyExists") {
-			return err
-		}
-	}
 	prevWritten := cp.Written
 	for _, f := range cp.Failures {
 		im.failures = append(im.failures, failure{f.Line, errors.New(f.Error)})
@@ -349,6 +492,7 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	im.st, im.table, im.open, im.maxErrors = st, table, map[string]*pendingBatch{}, *maxErrors
 	im.lastLine = *skip
 	im.written = 0
+	im.prev = cp
 	lastDesc := time.Now()
 	im.onWritten = func(int) {
 		if bar != nil && time.Since(lastDesc) > 200*time.Millisecond {
@@ -366,10 +510,12 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 				return err
 			}
 		}
-		next := importCheckpoint{File: path, Table: table, Line: im.doneThrough(), Written: prevWritten + im.written, Updated: time.Now().UTC().Format(time.RFC3339)}
+		next := im.checkpoint()
+		next.File, next.Table, next.Written, next.Updated = path, table, prevWritten+im.written, time.Now().UTC().Format(time.RFC3339)
 		for _, f := range im.failures {
 			next.Failures = append(next.Failures, checkpointFailure{f.line, errMessage(f.err)})
 		}
+		slices.SortStableFunc(next.Failures, func(a, b checkpointFailure) int { return a.Line - b.Line })
 		b, _ := json.MarshalIndent(next, "", "  ")
 		tmp := *cpFile + ".tmp"
 		if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
@@ -384,8 +530,19 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 		for chunk := range recs {
 			for _, rc := range chunk {
 				var re *tableio.RecordError
+				line := rc.line
+				if errors.As(rc.err, &re) {
+					line = re.Line
+				}
+				if rc.err == nil || re != nil {
+					if line > cp.Line && cp.done(line) { // done in the run resumed from
+						skipped++
+						im.lastLine = max(im.lastLine, line)
+						continue
+					}
+				}
 				switch {
-				case errors.As(rc.err, &re):
+				case re != nil:
 					im.lastLine = max(im.lastLine, re.Line)
 					if err := im.fail(re.Line, re.Err); err != nil {
 						return err
@@ -414,7 +571,7 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	if errors.Is(runErr, errTooManyFailures) {
 		// Commit what was read before the stop: the checkpoint then
 		// covers every line read.
-		if err := im.flushAll(ctx); err != nil {
+		if err := im.flushAll(ctx); err != nil && !errors.Is(err, errTooManyFailures) {
 			runErr = err
 		}
 	}
@@ -434,6 +591,13 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 			runErr = fmt.Errorf("%w (and saving the checkpoint: %v)", runErr, err)
 		}
 	}
+	// Failures are met partition by partition: list them by line.
+	slices.SortStableFunc(im.failures, func(a, b failure) int { return a.line - b.line })
+	stopped := runErr != nil && !errors.Is(runErr, errTooManyFailures)
+	if stopped {
+		// The error that ended the import heads the report.
+		fmt.Fprintf(e.stdout, "import stopped: %s\n", errMessage(runErr))
+	}
 	rate := float64(im.written) / max(elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(e.stdout, "imported %s into %s: %d written, %d skipped, %d failed in %s (%.0f rows/s)\n",
 		path, table, im.written, skipped, len(im.failures), took(elapsed), rate)
@@ -443,10 +607,10 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	switch {
 	case errors.Is(runErr, errTooManyFailures):
 		return fmt.Errorf("stopped after %s (--max-errors); resume with --resume", plural(len(im.failures), "failed record", "failed records"))
-	case runErr != nil && *cpFile != "":
-		return fmt.Errorf("%w; the records through line %d are done: resume with --resume", runErr, im.doneThrough())
-	case runErr != nil:
-		return runErr
+	case stopped && *cpFile != "":
+		return fmt.Errorf("import stopped: %w; %s says which records are done (all through line %d): resume with --resume", runErr, *cpFile, im.checkpoint().Line)
+	case stopped:
+		return fmt.Errorf("import stopped: %w", runErr)
 	case len(im.failures) > 0:
 		return fmt.Errorf("%s failed", plural(len(im.failures), "record", "records"))
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -49,9 +50,9 @@ Timestamp. --explain prints the planner's key ranges and residual filter,
 then (on a data directory) the entities scanned and returned.` + "\n" + sourceHelp,
 		examples: `
 localtable query Orders --location ./data
-localtable query Orders --filter "PartitionKey eq 'smith' and Total gt 100.0" --select Total,Status
-localtable query Orders --filter "RowKey ge '2024'" --top 10 -o jsonl
-localtable query Orders --filter "Status eq 'open'" --explain`,
+localtable query Orders --filter "PartitionKey eq 'smith' and Total gt 100.0" --select Total,Status --location ./data
+localtable query Orders --filter "RowKey ge '2024'" --top 10 -o jsonl --endpoint http://127.0.0.1:10002/devstoreaccount1
+localtable query Orders --filter "Status eq 'open'" --explain --location ./data`,
 		run: runQuery,
 	})
 	register(&command{
@@ -76,18 +77,20 @@ service's JSON format (annotated with "Name@odata.type"), inline, from a
 file, or "-" for standard input. Prints the new ETag.` + "\n" + sourceHelp,
 		examples: `
 localtable put Orders smith 0001 Status=open Total@Edm.Double=12.5 Items@Edm.Int32=3 --location ./data
-localtable put Orders smith 0001 Status=shipped --merge --if-match 'W/"datetime''2024-05-01T10%3A00%3A00.0000000Z''"'
-localtable put Orders --json '{"PartitionKey":"smith","RowKey":"0002","Big@odata.type":"Edm.Int64","Big":"9007199254740993"}'
-echo '{"PartitionKey":"a","RowKey":"b"}' | localtable put Orders --json -`,
+localtable put Orders smith 0001 Status=shipped --merge --if-match "W/\"datetime'2024-05-01T10%3A00%3A00.0000000Z'\"" --location ./data
+localtable put Orders --json '{"PartitionKey":"smith","RowKey":"0002","Big@odata.type":"Edm.Int64","Big":"9007199254740993"}' --location ./data
+echo '{"PartitionKey":"a","RowKey":"b"}' | localtable put Orders --json - --endpoint http://127.0.0.1:10002/devstoreaccount1`,
 		run: runPut,
 	})
 	register(&command{
 		name: "delete", args: "TABLE PARTITIONKEY ROWKEY [flags]",
 		summary: "delete one entity",
-		details: "--if-match ETAG deletes it only if it has that ETag.\n" + sourceHelp,
+		details: `--if-match ETAG deletes it only if it has that ETag: the one get prints,
+such as W/"datetime'2024-05-01T10%3A00%3A00.0000000Z'", quoted for the
+shell as a whole (it holds both kinds of quotes), as in the example.` + "\n" + sourceHelp,
 		examples: `
 localtable delete Orders smith 0001 --location ./data
-localtable delete Orders smith 0001 --if-match 'W/"datetime''2024-05-01T10%3A00%3A00.0000000Z''"'`,
+localtable delete Orders smith 0001 --if-match "W/\"datetime'2024-05-01T10%3A00%3A00.0000000Z'\"" --endpoint http://127.0.0.1:10002/devstoreaccount1`,
 		run: runDelete,
 	})
 }
@@ -148,20 +151,41 @@ func runTables(ctx context.Context, e *env, c *command, args []string) error {
 	return nil
 }
 
-// outputFlag is -o: table, json or jsonl.
-func outputFlag(fs interface {
-	StringVar(*string, string, string, string)
-}, def string) *string {
-	var s string
-	fs.StringVar(&s, "o", def, "output: table, json or jsonl")
-	return &s
+// outputFlag registers -o, one of values (the first is the default): its
+// help names them, and the command line is refused with any other.
+func outputFlag(fs *flag.FlagSet, values ...string) *string {
+	o := &choiceValue{value: values[0], allowed: values}
+	fs.Var(o, "o", "the output `format`: "+orList(values))
+	return &o.value
 }
 
-func checkOutput(c *command, o string, allowed ...string) error {
-	if !slices.Contains(allowed, o) {
-		return usagef(c, "-o %q: want %s", o, strings.Join(allowed, ", "))
+// choiceValue is a flag that takes one of a list of values.
+type choiceValue struct {
+	value   string
+	allowed []string
+}
+
+func (c *choiceValue) String() string {
+	if c == nil {
+		return ""
 	}
+	return c.value
+}
+
+func (c *choiceValue) Set(s string) error {
+	if !slices.Contains(c.allowed, s) {
+		return fmt.Errorf("want %s", orList(c.allowed))
+	}
+	c.value = s
 	return nil
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(v []string) string {
+	if len(v) < 2 {
+		return strings.Join(v, "")
+	}
+	return strings.Join(v[:len(v)-1], ", ") + " or " + v[len(v)-1]
 }
 
 // splitList reads a comma-separated list; "" is nil.
@@ -186,12 +210,9 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 	sel := fs.String("select", "", "comma-separated properties to return ($select)")
 	top := fs.Int("top", 0, "print at most `N` entities (0: all)")
 	explain := fs.Bool("explain", false, "print the query plan and the entities scanned and returned")
-	out := outputFlag(fs, "table")
+	out := outputFlag(fs, "table", "json", "jsonl")
 	pos, err := c.parse(e, fs, args, 1, 1)
 	if err != nil {
-		return err
-	}
-	if err := checkOutput(c, *out, "table", "json", "jsonl"); err != nil {
 		return err
 	}
 	if *top < 0 {
@@ -388,12 +409,9 @@ func runGet(ctx context.Context, e *env, c *command, args []string) error {
 	fs := c.flagSet()
 	var src sourceFlags
 	src.register(fs)
-	out := outputFlag(fs, "text")
+	out := outputFlag(fs, "text", "json")
 	pos, err := c.parse(e, fs, args, 3, 3)
 	if err != nil {
-		return err
-	}
-	if err := checkOutput(c, *out, "text", "json"); err != nil {
 		return err
 	}
 	st, err := src.open(ctx, e, c, openOpts{})

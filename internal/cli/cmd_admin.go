@@ -108,12 +108,9 @@ func runStats(ctx context.Context, e *env, c *command, args []string) error {
 	var src sourceFlags
 	src.register(fs)
 	largest := fs.Int("largest", 5, "list the `N` largest partitions of each table")
-	out := outputFlag(fs, "text")
+	out := outputFlag(fs, "text", "json")
 	tables, err := c.parse(e, fs, args, 0, -1)
 	if err != nil {
-		return err
-	}
-	if err := checkOutput(c, *out, "text", "json"); err != nil {
 		return err
 	}
 	st, err := src.open(ctx, e, c, openOpts{})

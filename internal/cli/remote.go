@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"slices"
 	"strings"
@@ -60,10 +62,13 @@ func (keepBody) Do(req *policy.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// remoteRetry is how the SDK client retries; tests make it not wait.
+var remoteRetry = policy.RetryOptions{MaxRetries: 2}
+
 func openRemote(t *remoteTarget) (*remoteStore, error) {
 	opts := &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{
 		PerCallPolicies: []policy.Policy{keepBody{}},
-		Retry:           policy.RetryOptions{MaxRetries: 2},
+		Retry:           remoteRetry,
 	}}
 	svc, err := aztables.NewServiceClientFromConnectionString(t.connString, opts)
 	if err != nil {
@@ -131,6 +136,15 @@ func (r *remoteStore) ListTables(ctx context.Context) ([]string, error) {
 
 func (r *remoteStore) CreateTable(ctx context.Context, name string) error {
 	_, err := r.svc.CreateTable(ctx, name, nil)
+	return remoteErr(err)
+}
+
+// CheckTable asks the table for one entity: the service answers
+// TableNotFound for a table that does not exist (its names are
+// case-insensitive, which a query of the table list would not be).
+func (r *remoteStore) CheckTable(ctx context.Context, name string) error {
+	o := &aztables.ListEntitiesOptions{Top: to.Ptr(int32(1)), Select: to.Ptr(localtable.PartitionKeyName)}
+	_, err := r.svc.NewClient(name).NewListEntitiesPager(o).NextPage(ctx)
 	return remoteErr(err)
 }
 
@@ -262,6 +276,76 @@ func (r *remoteStore) Transact(ctx context.Context, table string, acts []localta
 			out[i].IfMatch = to.Ptr(azcore.ETag(a.IfMatch))
 		}
 	}
-	_, err := r.svc.NewClient(table).SubmitTransaction(ctx, out, nil)
+	rb := &rawBody{}
+	_, err := r.svc.NewClient(table).SubmitTransaction(context.WithValue(ctx, rawKey{}, rb), out, nil)
+	var re *azcore.ResponseError
+	if errors.As(err, &re) && re.StatusCode == http.StatusAccepted {
+		if ie := changesetError(rb.b); ie != nil {
+			return ie
+		}
+	}
 	return remoteErr(err)
+}
+
+// changesetError is the failure a $batch response reports in its
+// changeset (the response itself is a 202): the status, code and message
+// of the operation that failed; nil if body holds none.
+func changesetError(body []byte) error {
+	part := func(b []byte) (*multipart.Reader, bool) {
+		line, _, _ := bytes.Cut(b, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if !bytes.HasPrefix(line, []byte("--")) {
+			return nil, false
+		}
+		return multipart.NewReader(bytes.NewReader(b), string(line[2:])), true
+	}
+	outer, ok := part(body)
+	if !ok {
+		return nil
+	}
+	p, err := outer.NextPart()
+	if err != nil {
+		return nil
+	}
+	inner, err := io.ReadAll(p)
+	if err != nil {
+		return nil
+	}
+	mr, ok := part(inner)
+	if !ok {
+		return nil
+	}
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			return nil
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(p), nil)
+		if err != nil {
+			return nil
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode < 400 {
+			continue
+		}
+		var odata struct {
+			Err struct {
+				Code    string `json:"code"`
+				Message struct {
+					Value string `json:"value"`
+				} `json:"message"`
+			} `json:"odata.error"`
+		}
+		json.Unmarshal(b, &odata)
+		code := resp.Header.Get("x-ms-error-code")
+		if code == "" {
+			code = odata.Err.Code
+		}
+		msg := strings.TrimSpace(odata.Err.Message.Value)
+		if msg == "" {
+			msg = http.StatusText(resp.StatusCode)
+		}
+		return &remoteError{status: resp.StatusCode, err: &localtable.Error{Code: localtable.ErrorCode(code), Message: msg}}
+	}
 }

@@ -22,6 +22,10 @@ import (
 type store interface {
 	ListTables(ctx context.Context) ([]string, error)
 	CreateTable(ctx context.Context, name string) error
+	// CheckTable returns nil if the table exists, an error that matches
+	// localtable.ErrTableNotFound if it does not, or why it could not
+	// tell (a refused key, an unreachable server).
+	CheckTable(ctx context.Context, name string) error
 	DeleteTable(ctx context.Context, name string) error
 	// Query returns one page.
 	Query(ctx context.Context, table string, q queryReq) (queryPage, error)
@@ -246,6 +250,11 @@ func (l *localStore) ListTables(ctx context.Context) ([]string, error) {
 
 func (l *localStore) CreateTable(ctx context.Context, name string) error {
 	_, err := l.acct.CreateTable(ctx, name)
+	return err
+}
+
+func (l *localStore) CheckTable(ctx context.Context, name string) error {
+	_, err := l.acct.GetTable(ctx, name)
 	return err
 }
 
