@@ -531,13 +531,7 @@ func (a *Account) setPoliciesShared(ctx context.Context, name string, policies [
 			return newError(ErrTableNotFound, "table %q does not exist", name)
 		}
 		rec.Policies = policies
-		b := a.eng.NewBatch()
-		if err := b.Set(key, rec.append(nil)); err != nil {
-			b.Close()
-			return err
-		}
-		err = a.ve.CommitIf(ctx, b, []storage.Condition{{Key: key, Version: ver}})
-		b.Close()
+		err = a.setIf(ctx, key, rec.append(nil), ver)
 		if errors.Is(err, storage.ErrConditionFailed) {
 			continue
 		}
@@ -584,13 +578,7 @@ func (a *Account) raiseClockMark(ctx context.Context, mark int64) error {
 			}
 			write = stored + 1
 		}
-		b := a.eng.NewBatch()
-		if err := b.Set(metaClock, encodeMark(write, a.clockNonce)); err != nil {
-			b.Close()
-			return err
-		}
-		err = a.ve.CommitIf(ctx, b, []storage.Condition{{Key: metaClock, Version: ver}})
-		b.Close()
+		err = a.setIf(ctx, metaClock, encodeMark(write, a.clockNonce), ver)
 		if errors.Is(err, storage.ErrConditionFailed) {
 			continue
 		}
@@ -623,12 +611,7 @@ func (a *Account) lowerClockMark(ctx context.Context, last int64) error {
 	if a.clockVer == storage.NoVersion {
 		return errClockMarkMoved
 	}
-	b := a.eng.NewBatch()
-	defer b.Close()
-	if err := b.Set(metaClock, encodeMark(max(last, a.clockPrev), a.clockNonce)); err != nil {
-		return err
-	}
-	if err := a.ve.CommitIf(ctx, b, []storage.Condition{{Key: metaClock, Version: a.clockVer}}); err != nil {
+	if err := a.setIf(ctx, metaClock, encodeMark(max(last, a.clockPrev), a.clockNonce), a.clockVer); err != nil {
 		if errors.Is(err, storage.ErrConditionFailed) {
 			return errClockMarkMoved
 		}
@@ -636,6 +619,18 @@ func (a *Account) lowerClockMark(ctx context.Context, last int64) error {
 	}
 	a.clockVer = storage.NoVersion
 	return nil
+}
+
+// setIf writes value at key on a shared engine if key is still at
+// Version ver (storage.NoVersion: absent); otherwise it returns an error
+// wrapping storage.ErrConditionFailed and writes nothing.
+func (a *Account) setIf(ctx context.Context, key, value []byte, ver storage.Version) error {
+	b := a.eng.NewBatch()
+	defer b.Close()
+	if err := b.Set(key, value); err != nil {
+		return err
+	}
+	return a.ve.CommitIf(ctx, b, []storage.Condition{{Key: key, Version: ver}})
 }
 
 // errClockMarkMoved says that the clock's mark on a shared engine is no
