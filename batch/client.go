@@ -1,7 +1,6 @@
 package batch
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"mime"
@@ -147,12 +146,9 @@ func ParseResponse(body []byte, contentType string) (*Reply, error) {
 }
 
 func parseReply(body []byte, boundary string) (*Reply, error) {
-	parts, err := splitMultipart(body, boundary, maxParts+1)
+	parts, err := splitParts(body, boundary)
 	if err != nil {
 		return nil, err
-	}
-	if len(parts) > maxParts {
-		return nil, frameError("too many parts")
 	}
 	rep := &Reply{}
 	lone := false
@@ -201,12 +197,9 @@ func parseReply(body []byte, boundary string) (*Reply, error) {
 
 // readResponses reads a changeset response's parts.
 func readResponses(body []byte, boundary string) ([]Response, error) {
-	parts, err := splitMultipart(body, boundary, maxParts+1)
+	parts, err := splitParts(body, boundary)
 	if err != nil {
 		return nil, err
-	}
-	if len(parts) > maxParts {
-		return nil, frameError("too many parts")
 	}
 	rs := make([]Response, 0, len(parts))
 	for _, p := range parts {
@@ -230,12 +223,7 @@ func readResponses(body []byte, boundary string) ([]Response, error) {
 // lines and a body (to the end of the part).
 func readResponse(b []byte) (Response, error) {
 	var r Response
-	b = bytes.TrimLeft(b, " \t\r\n")
-	next := len(b)
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		next = i + 1
-	}
-	line := strings.TrimSpace(string(b[:next]))
+	line, rest := cutFirstLine(b)
 	f := strings.Fields(line)
 	if len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/") || len(f[1]) != 3 || f[1][0] < '1' || f[1][0] > '9' {
 		return r, frameError("bad status line " + quote(line))
@@ -245,7 +233,7 @@ func readResponse(b []byte) (Response, error) {
 		return r, frameError("bad status line " + quote(line))
 	}
 	r.Status = status
-	head, body := cutHead(b[next:])
+	head, body := cutHead(rest)
 	if r.Header, err = readHeader(head); err != nil {
 		return r, err
 	}

@@ -73,6 +73,31 @@ func splitMultipart(body []byte, boundary string, limit int) ([]part, error) {
 	return parts, nil
 }
 
+// splitParts splits a body at the top level (or a changeset response)
+// into its parts, of which more than maxParts are a fault.
+func splitParts(body []byte, boundary string) ([]part, error) {
+	parts, err := splitMultipart(body, boundary, maxParts+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) > maxParts {
+		return nil, frameError("too many parts")
+	}
+	return parts, nil
+}
+
+// cutFirstLine skips the white space and blank lines that begin an
+// application/http part and cuts its first line (a request or status
+// line, trimmed) from the lines after it.
+func cutFirstLine(b []byte) (line string, rest []byte) {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	next := len(b)
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		next = i + 1
+	}
+	return strings.TrimSpace(string(b[:next])), b[next:]
+}
+
 // trimLineEnd drops one trailing CRLF or LF: the line end before a
 // delimiter belongs to the delimiter.
 func trimLineEnd(b []byte) []byte {

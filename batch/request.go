@@ -1,7 +1,6 @@
 package batch
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -102,12 +101,9 @@ func ParseRequest(body []byte, contentType string) (*Request, error) {
 // parseRequest reads the parts of a body: the first changeset's
 // operations, or one operation alone.
 func parseRequest(body []byte, boundary string) (*Request, error) {
-	parts, err := splitMultipart(body, boundary, maxParts+1)
+	parts, err := splitParts(body, boundary)
 	if err != nil {
 		return nil, err
-	}
-	if len(parts) > maxParts {
-		return nil, frameError("too many parts")
 	}
 	req := &Request{}
 	lone := false
@@ -168,17 +164,12 @@ func parseRequest(body []byte, boundary string) (*Request, error) {
 // and a body (to the end of the part: the SDKs send no Content-Length).
 func readOperation(b []byte) (Operation, error) {
 	var op Operation
-	b = bytes.TrimLeft(b, " \t\r\n")
-	next := len(b)
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		next = i + 1
-	}
-	line := strings.TrimSpace(string(b[:next]))
+	line, rest := cutFirstLine(b)
 	f := strings.Fields(line)
 	if len(f) < 2 || len(f) > 3 || !isMethod(f[0]) || (len(f) == 3 && !strings.HasPrefix(f[2], "HTTP/")) {
 		return op, frameError("bad request line " + quote(line))
 	}
-	head, body := cutHead(b[next:])
+	head, body := cutHead(rest)
 	hdr, err := readHeader(head)
 	if err != nil {
 		return op, err
