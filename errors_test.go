@@ -45,19 +45,8 @@ var sentinels = map[string]*localtable.Error{
 // so that the tests below cover each.
 func TestSentinelList(t *testing.T) {
 	fset := token.NewFileSet()
-	names, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var found []string
-	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range packageFiles(t, fset) {
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.VAR {
@@ -96,19 +85,13 @@ func TestSentinelList(t *testing.T) {
 	}
 }
 
-// TestErrorCodesProduced: every ErrorCode constant of the package is one
-// its operations produce (its non-test code uses it beyond declaring it):
-// the codes only the HTTP protocol gives, such as AuthenticationFailed,
-// belong to the server.
-func TestErrorCodesProduced(t *testing.T) {
-	fset := token.NewFileSet()
+// packageFiles parses the package's non-test files into fset.
+func packageFiles(t *testing.T, fset *token.FileSet) []*ast.File {
+	t.Helper()
 	names, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	declared := map[*ast.Ident]bool{}
-	var codes []string
-	uses := map[string]int{}
 	var files []*ast.File
 	for _, name := range names {
 		if strings.HasSuffix(name, "_test.go") {
@@ -119,6 +102,21 @@ func TestErrorCodesProduced(t *testing.T) {
 			t.Fatal(err)
 		}
 		files = append(files, f)
+	}
+	return files
+}
+
+// TestErrorCodesProduced: every ErrorCode constant of the package is one
+// its operations produce (its non-test code uses it beyond declaring it):
+// the codes only the HTTP protocol gives, such as AuthenticationFailed,
+// belong to the server.
+func TestErrorCodesProduced(t *testing.T) {
+	fset := token.NewFileSet()
+	declared := map[*ast.Ident]bool{}
+	var codes []string
+	uses := map[string]int{}
+	files := packageFiles(t, fset)
+	for _, f := range files {
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.CONST {

@@ -2,11 +2,8 @@ package localtable_test
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/localtable/localtable"
@@ -42,10 +39,6 @@ func TestRemovedNames(t *testing.T) {
 		"CodeAuthorizationResourceTypeMismatch": true, "CodeJSONFormatNotSupported": true,
 		"CodeMethodNotAllowed": true, "Value.Str": true, "ValidateKey": true,
 	}
-	names, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fset := token.NewFileSet()
 	decls := 0
 	check := func(pos token.Pos, id string) {
@@ -54,14 +47,7 @@ func TestRemovedNames(t *testing.T) {
 			t.Errorf("%s: %s is declared again", fset.Position(pos), id)
 		}
 	}
-	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range packageFiles(t, fset) {
 		for _, d := range f.Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
