@@ -90,15 +90,21 @@ func union(a, b spans) spans {
 			s = b[j]
 			j++
 		}
-		if n := len(out); n > 0 && cmpPoint(s.lo, out[n-1].hi) <= 0 {
-			if cmpPoint(s.hi, out[n-1].hi) > 0 {
-				out[n-1].hi = s.hi
-			}
-			continue
-		}
-		out = append(out, s)
+		out = appendMerged(out, s)
 	}
 	return out
+}
+
+// appendMerged appends s to out, spans sorted by start, merging it into
+// the last span where the two overlap or touch.
+func appendMerged(out spans, s span) spans {
+	if n := len(out); n > 0 && cmpPoint(s.lo, out[n-1].hi) <= 0 {
+		if cmpPoint(s.hi, out[n-1].hi) > 0 {
+			out[n-1].hi = s.hi
+		}
+		return out
+	}
+	return append(out, s)
 }
 
 // unionAll returns the union of the sets ss: their spans sorted by start
@@ -126,13 +132,7 @@ func unionAll(ss []spans) spans {
 	slices.SortFunc(all, func(x, y span) int { return cmpPoint(x.lo, y.lo) })
 	out := all[:0]
 	for _, s := range all {
-		if n := len(out); n > 0 && cmpPoint(s.lo, out[n-1].hi) <= 0 {
-			if cmpPoint(s.hi, out[n-1].hi) > 0 {
-				out[n-1].hi = s.hi
-			}
-			continue
-		}
-		out = append(out, s)
+		out = appendMerged(out, s)
 	}
 	return out
 }
