@@ -169,12 +169,8 @@ const HealthPath = "/-/health"
 
 // ServeHTTP answers one request of the Table REST protocol.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now(), outer: true}
+	rc := s.startRequest(w, r)
 	h := w.Header()
-	h.Set("X-Ms-Request-Id", rc.id)
-	h.Set("Date", rc.start.UTC().Format(http.TimeFormat))
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-cache")
 	rc.setVersion(LatestVersion) // until route reads the request's version
 	defer func() {
 		if v := recover(); v != nil {
@@ -194,6 +190,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.route(rc)
+}
+
+// startRequest begins the answer to a request from a client: its
+// context, with a new request id, and the headers every answer carries.
+func (s *Server) startRequest(w http.ResponseWriter, r *http.Request) *reqCtx {
+	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now(), outer: true}
+	h := w.Header()
+	h.Set("X-Ms-Request-Id", rc.id)
+	h.Set("Date", rc.start.UTC().Format(http.TimeFormat))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-cache")
+	return rc
 }
 
 // reqCtx is the state of one request.

@@ -20,12 +20,8 @@ import (
 // the server, as package localtabletest's fault rules do, with any status
 // and code. A nil e answers 500 InternalError.
 func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, status int, e *localtable.Error) {
-	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now(), outer: true}
+	rc := s.startRequest(w, r)
 	h := w.Header()
-	h.Set("X-Ms-Request-Id", rc.id)
-	h.Set("Date", rc.start.UTC().Format(http.TimeFormat))
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-cache")
 	v, err := s.requestVersion(r)
 	if err != nil {
 		v = LatestVersion
