@@ -400,11 +400,9 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	default:
 		return usagef(c, "--mode %q: want upsert, merge or insert", *mode)
 	}
-	f := tableio.FormatOf(path)
-	if *format != "" {
-		if f, err = tableio.ParseFormat(*format); err != nil {
-			return usagef(c, "%v", err)
-		}
+	f, err := fileFormat(path, *format)
+	if err != nil {
+		return usagef(c, "%v", err)
 	}
 	showBar, err := wantProgress(*progress, e.stderr)
 	if err != nil {
@@ -640,11 +638,9 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 	if len(pos) == 2 {
 		path = pos[1]
 	}
-	f := tableio.FormatOf(path)
-	if *format != "" {
-		if f, err = tableio.ParseFormat(*format); err != nil {
-			return usagef(c, "%v", err)
-		}
+	f, err := fileFormat(path, *format)
+	if err != nil {
+		return usagef(c, "%v", err)
 	}
 	showBar, err := wantProgress(*progress, e.stderr)
 	if err != nil {
@@ -821,4 +817,13 @@ func readRecords(ctx context.Context, rd tableio.Reader) (<-chan []record, func(
 		}
 		<-finished
 	}
+}
+
+// fileFormat is the format of an import or export: the one --format
+// names, or else the one path's extension says.
+func fileFormat(path, name string) (tableio.Format, error) {
+	if name == "" {
+		return tableio.FormatOf(path), nil
+	}
+	return tableio.ParseFormat(name)
 }
