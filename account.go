@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"math/rand/v2"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -53,10 +52,10 @@ type Options struct {
 // Account is a namespace of tables over one storage engine, the unit the
 // service authorizes. It is safe for concurrent use by many goroutines.
 type Account struct {
-	eng   storage.Engine
-	ve    storage.VersionedEngine // eng, when it is shared (see shared.go)
-	clock clock
-	seed  maphash.Seed
+	eng      storage.Engine
+	strategy strategy // how its writes commit (strategy.go)
+	clock    clock
+	seed     maphash.Seed
 
 	// cat is the table catalog, copy-on-write (see catalog.go): calls load
 	// it without a lock. ddl serializes the changes to it (creating and
@@ -67,16 +66,15 @@ type Account struct {
 	// cacheMu serializes the changes to the catalog on a shared engine,
 	// where it is a cache (see shared.go); it is held for no I/O.
 	cacheMu sync.Mutex
-	// clockVer is the Version of the clock's mark this Account last wrote
-	// on a shared engine (NoVersion: not known to be its own), and
-	// clockPrev the mark it replaced; both are guarded by clock.mu (see
-	// raiseClockMark).
-	clockVer  storage.Version
-	clockPrev int64
-	// clockNonce tags this Account's writes of the mark on a shared
-	// engine, so that it tells them from another process's write of the
-	// same value (see encodeMark).
-	clockNonce uint64
+	// clockWrote is the value of the clock's mark this Account last
+	// wrote (-1: none, or not known to be the stored one), and clockPrev
+	// the mark that write replaced; both are guarded by clock.mu (see
+	// persistClock and lowerClock).
+	clockWrote, clockPrev int64
+
+	// contributors add their writes to every commit (contrib.go); set at
+	// Open, then never changed.
+	contributors []contributor
 
 	// parts serializes writes to one partition: a write locks the stripe
 	// of its (table, PartitionKey), reads its entities, and commits.
@@ -125,10 +123,8 @@ func Open(opts *Options) (*Account, error) {
 		gate:     newGate(),
 		released: make(chan struct{}),
 	}
-	a.ve, _ = o.Engine.(storage.VersionedEngine)
-	if a.ve != nil {
-		a.clockNonce = rand.Uint64() | 1 // never 0, the nonce of a mark without one
-	}
+	a.strategy = newStrategy(a)
+	a.clockWrote = -1
 	a.clock = clock{now: o.Clock, persist: a.persistClock, lower: a.lowerClock}
 	if !claimEngine(o.Engine) {
 		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)
@@ -181,34 +177,12 @@ func releaseEngine(e storage.Engine) {
 
 // load reads the catalog, the next table ID and the clock's mark.
 func (a *Account) load() error {
-	it, err := a.eng.NewIter(&storage.IterOptions{
-		LowerBound: []byte{keyenc.PrefixCatalog},
-		UpperBound: []byte{keyenc.PrefixCatalog + 1},
-	})
+	cat, nextID, err := a.loadCatalog()
 	if err != nil {
 		return err
 	}
-	cat := &catalog{byName: make(map[string]*liveTable)}
-	for it.First(); it.Valid(); it.Next() {
-		rec, err := decodeTableRecord(it.Value())
-		if err != nil {
-			it.Close()
-			return fmt.Errorf("%w (key %q)", err, it.Key())
-		}
-		lower := string(it.Key()[1:])
-		cat.byName[lower] = newLiveTable(&rec)
-		cat.sorted = append(cat.sorted, lower) // in key order
-		a.nextID = max(a.nextID, rec.ID+1)
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
 	a.cat.Store(cat)
-	if v, ok, err := a.getMeta(metaNextID); err != nil {
-		return err
-	} else if ok {
-		a.nextID = max(a.nextID, v)
-	}
+	a.nextID = nextID
 	if v, ok, err := a.getMeta(metaClock); err != nil {
 		return err
 	} else if ok {

@@ -72,13 +72,7 @@ func (t *Table) GetAccessPolicy(ctx context.Context) ([]AccessPolicy, error) {
 		return nil, err
 	}
 	defer t.a.exit()
-	var lt *liveTable
-	var err error
-	if t.a.ve != nil {
-		lt, err = t.a.fresh(ctx, t.name) // another process may have set them
-	} else {
-		lt, err = t.a.lookup(ctx, t.name)
-	}
+	lt, err := t.a.strategy.current(ctx, t.name) // on a shared engine, another process may have set them
 	if err != nil {
 		return nil, err
 	}
@@ -100,29 +94,27 @@ func (t *Table) SetAccessPolicy(ctx context.Context, policies []AccessPolicy) er
 		p := &stored[i]
 		p.Start, p.Expiry = truncPolicyTime(p.Start), truncPolicyTime(p.Expiry)
 	}
-	if a.ve != nil {
-		a.ddl.Lock()
-		defer a.ddl.Unlock()
-		return a.setPoliciesShared(ctx, t.name, stored)
-	}
 	a.ddl.Lock()
 	defer a.ddl.Unlock()
-	lt, err := a.lookup(ctx, t.name)
-	if err != nil {
-		return err
-	}
-	next := lt.record()
-	next.Policies = stored
-	b := a.eng.NewBatch()
-	defer b.Close()
-	if err := b.Set(keyenc.CatalogKey(strings.ToLower(lt.name)), next.append(nil)); err != nil {
-		return err
-	}
-	if err := b.Commit(true); err != nil {
-		return err
-	}
-	lt.policies.Store(&next.Policies)
-	return nil
+	lower := strings.ToLower(t.name)
+	return a.update(ctx, "setting the access policies of table "+t.name, maxConflictRetries, [][]byte{keyenc.CatalogKey(lower)}, func(rs *readSet) (*metaPlan, error) {
+		rec, ws, err := planSetPolicies(t.name, lower, rs.vals[0], rs.found[0], stored)
+		if !rs.found[0] {
+			a.forget(lower, nil) // on a shared engine, another process deleted it
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &metaPlan{
+			writes:  ws,
+			changes: []change{{kind: changeTablePolicies, tableID: rec.ID, table: rec.Name}},
+			finish: func(err error) {
+				if err == nil {
+					a.adopt(lower, rec)
+				}
+			},
+		}, nil
+	})
 }
 
 func truncPolicyTime(t time.Time) time.Time {

@@ -2,6 +2,7 @@ package localtable
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -84,18 +85,105 @@ func (c *catalog) without(lower string) *catalog {
 	return n
 }
 
-// lookup returns the live table of a name, or ErrTableNotFound. On a
-// shared engine the catalog is a cache: a table it lacks is looked up in
-// the engine (another process may have created it).
+// lookup returns the live table of a name, or ErrTableNotFound (see
+// strategy.lookup).
 func (a *Account) lookup(ctx context.Context, name string) (*liveTable, error) {
-	t := a.cat.Load().byName[strings.ToLower(name)]
-	if t == nil {
-		if a.ve != nil {
-			return a.fresh(ctx, name)
+	return a.strategy.lookup(ctx, name)
+}
+
+// On a shared engine the catalog is a cache that may fall behind the
+// engine, or even, when two of its updates race, step back: each use of a
+// cached table checks it (entity writes by their catalog-key condition,
+// point reads and queries by reading the catalog record with the data, the
+// other calls by reading the record first), and a table found stale is
+// forgotten and looked up again. Its updates, adopt and forget, are
+// serialized by a.cacheMu, held for no I/O; on an engine the account owns
+// they follow its commits.
+
+// adopt makes the catalog hold the table of rec under lower and returns
+// it: the cached table if it has rec's ID (with rec's access policies),
+// else a new one. A cached table of a higher ID is newer than rec (IDs
+// only grow) and stays.
+func (a *Account) adopt(lower string, rec *tableRecord) *liveTable {
+	a.cacheMu.Lock()
+	defer a.cacheMu.Unlock()
+	cat := a.cat.Load()
+	if cur := cat.byName[lower]; cur != nil {
+		switch {
+		case cur.id == rec.ID:
+			p := rec.Policies
+			cur.policies.Store(&p)
+			return cur
+		case cur.id > rec.ID:
+			return cur
 		}
-		return nil, newError(ErrTableNotFound, "table %q does not exist", name)
 	}
-	return t, nil
+	lt := newLiveTable(rec)
+	a.cat.Store(cat.with(lower, lt))
+	return lt
+}
+
+// forget removes the table named lower from the catalog, if it is lt (any
+// table, when lt is nil): it no longer exists as the catalog has it (it was
+// deleted, or on a shared engine deleted and re-created by another
+// process). Only DeleteTable marks a table dropped: that flag tells the
+// calls in flight that the table was deleted while they ran, which a table
+// found stale may not have been.
+func (a *Account) forget(lower string, lt *liveTable) {
+	a.cacheMu.Lock()
+	defer a.cacheMu.Unlock()
+	cat := a.cat.Load()
+	if cur := cat.byName[lower]; cur != nil && (lt == nil || cur == lt) {
+		a.cat.Store(cat.without(lower))
+	}
+}
+
+// catalogBounds are the bounds of the catalog's keys.
+var catalogBounds = &storage.IterOptions{
+	LowerBound: []byte{keyenc.PrefixCatalog},
+	UpperBound: []byte{keyenc.PrefixCatalog + 1},
+}
+
+// scanCatalog reads the catalog records it walks, and closes it: each
+// table's lower-cased name, in key order, and record.
+func scanCatalog(it storage.Iterator) (lowers []string, recs []tableRecord, err error) {
+	for it.First(); it.Valid(); it.Next() {
+		rec, err := decodeTableRecord(it.Value())
+		if err != nil {
+			it.Close()
+			return nil, nil, fmt.Errorf("%w (key %q)", err, it.Key())
+		}
+		lowers, recs = append(lowers, string(it.Key()[1:])), append(recs, rec)
+	}
+	if err := it.Close(); err != nil {
+		return nil, nil, err
+	}
+	return lowers, recs, nil
+}
+
+// loadCatalog reads the table catalog and the next table ID from the
+// engine.
+func (a *Account) loadCatalog() (*catalog, uint64, error) {
+	it, err := a.eng.NewIter(catalogBounds)
+	if err != nil {
+		return nil, 0, err
+	}
+	lowers, recs, err := scanCatalog(it)
+	if err != nil {
+		return nil, 0, err
+	}
+	cat := &catalog{byName: make(map[string]*liveTable, len(lowers)), sorted: lowers}
+	nextID := uint64(1)
+	for i, lower := range lowers {
+		cat.byName[lower] = newLiveTable(&recs[i])
+		nextID = max(nextID, recs[i].ID+1)
+	}
+	if v, ok, err := a.getMeta(metaNextID); err != nil {
+		return nil, 0, err
+	} else if ok {
+		nextID = max(nextID, v)
+	}
+	return cat, nextID, nil
 }
 
 // errDropped is the error of a read that found its table deleted under it.
@@ -120,11 +208,9 @@ func (a *Account) tableSnapshot(ctx context.Context, name string) (*liveTable, s
 		snap.Close()
 		return nil, nil, errDropped(name)
 	}
-	if a.ve != nil {
-		if lt, err = a.checkSnapshotTable(ctx, lt, snap); err != nil {
-			snap.Close()
-			return nil, nil, err
-		}
+	if lt, err = a.strategy.snapshotTable(ctx, lt, snap); err != nil {
+		snap.Close()
+		return nil, nil, err
 	}
 	return lt, snap, nil
 }

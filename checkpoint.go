@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -91,7 +90,7 @@ func (a *Account) Restore(ctx context.Context, c *Checkpoint) error {
 	var cat *catalog
 	var nextID uint64
 	if err == nil {
-		cat, nextID, err = a.readCatalog()
+		cat, nextID, err = a.loadCatalog()
 	}
 	if err != nil {
 		for _, lt := range old.byName {
@@ -145,38 +144,4 @@ func copyBack(eng storage.Engine, snap storage.Snapshot) error {
 		return err
 	}
 	return b.Commit(true)
-}
-
-// readCatalog reads the table catalog and the next table ID from the
-// engine.
-func (a *Account) readCatalog() (*catalog, uint64, error) {
-	cat := &catalog{byName: make(map[string]*liveTable)}
-	nextID := uint64(1)
-	it, err := a.eng.NewIter(&storage.IterOptions{
-		LowerBound: []byte{keyenc.PrefixCatalog},
-		UpperBound: []byte{keyenc.PrefixCatalog + 1},
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		rec, err := decodeTableRecord(it.Value())
-		if err != nil {
-			it.Close()
-			return nil, 0, err
-		}
-		lower := string(it.Key()[1:])
-		cat.byName[lower] = newLiveTable(&rec)
-		cat.sorted = append(cat.sorted, lower) // in key order
-		nextID = max(nextID, rec.ID+1)
-	}
-	if err := it.Close(); err != nil {
-		return nil, 0, err
-	}
-	if v, ok, err := a.getMeta(metaNextID); err != nil {
-		return nil, 0, err
-	} else if ok {
-		nextID = max(nextID, v)
-	}
-	return cat, nextID, nil
 }

@@ -3,6 +3,7 @@ package localtable
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"sync"
 	"time"
 
@@ -105,6 +106,9 @@ func encodeTicks(t int64) []byte { return binary.BigEndian.AppendUint64(nil, uin
 // same value (a process lowering the mark at Close may write back a value
 // that another wrote before it).
 func encodeMark(t int64, nonce uint64) []byte {
+	if nonce == 0 {
+		return encodeTicks(t) // an engine of one account: the ticks alone
+	}
 	return binary.BigEndian.AppendUint64(encodeTicks(t), nonce)
 }
 
@@ -128,29 +132,58 @@ func decodeTicks(b []byte) (int64, bool) {
 	return int64(binary.BigEndian.Uint64(b)), true
 }
 
+// persistClock durably raises the clock's mark to cover mark, through
+// the pipeline. On a shared engine other accounts raise it too, so it is
+// only ever raised (see planRaiseMark); the account remembers the value it
+// wrote and the one that write replaced, for lowerClock.
 func (a *Account) persistClock(ctx context.Context, mark int64) error {
-	if a.ve != nil {
-		return a.raiseClockMark(ctx, mark) // the write's context: a cancelled write stops waiting
-	}
-	b := a.eng.NewBatch()
-	defer b.Close()
-	if err := b.Set(metaClock, encodeTicks(mark)); err != nil {
-		return err
-	}
-	return b.Commit(true)
+	return a.update(ctx, "raising the clock's mark", 10*maxConflictRetries, [][]byte{metaClock}, func(rs *readSet) (*metaPlan, error) {
+		wrote, prev, ws, err := planRaiseMark(rs.vals[0], rs.found[0], mark, a.strategy.nonce())
+		if err != nil {
+			return nil, err
+		}
+		if ws == nil {
+			a.clockWrote = -1 // the mark is at the last tick there is: nothing to lower
+			return nil, nil
+		}
+		return &metaPlan{
+			writes:  ws,
+			changes: []change{{kind: changeClockMark}},
+			finish: func(err error) {
+				if err == nil {
+					a.clockWrote, a.clockPrev = wrote, prev
+				}
+			},
+		}, nil
+	})
 }
 
 // lowerClock lowers the clock's mark to last, the last tick this Account
-// handed out, for a clean Close. On a shared engine other processes' ticks
-// rely on the mark too: see lowerClockMark.
+// handed out, for a clean Close, if the mark is still the one it wrote
+// (see planLowerMark): on a shared engine other processes' ticks may rely
+// on it.
 func (a *Account) lowerClock(last int64) error {
-	if a.ve != nil {
-		return a.lowerClockMark(context.Background(), last)
+	if a.clockWrote < 0 {
+		return errClockMarkMoved
 	}
-	b := a.eng.NewBatch()
-	defer b.Close()
-	if err := b.Set(metaClock, encodeTicks(last)); err != nil {
-		return err
+	moved := false
+	err := a.update(context.Background(), "lowering the clock's mark", maxConflictRetries, [][]byte{metaClock}, func(rs *readSet) (*metaPlan, error) {
+		var ws []write
+		ws, moved = planLowerMark(rs.vals[0], rs.found[0], a.clockWrote, a.clockPrev, last, a.strategy.nonce())
+		if moved {
+			return nil, nil
+		}
+		return &metaPlan{writes: ws, changes: []change{{kind: changeClockMark}}}, nil
+	})
+	if err == nil && moved {
+		err = errClockMarkMoved
 	}
-	return b.Commit(true)
+	if err == nil {
+		a.clockWrote = -1
+	}
+	return err
 }
+
+// errClockMarkMoved says that the clock's mark on a shared engine is no
+// longer the one this Account wrote, so it was left alone.
+var errClockMarkMoved = errors.New("localtable: the clock's mark moved")

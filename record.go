@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -64,20 +63,6 @@ func appendValidRecord(dst []byte, e *Entity) ([]byte, error) {
 		return dst, err
 	}
 	return appendProps(dst, 0, ps), nil
-}
-
-// recordBufs holds buffers for the records a write encodes: the engine
-// copies what it is given, so they are free again once the batch is
-// committed or discarded.
-var recordBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-// putRecordBuf returns buf, grown to b, to recordBufs, unless it grew
-// beyond what a typical write needs.
-func putRecordBuf(buf *[]byte, b []byte) {
-	if cap(b) <= 256<<10 {
-		*buf = b[:0]
-		recordBufs.Put(buf)
-	}
 }
 
 // setRecordTicks sets the Timestamp of a record.

@@ -177,7 +177,9 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 	if err := validateKey(RowKeyName, rk); err != nil {
 		return Entity{}, err
 	}
-	lt, val, c, err := a.readEntity(ctx, lt, pk, rk)
+	kb := keyBufs.Get().(*[]byte)
+	defer putKeyBuf(kb) // engines do not keep the keys they are given
+	lt, val, c, err := a.strategy.getEntity(ctx, lt, pk, rk, kb)
 	if lt.dropped.Load() { // deleted under the read, which may have seen it
 		if err == nil {
 			c.Close()

@@ -16,13 +16,7 @@ func (a *Account) GetTable(ctx context.Context, name string) (*Table, error) {
 		return nil, err
 	}
 	defer a.exit()
-	var lt *liveTable
-	var err error
-	if a.ve != nil {
-		lt, err = a.fresh(ctx, name) // another process may have deleted it
-	} else {
-		lt, err = a.lookup(ctx, name)
-	}
+	lt, err := a.strategy.current(ctx, name) // on a shared engine, another process may have deleted it
 	if err != nil {
 		return nil, err
 	}
@@ -60,33 +54,41 @@ func (a *Account) createTable(ctx context.Context, name string) (*Table, bool, e
 	lower := strings.ToLower(name)
 	a.ddl.Lock()
 	defer a.ddl.Unlock()
-	if a.ve != nil {
-		return a.createShared(ctx, name, lower)
-	}
-	cat := a.cat.Load()
-	if lt := cat.byName[lower]; lt != nil {
-		return &Table{a: a, name: lt.name}, false, nil
-	}
-	rec := &tableRecord{ID: a.nextID, Name: name}
-	b := a.eng.NewBatch()
-	defer b.Close()
-	if err := b.Set(keyenc.CatalogKey(lower), rec.append(nil)); err != nil {
+	var t *Table
+	var created bool
+	err := a.update(ctx, "creating table "+name, maxConflictRetries, [][]byte{keyenc.CatalogKey(lower), metaNextID}, func(rs *readSet) (*metaPlan, error) {
+		existing, rec, ws, err := planCreateTable(name, lower, rs.vals[0], rs.found[0], rs.vals[1], rs.found[1], a.nextID)
+		if err != nil {
+			return nil, err
+		}
+		if existing != nil {
+			t, created = &Table{a: a, name: a.adopt(lower, existing).name}, false
+			return nil, nil
+		}
+		return &metaPlan{
+			writes:  ws,
+			changes: []change{{kind: changeTableCreated, tableID: rec.ID, table: name}},
+			prepare: func() {
+				if h := a.beforeCatalogCommit; h != nil {
+					h("create", name)
+				}
+			},
+			finish: func(err error) {
+				if err != nil {
+					return
+				}
+				// Published after the commit: until then, writes into the
+				// table fail with ErrTableNotFound, as it does not exist yet.
+				a.nextID = rec.ID + 1
+				a.adopt(lower, rec)
+				t, created = &Table{a: a, name: name}, true
+			},
+		}, nil
+	})
+	if err != nil {
 		return nil, false, err
 	}
-	if err := b.Set(metaNextID, encodeTicks(int64(rec.ID+1))); err != nil {
-		return nil, false, err
-	}
-	if h := a.beforeCatalogCommit; h != nil {
-		h("create", name)
-	}
-	if err := b.Commit(true); err != nil {
-		return nil, false, err
-	}
-	a.nextID++
-	// Published after the commit: until then, writes into the table fail
-	// with ErrTableNotFound, as the table does not exist yet.
-	a.cat.Store(cat.with(lower, newLiveTable(rec)))
-	return &Table{a: a, name: name}, true, nil
+	return t, created, nil
 }
 
 // DeleteTable deletes a table and all its entities. The entities are
@@ -102,39 +104,47 @@ func (a *Account) DeleteTable(ctx context.Context, name string) error {
 	lower := strings.ToLower(name)
 	a.ddl.Lock()
 	defer a.ddl.Unlock()
-	if a.ve != nil {
-		return a.deleteShared(ctx, name, lower)
-	}
-	cat := a.cat.Load()
-	lt := cat.byName[lower]
-	if lt == nil {
-		return errNoTable(name)
-	}
-	prefix := keyenc.AppendTableID(nil, lt.id)
-	b := a.eng.NewBatch()
-	defer b.Close()
-	if err := b.Delete(keyenc.CatalogKey(lower)); err != nil {
-		return err
-	}
-	if err := b.DeleteRange(prefix, keyenc.PrefixEnd(prefix)); err != nil {
-		return err
-	}
-	// Wait for the writes into the table, and refuse the next ones.
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	lt.dropped.Store(true)
-	if h := a.beforeCatalogCommit; h != nil {
-		h("delete", name)
-	}
-	if err := b.Commit(true); err != nil {
-		lt.dropped.Store(false)
-		return err
-	}
-	if h := a.beforeCatalogCommit; h != nil {
-		h("delete-committed", name)
-	}
-	a.cat.Store(cat.without(lower))
-	return nil
+	return a.update(ctx, "deleting table "+name, maxConflictRetries, [][]byte{keyenc.CatalogKey(lower)}, func(rs *readSet) (*metaPlan, error) {
+		rec, ws, err := planDeleteTable(name, lower, rs.vals[0], rs.found[0])
+		if !rs.found[0] {
+			a.forget(lower, nil) // on a shared engine, another process deleted it
+		}
+		if err != nil {
+			return nil, err
+		}
+		// This process's writes into the table finish first, and the next
+		// ones find it dropped.
+		lt := a.cat.Load().byName[lower]
+		if lt != nil && lt.id != rec.ID {
+			lt = nil
+		}
+		return &metaPlan{
+			writes:  ws,
+			changes: []change{{kind: changeTableDeleted, tableID: rec.ID, table: rec.Name}},
+			prepare: func() {
+				if lt != nil {
+					lt.mu.Lock()
+					lt.dropped.Store(true)
+				}
+				if h := a.beforeCatalogCommit; h != nil {
+					h("delete", name)
+				}
+			},
+			finish: func(err error) {
+				if err == nil {
+					if h := a.beforeCatalogCommit; h != nil {
+						h("delete-committed", name)
+					}
+					a.forget(lower, nil)
+				} else if lt != nil {
+					lt.dropped.Store(false)
+				}
+				if lt != nil {
+					lt.mu.Unlock()
+				}
+			},
+		}, nil
+	})
 }
 
 // errNoTable is DeleteTable's error for a table that does not exist.
@@ -205,12 +215,9 @@ func (a *Account) listTables(ctx context.Context, opts ListTablesOptions) (Table
 		return page, err
 	}
 	defer a.exit()
-	cat := a.cat.Load()
-	if a.ve != nil { // other processes may have created and deleted tables
-		var err error
-		if cat, err = a.syncCatalog(ctx); err != nil {
-			return page, err
-		}
+	cat, err := a.strategy.tables(ctx) // on a shared engine, other processes create and delete tables
+	if err != nil {
+		return page, err
 	}
 	i := 0
 	if opts.NextTableName != "" {

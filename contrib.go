@@ -1,0 +1,132 @@
+package localtable
+
+import (
+	"context"
+)
+
+// Contributors: what else a commit writes.
+//
+// A feature that keeps data derived from the account's writes (a
+// secondary index, a change feed, expiry bookkeeping) must write it in the
+// same atomic commit as the write it derives from, on every engine, or a
+// crash or a lost race leaves the two apart. It does so as a contributor:
+// for every commit of the pipeline (pipeline.go), after the plan, it is
+// handed the changes the commit makes and adds writes of its own to the
+// commit's write set. It may read keys of its own first, through the
+// commit's read: on a shared engine the commit is then conditioned on
+// them too, and re-run, contributor included, if another writer changed
+// them. A write that fails or is refused never reaches the contributors,
+// and an attempt that does not commit leaves nothing of theirs behind.
+//
+// Contributors are set when the account is opened and never change. An
+// account without any pays nothing for the extension point: the changes
+// are not even built.
+
+// contributor adds writes to the commits of an account.
+type contributor interface {
+	// contribute adds the writes of c.changes to c. It must not keep c
+	// or the slices of its changes beyond the call, and must decide from
+	// what c holds and what c.read returns alone: it runs again from
+	// scratch when the attempt is re-run.
+	contribute(c *commitContext) error
+}
+
+// changeKind is the kind of a change a commit makes.
+type changeKind uint8
+
+// The kinds of change.
+const (
+	changeInsert        changeKind = iota + 1 // an entity that did not exist was written
+	changeReplace                             // an existing entity was replaced
+	changeMerge                               // properties were merged into an existing entity
+	changeDelete                              // an entity was deleted
+	changeTableCreated                        // a table was created
+	changeTableDeleted                        // a table was deleted, with every entity in it
+	changeTablePolicies                       // a table's access policies were replaced
+	changeClockMark                           // the clock's mark moved
+)
+
+// change is one change a commit makes, as contributors see it. The
+// slices are valid during the contribute call only.
+type change struct {
+	kind    changeKind
+	tableID uint64
+	table   string // the table's name, as created
+	// key is the entity's engine key, old its record before the change
+	// (nil if it did not exist) and new after it (nil for a delete).
+	key, old, new []byte
+}
+
+// commitContext is a commit being made, as a contributor sees it.
+type commitContext struct {
+	ctx     context.Context
+	a       *Account
+	rs      *readSet
+	changes []change
+	writes  []write
+}
+
+// read reads keys for the contributor, through the commit's read: on a
+// shared engine the commit is conditioned on them. found[i] false: keys[i]
+// is absent. The values are valid until the commit.
+func (c *commitContext) read(keys ...[]byte) (vals [][]byte, found []bool, err error) {
+	from := len(c.rs.keys)
+	if err := c.a.strategy.read(c.ctx, c.rs, nil, keys); err != nil {
+		return nil, nil, err
+	}
+	return c.rs.vals[from:], c.rs.found[from:], nil
+}
+
+// set adds the write of value under key to the commit.
+func (c *commitContext) set(key, value []byte) {
+	c.writes = append(c.writes, write{key: key, value: value})
+}
+
+// del adds the deletion of key to the commit.
+func (c *commitContext) del(key []byte) {
+	c.writes = append(c.writes, write{key: key, del: true})
+}
+
+// delRange adds the deletion of [start, end) to the commit.
+func (c *commitContext) delRange(start, end []byte) {
+	c.writes = append(c.writes, write{key: start, del: true, end: end})
+}
+
+// contribute runs the account's contributors on the changes of a commit
+// whose write set is ws and read set rs, and returns ws with their writes.
+func (a *Account) contribute(ctx context.Context, rs *readSet, ws []write, changes []change) ([]write, error) {
+	c := &commitContext{ctx: ctx, a: a, rs: rs, changes: changes, writes: ws}
+	for _, k := range a.contributors {
+		if err := k.contribute(c); err != nil {
+			return nil, err
+		}
+	}
+	return c.writes, nil
+}
+
+// entityChanges returns the changes of an entity write into lt: for
+// action i, its read in rs (state before) and its write ws[i].
+func entityChanges(lt *liveTable, actions []Action, rs *readSet, ws []write) []change {
+	cs := make([]change, len(actions))
+	for i := range actions {
+		c := change{tableID: lt.id, table: lt.name, key: ws[i].key}
+		if rs.found[i] {
+			c.old = rs.vals[i]
+		}
+		switch {
+		case ws[i].del:
+			c.kind = changeDelete
+		case !rs.found[i]:
+			c.kind = changeInsert
+		case actions[i].Type == ActionUpdateMerge || actions[i].Type == ActionUpsertMerge:
+			c.kind, c.new = changeMerge, ws[i].value
+		default:
+			c.kind = changeReplace
+		}
+		if !ws[i].del {
+			c.new = ws[i].value
+		}
+		cs[i] = c
+	}
+	return cs
+}

@@ -1,0 +1,242 @@
+package localtable
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/localtable/localtable/internal/keyenc"
+)
+
+// The write pipeline.
+//
+// Every write of an account, entity writes and transactions, table
+// creation and deletion, access policies and the clock's mark, runs the
+// same steps:
+//
+//  1. stateless checks and encoding, before any lock (apply, and the
+//     callers of update);
+//  2. in an attempt of the account's strategy (strategy.go): the locks the
+//     write needs, one read of the state it depends on (strategy.read);
+//  3. the plan (plan.go), a pure function of the write, the state read
+//     and, for entity writes, the Timestamp, which decides every action
+//     and gives the write set;
+//  4. the writes of the account's contributors (contrib.go), computed from
+//     the changes the plan makes, added to the same write set;
+//  5. the commit (strategy.commit): one atomic batch, conditioned on the
+//     read on a shared engine, where an attempt that lost a race runs
+//     again from step 2.
+
+// apply validates and applies actions atomically. With tx, action errors
+// are wrapped in *TransactionError.
+func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, error) {
+	a := t.a
+	if err := a.check(ctx); err != nil {
+		return nil, err
+	}
+	w := entityWrites.Get().(*entityWrite)
+	defer w.release()
+	w.t, w.actions, w.tx = t, actions, tx
+	// Checks that need no state, before any lock. The record of each
+	// entity written is encoded as it is checked, into recs, ending at
+	// ends[i]; its Timestamp is set by the plan's write set.
+	recs, ends := w.recs[:0], w.endBuf[:0]
+	for i := range actions {
+		act := &actions[i]
+		var err error
+		switch act.Type {
+		case ActionDelete:
+			if err = validateKey(PartitionKeyName, act.Entity.PartitionKey); err == nil {
+				err = validateKey(RowKeyName, act.Entity.RowKey)
+			}
+		case ActionInsert, ActionUpdateReplace, ActionUpdateMerge, ActionUpsertReplace, ActionUpsertMerge:
+			if recs, err = appendValidRecord(recs, &act.Entity); err == nil && i == 0 {
+				recs = slices.Grow(recs, len(recs)*(len(actions)-1)) // room for the rest, if alike
+			}
+		default:
+			err = newError(ErrInvalidInput, "unknown action type %d", int(act.Type))
+		}
+		if err == nil && act.IfMatch != "" && act.IfMatch != ETagAny {
+			if !isWeakETag(act.IfMatch) {
+				err = errBadETag(act.IfMatch)
+			}
+		}
+		if err != nil {
+			w.recs = recs
+			return nil, w.fail(i, err)
+		}
+		ends = append(ends, len(recs))
+	}
+	w.recs, w.ends = recs, ends
+
+	if err := a.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer a.exit()
+	if err := a.strategy.run(ctx, "the write", maxConflictRetries, w); err != nil {
+		return nil, err
+	}
+	return w.tags, nil
+}
+
+// entityWrite is an entity write (one action or a transaction) after its
+// stateless checks: the actions, and their records encoded into recs,
+// action i's ending at ends[i]. It holds the buffers of its attempts, and
+// is pooled (entityWrites): a write of one entity allocates little more
+// than its result.
+type entityWrite struct {
+	t       *Table
+	actions []Action
+	tx      bool // a transaction: action errors are *TransactionError
+	recs    []byte
+	ends    []int
+	tags    []ETag // the result of the attempt that committed
+
+	endBuf [MaxTransactionActions]int
+	rs     readSet
+	keyBuf []byte
+	keys   [][]byte
+	steps  []entityStep
+	ws     []write
+}
+
+var entityWrites = sync.Pool{New: func() any { return new(entityWrite) }}
+
+// release returns w to entityWrites, keeping buffers of a typical size.
+func (w *entityWrite) release() {
+	if cap(w.recs) > 256<<10 || cap(w.keyBuf) > 64<<10 {
+		return
+	}
+	clear(w.keys)
+	clear(w.steps)
+	clear(w.ws)
+	*w = entityWrite{recs: w.recs[:0], keyBuf: w.keyBuf[:0], keys: w.keys[:0], steps: w.steps[:0], ws: w.ws[:0]}
+	entityWrites.Put(w)
+}
+
+// fail returns the error of action i: with tx, a *TransactionError.
+func (w *entityWrite) fail(i int, err error) error {
+	var e *Error
+	if w.tx && errors.As(err, &e) {
+		return &TransactionError{Index: i, Err: e}
+	}
+	return err
+}
+
+// attempt is one attempt of the write: the table's lookup, the read, the
+// plan and the commit.
+func (w *entityWrite) attempt(ctx context.Context) error {
+	a := w.t.a
+	lt, err := a.strategy.lookup(ctx, w.t.name)
+	if err != nil {
+		return w.fail(0, err)
+	}
+	// The table's lock, held shared until the commit, keeps DeleteTable
+	// from removing the table meanwhile; a table it removed since the
+	// lookup is dropped.
+	lt.mu.RLock()
+	defer lt.mu.RUnlock()
+	if lt.dropped.Load() {
+		return w.fail(0, errDropped(w.t.name))
+	}
+	part := a.partition(lt.id, w.actions[0].Entity.PartitionKey)
+	part.Lock()
+	defer part.Unlock()
+
+	w.keyBuf, w.keys = appendEntityKeys(w.keyBuf[:0], w.keys[:0], lt.id, w.actions)
+	rs := w.rs.reset()
+	defer rs.close()
+	if err := a.strategy.read(ctx, rs, lt, w.keys); err != nil {
+		return err
+	}
+	p, i, err := planEntities(w.t.name, w.actions, rs.vals, rs.found, w.steps[:0])
+	w.steps = p.steps
+	if err != nil {
+		if i < 0 {
+			return err
+		}
+		return w.fail(i, err)
+	}
+	var ticks int64
+	if p.stamp {
+		if ticks, err = a.clock.nextAfter(ctx, p.floor); err != nil {
+			return err
+		}
+	}
+	ws, tags := p.writeSet(w.actions, w.keys, w.recs, w.ends, ticks, w.ws[:0])
+	w.ws = ws
+	if a.contributors != nil {
+		if ws, err = a.contribute(ctx, rs, ws, entityChanges(lt, w.actions, rs, ws)); err != nil {
+			return err
+		}
+	}
+	if h := a.beforeCommit; h != nil {
+		h(w.t.name, w.actions)
+	}
+	if err := a.strategy.commit(ctx, rs, ws); err != nil {
+		return err
+	}
+	w.tags = tags
+	return nil
+}
+
+// appendEntityKeys appends the engine keys of the actions' entities in
+// table id to buf, and a slice of each to keys.
+func appendEntityKeys(buf []byte, keys [][]byte, id uint64, actions []Action) ([]byte, [][]byte) {
+	size := 0
+	for i := range actions {
+		size += keyenc.TablePrefixLen + len(actions[i].Entity.PartitionKey) + len(actions[i].Entity.RowKey) + 8
+	}
+	buf = slices.Grow(buf, size)
+	for i := range actions {
+		e := &actions[i].Entity
+		start := len(buf)
+		buf = keyenc.AppendEntityKey(buf, id, e.PartitionKey, e.RowKey)
+		keys = append(keys, buf[start:len(buf):len(buf)])
+	}
+	return buf, keys
+}
+
+// update runs a write of the account's metadata (the catalog, the
+// clock's mark) through the pipeline: in each attempt, it reads keys and
+// hands what it read to plan, which returns the write set (nil: nothing to
+// write) and the changes it makes; the write set, with the contributors'
+// writes, is committed on condition that the keys read are unchanged.
+// prepare, if plan sets it, runs just before the commit, and finish, if
+// set, right after it, with its outcome.
+func (a *Account) update(ctx context.Context, what string, budget int, keys [][]byte, plan func(rs *readSet) (*metaPlan, error)) error {
+	return a.strategy.run(ctx, what, budget, attemptFunc(func(context.Context) error {
+		rs := newReadSet()
+		defer rs.close()
+		if err := a.strategy.read(ctx, rs, nil, keys); err != nil {
+			return err
+		}
+		p, err := plan(rs)
+		if err != nil || p == nil || p.writes == nil {
+			return err
+		}
+		ws := p.writes
+		if a.contributors != nil && len(p.changes) > 0 {
+			if ws, err = a.contribute(ctx, rs, ws, p.changes); err != nil {
+				return err
+			}
+		}
+		if p.prepare != nil {
+			p.prepare()
+		}
+		err = a.strategy.commit(ctx, rs, ws)
+		if p.finish != nil {
+			p.finish(err)
+		}
+		return err
+	}))
+}
+
+// metaPlan is what a metadata write's plan decided.
+type metaPlan struct {
+	writes  []write
+	changes []change
+	prepare func()
+	finish  func(err error)
+}

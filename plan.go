@@ -1,0 +1,251 @@
+package localtable
+
+import (
+	"fmt"
+
+	"github.com/localtable/localtable/internal/keyenc"
+)
+
+// Plans.
+//
+// A plan decides what a write does from the state its read found, and
+// nothing else: no engine, no lock, no clock. Each function here is pure,
+// so that one function decides each kind of write whichever strategy
+// commits it (see strategy.go), and each is tested by tables of states
+// (plan_test.go).
+
+// entityStep is what the plan decided for one action of an entity write.
+type entityStep struct {
+	exists bool  // the entity was found
+	ticks  int64 // its stored Timestamp, when it exists
+	// merged holds the properties to write for a merge into an existing
+	// entity (the stored ones with the action's over them); merge says
+	// the step is one.
+	merged Properties
+	merge  bool
+}
+
+// entityPlan is the decision of an entity write: a step per action.
+type entityPlan struct {
+	steps []entityStep
+	// floor is the largest Timestamp of the entities read (-1 for none):
+	// the commit's Timestamp is above it, so each entity's ETags
+	// strictly increase whichever clock stamped them.
+	floor int64
+	// stamp says that some action writes a record, so the commit takes a
+	// Timestamp from the clock.
+	stamp bool
+}
+
+// planEntities decides each action of an entity write on table from the
+// stored records read, vals[i] for action i (found[i] false: absent):
+// existence and If-Match, and the properties of each merge. An action
+// that cannot apply fails the write: planEntities returns its index
+// with its error; a stored record that does not decode returns index -1.
+// The steps are appended to steps, a buffer to reuse.
+func planEntities(table string, actions []Action, vals [][]byte, found []bool, steps []entityStep) (entityPlan, int, error) {
+	p := entityPlan{steps: append(steps, make([]entityStep, len(actions))...), floor: -1}
+	for i := range actions {
+		act := &actions[i]
+		st := &p.steps[i]
+		st.exists = found[i]
+		st.merge = st.exists && (act.Type == ActionUpdateMerge || act.Type == ActionUpsertMerge)
+		if st.exists {
+			var err error
+			if st.merge {
+				st.ticks, st.merged, err = decodeSelected(vals[i], selection{})
+			} else {
+				st.ticks, err = recordTicks(vals[i])
+			}
+			if err != nil {
+				return p, -1, err
+			}
+			p.floor = max(p.floor, st.ticks)
+		}
+		if err := checkCondition(table, act, st.exists, st.ticks); err != nil {
+			return p, i, err
+		}
+		if act.Type == ActionDelete {
+			continue
+		}
+		p.stamp = true
+		if st.merge {
+			for name, v := range act.Entity.Properties {
+				if !v.IsNull() {
+					st.merged[name] = v
+				}
+			}
+			m := Entity{PartitionKey: act.Entity.PartitionKey, RowKey: act.Entity.RowKey, Properties: st.merged}
+			if err := checkMerged(&m); err != nil {
+				return p, i, err
+			}
+		}
+	}
+	return p, 0, nil
+}
+
+// checkCondition applies an action's existence and If-Match rules.
+func checkCondition(table string, act *Action, exists bool, curTicks int64) error {
+	e := &act.Entity
+	switch act.Type {
+	case ActionInsert:
+		if exists {
+			return newError(ErrEntityExists, "entity (%q, %q) already exists in table %q", abbrev(e.PartitionKey), abbrev(e.RowKey), table)
+		}
+	case ActionUpdateReplace, ActionUpdateMerge, ActionDelete:
+		if !exists {
+			return newError(ErrEntityNotFound, "entity (%q, %q) does not exist in table %q", abbrev(e.PartitionKey), abbrev(e.RowKey), table)
+		}
+		if act.IfMatch != "" && act.IfMatch != ETagAny {
+			if cur := etagOf(curTicks); act.IfMatch != cur {
+				return newError(ErrConditionNotMet, "entity (%q, %q) has ETag %s, not %s", abbrev(e.PartitionKey), abbrev(e.RowKey), cur, act.IfMatch)
+			}
+		}
+	}
+	return nil
+}
+
+// writeSet returns the writes of the plan at Timestamp ticks, appended to
+// ws, and each action's new ETag ("" for deletes): action i's record (or
+// deletion) under keys[i]. recs holds the records the actions' entities
+// were encoded to, action i's ending at ends[i], with a Timestamp that
+// writeSet fills in; a merge's record is encoded anew, into a buffer of
+// its own (recs holds the other actions' records).
+func (p *entityPlan) writeSet(actions []Action, keys [][]byte, recs []byte, ends []int, ticks int64, ws []write) ([]write, []ETag) {
+	tags := make([]ETag, len(actions))
+	var tag ETag
+	if p.stamp {
+		tag = etagOf(ticks) // one Timestamp, so one ETag, per transaction
+	}
+	var merged []byte
+	for i := range actions {
+		if actions[i].Type == ActionDelete {
+			ws = append(ws, write{key: keys[i], del: true})
+			continue
+		}
+		var val []byte
+		if st := &p.steps[i]; st.merge {
+			start := len(merged)
+			merged = appendRecord(merged, ticks, st.merged)
+			val = merged[start:len(merged):len(merged)]
+		} else {
+			from := 0
+			if i > 0 {
+				from = ends[i-1]
+			}
+			val = recs[from:ends[i]]
+			setRecordTicks(val, ticks)
+		}
+		ws = append(ws, write{key: keys[i], value: val})
+		tags[i] = tag
+	}
+	return ws, tags
+}
+
+// planCreateTable decides CreateTable of name (lower-cased, lower) from
+// the catalog record read under its name and the stored next table ID
+// (nextFound false: none stored), with next the account's own idea of it.
+// When the name is taken it returns the table there, and no writes;
+// otherwise the new table's record and the writes that create it.
+func planCreateTable(name, lower string, cur []byte, curFound bool, nextVal []byte, nextFound bool, next uint64) (existing, created *tableRecord, ws []write, err error) {
+	key := keyenc.CatalogKey(lower)
+	if curFound {
+		rec, err := decodeTableRecord(cur)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%w (key %q)", err, key)
+		}
+		return &rec, nil, nil, nil
+	}
+	if nextFound {
+		n, ok := decodeTicks(nextVal)
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("localtable: corrupt metadata %q", metaNextID)
+		}
+		next = max(next, uint64(n))
+	}
+	rec := &tableRecord{ID: next, Name: name}
+	return nil, rec, []write{
+		{key: key, value: rec.append(nil)},
+		{key: metaNextID, value: encodeTicks(int64(next + 1))},
+	}, nil
+}
+
+// planDeleteTable decides DeleteTable of name from the catalog record
+// read under it: the table's record, and the writes that remove it and,
+// by one range deletion, its entities. A table not found is
+// ErrTableNotFound.
+func planDeleteTable(name, lower string, cur []byte, curFound bool) (*tableRecord, []write, error) {
+	key := keyenc.CatalogKey(lower)
+	if !curFound {
+		return nil, nil, errNoTable(name)
+	}
+	rec, err := decodeTableRecord(cur)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (key %q)", err, key)
+	}
+	prefix := keyenc.AppendTableID(nil, rec.ID)
+	return &rec, []write{
+		{key: key, del: true},
+		{key: prefix, del: true, end: keyenc.PrefixEnd(prefix)},
+	}, nil
+}
+
+// planSetPolicies decides SetAccessPolicy of name from the catalog record
+// read under it: the record with policies, and its write.
+func planSetPolicies(name, lower string, cur []byte, curFound bool, policies []AccessPolicy) (*tableRecord, []write, error) {
+	key := keyenc.CatalogKey(lower)
+	if !curFound {
+		return nil, nil, newError(ErrTableNotFound, "table %q does not exist", name)
+	}
+	rec, err := decodeTableRecord(cur)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (key %q)", err, key)
+	}
+	rec.Policies = policies
+	return &rec, []write{{key: key, value: rec.append(nil)}}, nil
+}
+
+// planRaiseMark decides a raise of the clock's high-water mark to cover
+// mark, from the mark stored (found false: none). Every raise writes, even
+// when the stored mark already covers mark (it then writes the stored
+// one plus a tick): so the last writer of the mark on a shared engine
+// knows that no reservation came after its own. It returns the value
+// written, the stored one it replaces, and the write; a stored mark at
+// the last tick there is needs no write (ws nil).
+func planRaiseMark(stored []byte, found bool, mark int64, nonce uint64) (wrote, prev int64, ws []write, err error) {
+	if found {
+		var ok bool
+		if prev, _, ok = decodeMark(stored); !ok {
+			return 0, 0, nil, fmt.Errorf("localtable: corrupt metadata %q", metaClock)
+		}
+	}
+	wrote = mark
+	if prev >= mark {
+		if prev >= maxTicks {
+			return 0, prev, nil, nil // the last tick there is: nothing to write
+		}
+		wrote = prev + 1
+	}
+	return wrote, prev, []write{{key: metaClock, value: encodeMark(wrote, nonce)}}, nil
+}
+
+// planLowerMark decides the lowering of the clock's mark at a clean Close
+// to last, the last tick this account handed out, from the mark stored:
+// only if the stored mark is still the one this account wrote (wrote, with
+// its nonce), and to the mark that write replaced (prev) if that is higher,
+// since other accounts may still hand out ticks up to it. A mark written
+// since by another account is left alone: moved. An account whose nonce
+// is 0 owns its engine, and so the mark, alone: it lowers it to last.
+func planLowerMark(stored []byte, found bool, wrote, prev, last int64, nonce uint64) (ws []write, moved bool) {
+	if !found {
+		return nil, true
+	}
+	t, n, ok := decodeMark(stored)
+	if !ok || t != wrote || n != nonce {
+		return nil, true
+	}
+	if nonce != 0 {
+		last = max(last, prev)
+	}
+	return []write{{key: metaClock, value: encodeMark(last, nonce)}}, false
+}

@@ -1,0 +1,226 @@
+package localtable
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/storage"
+)
+
+// Commit strategies.
+//
+// Every write of an account goes through one pipeline (pipeline.go): its
+// stateless checks and encoding, one read of the state it depends on, a
+// plan (plan.go) that decides from that state alone what the write does,
+// the writes contributors add (contrib.go), and a commit. How the state is
+// read and how the commit is made safe against other writers is the
+// account's strategy, chosen once at Open from its engine:
+//
+//   - local (this file), for an engine the account owns (memory, pebble):
+//     nobody else writes, so the account's own locks (held by the
+//     pipeline around the read and the commit) make the read still true
+//     at the commit, and the commit is one batch;
+//   - versioned (versioned.go), for a storage.VersionedEngine that other
+//     accounts, in other processes, write too (etcd): the read returns
+//     each key's Version, the commit is CommitIf on them, and an attempt
+//     that lost a race is re-run from its read, with backoff.
+//
+// The strategy also says how far the account's catalog, a cache on a
+// shared engine, can be trusted by reads. Nothing outside the two
+// strategies asks which one an account has.
+type strategy interface {
+	// lookup returns the table of a name for a call that uses it at
+	// once, or ErrTableNotFound: the cached table, or on a shared engine
+	// the engine's when the cache lacks it (uses of a cached table check
+	// it; see versioned.go).
+	lookup(ctx context.Context, name string) (*liveTable, error)
+	// current returns the table of a name as the store has it now.
+	current(ctx context.Context, name string) (*liveTable, error)
+	// tables returns the catalog as the store has it now, for a listing.
+	tables(ctx context.Context) (*catalog, error)
+	// snapshotTable returns the table of lt's name that snap shows, or
+	// ErrTableNotFound.
+	snapshotTable(ctx context.Context, lt *liveTable, snap storage.Snapshot) (*liveTable, error)
+	// getEntity reads the record of entity (pk, rk) of lt's table,
+	// building its key in *kb; on a shared engine it follows the table of
+	// lt's name if another process re-created it, and returns the table
+	// read.
+	getEntity(ctx context.Context, lt *liveTable, pk, rk string, kb *[]byte) (*liveTable, []byte, io.Closer, error)
+
+	// read reads keys into rs for a write: their values, and on a shared
+	// engine their Versions, on which the commit is conditioned. With a
+	// guard, the table's catalog record is read too (on a shared engine;
+	// locally the pipeline's table lock guards it), and an attempt whose
+	// guard is no longer the table of its name fails with errConflict.
+	read(ctx context.Context, rs *readSet, guard *liveTable, keys [][]byte) error
+	// commit applies ws atomically and durably; on a shared engine on
+	// condition that nothing rs read has changed, else errConflict.
+	commit(ctx context.Context, rs *readSet, ws []write) error
+	// run runs an attempt of a write until it ends other than with
+	// errConflict: once locally; on a shared engine again after a backoff,
+	// at most budget times, then ErrServerBusy naming what.
+	run(ctx context.Context, what string, budget int, w attempter) error
+
+	// nonce tags the clock's mark written by this account (0: none; see
+	// encodeMark).
+	nonce() uint64
+}
+
+// newStrategy returns the strategy of an account over its engine.
+func newStrategy(a *Account) strategy {
+	if ve, ok := a.eng.(storage.VersionedEngine); ok {
+		return newVersioned(a, ve)
+	}
+	return local{a}
+}
+
+// attempter is a write that a strategy runs, in one attempt or more.
+type attempter interface {
+	// attempt runs the write once, from its read to its commit.
+	attempt(ctx context.Context) error
+}
+
+// attemptFunc is a function that is an attempter.
+type attemptFunc func(ctx context.Context) error
+
+func (f attemptFunc) attempt(ctx context.Context) error { return f(ctx) }
+
+// errConflict ends one attempt of a write that must be re-run from its
+// read: a conditional commit failed, or the table's catalog record is
+// not the one the cache holds. Only the versioned strategy returns it.
+var errConflict = errors.New("localtable: conflict with another writer")
+
+// readSet is the state a write read: each key's value (nil when absent)
+// and, on a shared engine, its Version. The values stay valid until
+// close. Its slices start in inline arrays: most writes read one or two
+// keys.
+type readSet struct {
+	keys    [][]byte
+	vals    [][]byte
+	found   []bool
+	vers    []storage.Version // NoVersion on an engine without Versions
+	closers []io.Closer
+
+	inline struct {
+		keys, vals [2][]byte
+		found      [2]bool
+		vers       [2]storage.Version
+		closers    [2]io.Closer
+	}
+}
+
+// newReadSet returns an empty read set.
+func newReadSet() *readSet { return new(readSet).reset() }
+
+// reset empties rs and returns it.
+func (rs *readSet) reset() *readSet {
+	clear(rs.keys)
+	clear(rs.vals)
+	rs.keys, rs.vals, rs.found = rs.inline.keys[:0], rs.inline.vals[:0], rs.inline.found[:0]
+	rs.vers, rs.closers = rs.inline.vers[:0], rs.inline.closers[:0]
+	return rs
+}
+
+// add appends a key read to rs.
+func (rs *readSet) add(k, v []byte, found bool, ver storage.Version) {
+	rs.keys = append(rs.keys, k)
+	rs.vals = append(rs.vals, v)
+	rs.found = append(rs.found, found)
+	rs.vers = append(rs.vers, ver)
+}
+
+// close releases the values read.
+func (rs *readSet) close() {
+	for _, c := range rs.closers {
+		c.Close()
+	}
+	rs.closers = rs.closers[:0]
+}
+
+// write is one write of a commit's write set: value under key, or, with
+// del, the deletion of key (of [key, end) when end is set).
+type write struct {
+	key, value []byte
+	del        bool
+	end        []byte
+}
+
+// applyWrites adds ws to b.
+func applyWrites(b storage.Batch, ws []write) error {
+	for i := range ws {
+		w := &ws[i]
+		var err error
+		switch {
+		case !w.del:
+			err = b.Set(w.key, w.value)
+		case w.end != nil:
+			err = b.DeleteRange(w.key, w.end)
+		default:
+			err = b.Delete(w.key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// local is the strategy of an engine the account owns.
+type local struct{ a *Account }
+
+func (s local) lookup(_ context.Context, name string) (*liveTable, error) {
+	if t := s.a.cat.Load().byName[strings.ToLower(name)]; t != nil {
+		return t, nil
+	}
+	return nil, newError(ErrTableNotFound, "table %q does not exist", name)
+}
+
+func (s local) current(ctx context.Context, name string) (*liveTable, error) {
+	return s.lookup(ctx, name)
+}
+
+func (s local) tables(context.Context) (*catalog, error) { return s.a.cat.Load(), nil }
+
+func (s local) snapshotTable(_ context.Context, lt *liveTable, _ storage.Snapshot) (*liveTable, error) {
+	return lt, nil
+}
+
+func (s local) getEntity(_ context.Context, lt *liveTable, pk, rk string, kb *[]byte) (*liveTable, []byte, io.Closer, error) {
+	*kb = keyenc.AppendEntityKey((*kb)[:0], lt.id, pk, rk)
+	v, c, err := s.a.eng.Get(*kb)
+	return lt, v, c, err
+}
+
+func (s local) read(_ context.Context, rs *readSet, _ *liveTable, keys [][]byte) error {
+	for _, k := range keys {
+		v, c, err := s.a.eng.Get(k)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			rs.add(k, nil, false, storage.NoVersion)
+			continue
+		case err != nil:
+			return err
+		}
+		rs.add(k, v, true, storage.NoVersion)
+		rs.closers = append(rs.closers, c)
+	}
+	return nil
+}
+
+func (s local) commit(_ context.Context, _ *readSet, ws []write) error {
+	b := s.a.eng.NewBatch()
+	defer b.Close()
+	if err := applyWrites(b, ws); err != nil {
+		return err
+	}
+	return b.Commit(true)
+}
+
+func (s local) run(ctx context.Context, _ string, _ int, w attempter) error {
+	return w.attempt(ctx)
+}
+
+func (s local) nonce() uint64 { return 0 }
