@@ -350,7 +350,7 @@ func TestMarshalDominance(t *testing.T) {
 	}
 
 	_, err := localtable.Marshal(ambiguous{})
-	wantErr(t, err, "localtable_test.ambiguous", "tagA.X and Extra2.X", `property "X"`)
+	wantErr(t, err, "tests.ambiguous", "tagA.X and Extra2.X", `property "X"`)
 
 	got = marshalOK(t, &cycle{Name: "c", cycle: &cycle{Name: "inner"}})
 	if diff := cmp.Diff(localtable.Properties{"Name": localtable.StringValue("c")}, got.Properties); diff != "" {
@@ -527,17 +527,17 @@ func TestMarshalUnsupportedTypes(t *testing.T) {
 		{"func", struct{ F func() }{}, "field F", "func()"},
 		{"slice", struct{ L []string }{}, "field L", "[]string"},
 		{"array", struct{ A [4]byte }{}, "field A", "[4]uint8"},
-		{"struct", struct{ N inner }{}, "field N", "localtable_test.inner"},
+		{"struct", struct{ N inner }{}, "field N", "tests.inner"},
 		{"uint64", struct{ U uint64 }{}, "field U", "uint64"},
 		{"uint", struct{ U uint }{}, "field U", "uint"},
 		{"interface", struct{ X any }{}, "field X", "interface {}"},
 		{"complex", struct{ X complex128 }{}, "field X", "complex128"},
 		{"double pointer", struct{ P **string }{}, "field P", "**string"},
-		{"pointer to struct", struct{ P *inner }{}, "field P", "*localtable_test.inner"},
+		{"pointer to struct", struct{ P *inner }{}, "field P", "*tests.inner"},
 		{"ETag pointer", struct{ E *localtable.ETag }{}, "field E", "*localtable.ETag"},
 		{"tagged embedded", struct {
 			inner `table:"In"`
-		}{}, "field inner", "localtable_test.inner"},
+		}{}, "field inner", "tests.inner"},
 		{"deep", struct{ withBad }{}, "field withBad.Bad", "map[int]int"},
 		{"PartitionKey", struct{ PartitionKey int }{}, "PartitionKey must be a string", "int"},
 		{"RowKey pointer", struct {
@@ -576,10 +576,10 @@ func TestMarshalBadArgument(t *testing.T) {
 	_, err = localtable.Marshal(nil)
 	wantErr(t, err, "nil")
 	_, err = localtable.Marshal((*allTypes)(nil))
-	wantErr(t, err, "nil *localtable_test.allTypes")
+	wantErr(t, err, "nil *tests.allTypes")
 
 	e := localtable.Entity{}
-	wantErr(t, localtable.Unmarshal(e, allTypes{}), "localtable_test.allTypes", "non-nil pointer")
+	wantErr(t, localtable.Unmarshal(e, allTypes{}), "tests.allTypes", "non-nil pointer")
 	wantErr(t, localtable.Unmarshal(e, nil), "nil", "non-nil pointer")
 	wantErr(t, localtable.Unmarshal(e, (*allTypes)(nil)), "non-nil pointer")
 	var n int
@@ -631,7 +631,7 @@ func TestUnmarshalMismatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var v target
 			err := localtable.Unmarshal(localtable.Entity{Properties: localtable.Properties{tt.prop: tt.val}}, &v)
-			wantErr(t, err, append([]string{"localtable: Unmarshal", "localtable_test.target"}, tt.parts...)...)
+			wantErr(t, err, append([]string{"localtable: Unmarshal", "tests.target"}, tt.parts...)...)
 			if errors.Is(err, localtable.ErrUnsupportedType) {
 				t.Errorf("mismatch %v wraps ErrUnsupportedType", err)
 			}

@@ -174,7 +174,7 @@ func TestQueryFilterBuiltUp(t *testing.T) {
 		}
 	}
 	_, err := query((*nilPred)(nil))
-	if err == nil || !strings.Contains(err.Error(), "nil *localtable_test.nilPred") ||
+	if err == nil || !strings.Contains(err.Error(), "nil *tests.nilPred") ||
 		!strings.Contains(err.Error(), "leave the Filter unset") || strings.Contains(err.Error(), "filter.") {
 		t.Errorf("a nil third-party Predicate: %v, want the generic advice", err)
 	}
