@@ -1,8 +1,0 @@
-//go:build race
-
-package localtable_test
-
-// raceEnabled reports whether the race detector is on: sync.Pool then
-// drops items at random, so allocation counts that a pool keeps down
-// are not asserted.
-const raceEnabled = true
