@@ -11,6 +11,7 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/batch"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/odata"
 )
 
 // This file serves entity group transactions, POST /{acct}/$batch
@@ -49,15 +50,15 @@ func resolve(op *batch.Operation) (subRequest, error) {
 	sr := subRequest{op: op}
 	u, err := url.Parse(op.URL)
 	if err != nil {
-		return sr, errBatch("bad operation URL " + quoteOData(op.URL))
+		return sr, errBatch("bad operation URL " + odata.Quote(op.URL))
 	}
 	if sr.query, err = parseQuery(u.RawQuery); err != nil {
-		return sr, errBatch("bad operation query " + quoteOData(u.RawQuery))
+		return sr, errBatch("bad operation query " + odata.Quote(u.RawQuery))
 	}
 	path := u.EscapedPath()
 	seg, err := url.PathUnescape(path[strings.LastIndexByte(path, '/')+1:])
 	if err != nil {
-		return sr, errBatch("bad operation URL " + quoteOData(op.URL))
+		return sr, errBatch("bad operation URL " + odata.Quote(op.URL))
 	}
 	if sr.res, err = parseResource(seg, true); err != nil {
 		return sr, err

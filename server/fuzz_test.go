@@ -10,6 +10,8 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+
+	"github.com/localtable/localtable/internal/odata"
 )
 
 func fuzzServer(t testing.TB) *Server {
@@ -55,7 +57,7 @@ func FuzzEntityPath(f *testing.F) {
 	srv := fuzzServer(f)
 	f.Fuzz(func(t *testing.T, seg string) {
 		if res, err := parseResource(seg, false); err == nil && res.kind == resEntity {
-			again, err := parseResource(res.table+"(PartitionKey="+quoteOData(res.pk)+",RowKey="+quoteOData(res.rk)+")", false)
+			again, err := parseResource(res.table+"(PartitionKey="+odata.Quote(res.pk)+",RowKey="+odata.Quote(res.rk)+")", false)
 			if err != nil || again.pk != res.pk || again.rk != res.rk {
 				t.Fatalf("%q: keys %q %q do not round-trip: %q %q %v", seg, res.pk, res.rk, again.pk, again.rk, err)
 			}

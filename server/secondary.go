@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/odata"
 )
 
 // This file serves the read-access secondary endpoint. The service
@@ -44,7 +45,7 @@ func (s *Server) lookupAccount(name string) (acct *account, secondary bool) {
 // errAccountNotFound is the service's answer for an account it does not
 // hold.
 func errAccountNotFound(name string) *localtable.Error {
-	return wireError(codeAccountNotFound, "The specified account does not exist. (No account "+quoteOData(name)+" is served here.)")
+	return wireError(codeAccountNotFound, "The specified account does not exist. (No account "+odata.Quote(name)+" is served here.)")
 }
 
 // errSecondaryWrite is the service's answer to a write at the secondary

@@ -7,6 +7,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/odata"
 )
 
 // serveTables serves /{acct}/Tables: POST creates, GET lists.
@@ -24,7 +25,7 @@ func (rc *reqCtx) serveTables() {
 // serveTable serves /{acct}/Tables('name'): DELETE, and GET of one table.
 func (rc *reqCtx) serveTable(seg string) {
 	inner := strings.TrimSuffix(seg[len("Tables("):], ")")
-	name, n, ok := readODataString(inner)
+	name, n, ok := odata.ReadString(inner)
 	if !ok || n != len(inner) || !strings.HasSuffix(seg, ")") {
 		rc.fail(errInvalidURI("The table path must be Tables('name')."))
 		return
@@ -72,7 +73,7 @@ func (rc *reqCtx) appendTable(b []byte, level metaLevel, name string, standalone
 			b = append(b, ',')
 		}
 		if level == metaFull {
-			link := "Tables(" + quoteOData(name) + ")"
+			link := "Tables(" + odata.Quote(name) + ")"
 			b = append(b, `"odata.type":`...)
 			b = entityjson.AppendString(b, rc.acct.name+".Tables")
 			b = append(b, `,"odata.id":`...)
@@ -118,7 +119,7 @@ func (rc *reqCtx) createTable() {
 		rc.fail(err)
 		return
 	}
-	rc.writeCreated(rc.baseURL()+"/Tables("+quoteOData(t.Name())+")", level, func() []byte {
+	rc.writeCreated(rc.baseURL()+"/Tables("+odata.Quote(t.Name())+")", level, func() []byte {
 		return rc.appendTable(nil, level, t.Name(), true)
 	})
 }
