@@ -1,8 +1,8 @@
 // Package odata reads and writes the OData string literals of the Table
-// service's URLs and messages: 'it''s', a quote doubled inside single
-// quotes. It is the one quoting function and the one key-literal parser
-// of the server, the request classifier (package reqclass), the codec and
-// the batch reader.
+// service's URLs and messages: a string in single quotes, a quote inside
+// it doubled. It is the one quoting function and the one key-literal
+// parser of the server, its authorization, the request classifier
+// (package reqclass) and the entity codec.
 package odata
 
 import (
@@ -10,7 +10,8 @@ import (
 	"strings"
 )
 
-// Quote writes s as an OData string literal: 'it''s'.
+// Quote writes s as an OData string literal: in single quotes, each
+// quote of s doubled.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
