@@ -17,7 +17,6 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/edmfmt"
 	"github.com/localtable/localtable/internal/ticktime"
-
 	"github.com/localtable/localtable/internal/odata"
 )
 

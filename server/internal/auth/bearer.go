@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
-
 	"github.com/localtable/localtable/internal/odata"
 )
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
-
 	"github.com/localtable/localtable/internal/odata"
 )
 
