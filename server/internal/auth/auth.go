@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
-
 	"github.com/localtable/localtable/internal/odata"
+	"github.com/localtable/localtable/internal/reqclass"
 )
 
 // This file authenticates requests (PROTOCOL.md §8) and authorizes their
@@ -28,26 +28,27 @@ const (
 // a request older than 15 minutes, against replay.
 const MaxRequestDateSkew = 15 * time.Minute
 
-// Op is an operation, as authorization sees it.
-type Op int
+// Op is an operation, as authorization sees it: what it needs of a
+// credential, from the table of operations in package reqclass.
+type Op = reqclass.Access
 
 // The operations of the Table service, as a SAS grants them.
 const (
-	OpRead         Op = iota // Query Entity: get one entity
-	OpQuery                  // Query Entities
-	OpAdd                    // Insert Entity
-	OpUpdate                 // Update Entity, Merge Entity
-	OpUpsert                 // Insert Or Replace Entity, Insert Or Merge Entity
-	OpDelete                 // Delete Entity
-	OpListTables             // Query Tables
-	OpCreateTable            // Create Table
-	OpDeleteTable            // Delete Table
-	OpACL                    // Get Table ACL, Set Table ACL
-	OpServiceRead            // Get Table Service Properties, Get Table Service Stats
-	OpServiceWrite           // Set Table Service Properties
+	OpRead         = reqclass.AccessRead         // Query Entity: get one entity
+	OpQuery        = reqclass.AccessQuery        // Query Entities
+	OpAdd          = reqclass.AccessAdd          // Insert Entity
+	OpUpdate       = reqclass.AccessUpdate       // Update Entity, Merge Entity
+	OpUpsert       = reqclass.AccessUpsert       // Insert Or Replace Entity, Insert Or Merge Entity
+	OpDelete       = reqclass.AccessDelete       // Delete Entity
+	OpListTables   = reqclass.AccessListTables   // Query Tables
+	OpCreateTable  = reqclass.AccessCreateTable  // Create Table
+	OpDeleteTable  = reqclass.AccessDeleteTable  // Delete Table
+	OpACL          = reqclass.AccessACL          // Get Table ACL, Set Table ACL
+	OpServiceRead  = reqclass.AccessServiceRead  // Get Table Service Properties, Get Table Service Stats
+	OpServiceWrite = reqclass.AccessServiceWrite // Set Table Service Properties
 )
 
-func (o Op) entity() bool { return o <= OpDelete }
+func isEntity(o Op) bool { return o <= OpDelete }
 
 // authFailedMessage is the service's message for AuthenticationFailed; the
 // server appends what failed.
@@ -207,7 +208,7 @@ func (g *Grant) Authorize(o Op, table, pk, rk string) error {
 	if g.accountSAS {
 		return g.authorizeAccount(o)
 	}
-	if !o.entity() {
+	if !isEntity(o) {
 		return errAuthorization("A service SAS grants access to the entities of one table only: it cannot list, create or delete tables, nor read or set service properties.")
 	}
 	if !strings.EqualFold(table, g.table) {
@@ -261,7 +262,7 @@ func (g *Grant) needAll(want string) error {
 func (g *Grant) authorizeAccount(o Op) error {
 	var rt byte
 	switch {
-	case o.entity():
+	case isEntity(o):
 		rt = 'o'
 	case o == OpListTables, o == OpCreateTable, o == OpDeleteTable:
 		rt = 'c'
