@@ -16,8 +16,8 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/edmfmt"
-	"github.com/localtable/localtable/internal/ticktime"
 	"github.com/localtable/localtable/internal/odata"
+	"github.com/localtable/localtable/internal/ticktime"
 )
 
 // This file reads and writes entity JSON values and members.
