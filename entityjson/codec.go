@@ -16,6 +16,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/edmfmt"
+	"github.com/localtable/localtable/internal/odata"
 	"github.com/localtable/localtable/internal/ticktime"
 )
 
@@ -29,11 +30,11 @@ const AnnotationSuffix = "@odata.type"
 // the service answers a JSON value its annotation (or, for the keys,
 // Edm.String) does not admit.
 func errValueType(name, want string) error {
-	return errInvalidInput("The value of property " + quoteOData(name) + " is not a valid " + want + ".")
+	return errInvalidInput("The value of property " + odata.Quote(name) + " is not a valid " + want + ".")
 }
 
 func errBadValue(name, typ string, detail string) error {
-	return errInvalidInput("The value of property " + quoteOData(name) + " is not a valid " + typ + ": " + detail)
+	return errInvalidInput("The value of property " + odata.Quote(name) + " is not a valid " + typ + ": " + detail)
 }
 
 // ReadObject reads a request body that must be one JSON object into its
@@ -140,7 +141,7 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys, fro
 		ann := append(append(annBuf[:0], k...), AnnotationSuffix...)
 		if a, ok := vals[string(ann)]; ok {
 			if typ, err = unquote(a, frozen); err != nil {
-				return e, false, errInvalidInput("The annotation " + quoteOData(k+AnnotationSuffix) + " is not a string.")
+				return e, false, errInvalidInput("The annotation " + odata.Quote(k+AnnotationSuffix) + " is not a string.")
 			}
 		}
 		v, err := decodeValue(k, raw, typ, frozen)
@@ -198,7 +199,7 @@ func decodeValue(name string, raw json.RawMessage, typ string, frozen bool) (loc
 	if isStr {
 		var err error
 		if str, err = unquote(raw, frozen); err != nil {
-			return localtable.Value{}, errInvalidInput("The value of property " + quoteOData(name) + " is not valid JSON.")
+			return localtable.Value{}, errInvalidInput("The value of property " + odata.Quote(name) + " is not valid JSON.")
 		}
 	}
 	if raw[0] == '{' || raw[0] == '[' {
@@ -227,7 +228,7 @@ func decodeValue(name string, raw json.RawMessage, typ string, frozen bool) (loc
 	}
 	kind, ok := localtable.ParseKind(typ)
 	if !ok {
-		return localtable.Value{}, errInvalidInput("The type " + quoteOData(typ) + " of property " + quoteOData(name) + " is not an Edm type.")
+		return localtable.Value{}, errInvalidInput("The type " + odata.Quote(typ) + " of property " + odata.Quote(name) + " is not an Edm type.")
 	}
 	// An annotated value converts as the service's OData reader converts
 	// it: a JSON number only to Int32 (if integral and in range) or

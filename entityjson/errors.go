@@ -1,9 +1,8 @@
 package entityjson
 
 import (
-	"strings"
-
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/odata"
 )
 
 // errInvalidInput is the service's answer to a body it cannot read as an
@@ -15,11 +14,5 @@ func errInvalidInput(msg string) *localtable.Error {
 // errDuplicateProperty is the service's answer to a member given twice.
 func errDuplicateProperty(name string) *localtable.Error {
 	return &localtable.Error{Code: localtable.CodeDuplicatePropertiesSpecified,
-		Message: "The property " + quoteOData(name) + " is specified more than one time."}
-}
-
-// quoteOData writes s as an OData string literal, as messages name
-// properties and values.
-func quoteOData(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+		Message: "The property " + odata.Quote(name) + " is specified more than one time."}
 }

@@ -6,9 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/localtable/localtable/batch"
+	"github.com/localtable/localtable/internal/reqclass"
 )
 
 // Operation is a Table service operation, named as the REST API
@@ -38,13 +38,26 @@ const (
 	OpOther                Operation = "Other"                  // anything else; the server refuses it
 )
 
+// operationOf names a classified operation as the kit names it: by its
+// name in package reqclass's table of operations, but for the names the
+// kit has always used (OpGet, OpOther).
+func operationOf(o reqclass.Op) Operation {
+	switch o {
+	case reqclass.QueryEntity:
+		return OpGet
+	case reqclass.Unknown:
+		return OpOther
+	}
+	return Operation(o.String())
+}
+
 // IsWrite reports whether the operation changes data: a table, an
 // entity, a batch, an ACL or the service properties.
 func (o Operation) IsWrite() bool {
-	switch o {
-	case OpCreateTable, OpDeleteTable, OpSetACL, OpSetServiceProperties, OpInsert, OpUpdate, OpMerge,
-		OpUpsertReplace, OpUpsertMerge, OpDelete, OpBatch:
-		return true
+	for _, op := range reqclass.Ops() {
+		if operationOf(op) == o {
+			return op.IsWrite()
+		}
 	}
 	return false
 }
@@ -67,7 +80,7 @@ func describe(r *http.Request) *Request {
 		}
 		return body
 	}
-	classify(d, r.Method, r.Header, r.URL, peek)
+	classify(d, reqclass.Classify(r), r.Header.Get("Content-Type"), peek)
 	return d
 }
 
@@ -77,153 +90,29 @@ type readCloser struct {
 }
 
 // classify fills in d's operation, table and keys from a request's
-// method, headers and URL; peek returns its body.
-func classify(d *Request, method string, h http.Header, u *url.URL, peek func() []byte) {
-	d.Op = OpOther
-	if method == http.MethodOptions {
-		d.Op = OpPreflight
-		return
-	}
-	if x := h.Get("X-HTTP-Method"); x != "" && method == http.MethodPost {
-		method = strings.ToUpper(strings.TrimSpace(x))
-	}
-	p := strings.TrimPrefix(u.EscapedPath(), "/")
-	_, rest, _ := strings.Cut(p, "/")
-	esc := strings.TrimSuffix(rest, "/")
-	seg, err := url.PathUnescape(esc) // a %2F in a key stays inside the segment
-	if err != nil || strings.Contains(esc, "/") {
-		return
-	}
-	q := u.Query()
-	lower := strings.ToLower(seg)
-	switch {
-	case seg == "":
-		switch {
-		case q.Get("comp") == "properties" && method == http.MethodGet:
-			d.Op = OpGetServiceProperties
-		case q.Get("comp") == "properties" && method == http.MethodPut:
-			d.Op = OpSetServiceProperties
-		case q.Get("comp") == "stats" && method == http.MethodGet:
-			d.Op = OpGetServiceStats
+// classification, and from its body (peek) what only the body names: the
+// table a CreateTable creates, the keys of an InsertEntity, the
+// operations of a batch.
+func classify(d *Request, c reqclass.Request, contentType string, peek func() []byte) {
+	d.Op = operationOf(c.Op)
+	d.Table, d.PartitionKey, d.RowKey = c.Table, c.PartitionKey, c.RowKey
+	switch c.Op {
+	case reqclass.CreateTable:
+		var t struct{ TableName string }
+		if json.Unmarshal(peek(), &t) == nil {
+			d.Table = t.TableName
 		}
-	case lower == "tables" || lower == "tables()":
-		switch method {
-		case http.MethodPost:
-			d.Op = OpCreateTable
-			var t struct{ TableName string }
-			if json.Unmarshal(peek(), &t) == nil {
-				d.Table = t.TableName
-			}
-		case http.MethodGet:
-			d.Op = OpListTables
+	case reqclass.InsertEntity:
+		var k struct{ PartitionKey, RowKey string }
+		if json.Unmarshal(peek(), &k) == nil {
+			d.PartitionKey, d.RowKey = k.PartitionKey, k.RowKey
 		}
-	case strings.HasPrefix(lower, "tables(") && strings.HasSuffix(seg, ")"):
-		name, _, _ := readQuoted(seg[len("tables(") : len(seg)-1])
-		d.Table = name
-		switch method {
-		case http.MethodDelete:
-			d.Op = OpDeleteTable
-		case http.MethodGet:
-			d.Op = OpListTables
-		}
-	case seg == "$batch":
-		if method == http.MethodPost {
-			d.Op = OpBatch
-			d.Batch = batchOps(h.Get("Content-Type"), peek())
-			if len(d.Batch) > 0 {
-				d.Table, d.PartitionKey, d.RowKey = d.Batch[0].Table, d.Batch[0].PartitionKey, d.Batch[0].RowKey
-			}
-		}
-	default:
-		nameEsc, keysEsc, hasParens := strings.Cut(esc, "(")
-		d.Table, _ = url.PathUnescape(nameEsc)
-		keys, _ := url.PathUnescape(strings.TrimSuffix(keysEsc, ")"))
-		ifMatch := h.Get("If-Match") != ""
-		switch {
-		case q.Get("comp") == "acl" && !hasParens:
-			switch method {
-			case http.MethodGet:
-				d.Op = OpGetACL
-			case http.MethodPut:
-				d.Op = OpSetACL
-			}
-		case keys == "":
-			switch method {
-			case http.MethodGet:
-				d.Op = OpQuery
-			case http.MethodPost:
-				d.Op = OpInsert
-				var k struct{ PartitionKey, RowKey string }
-				if json.Unmarshal(peek(), &k) == nil {
-					d.PartitionKey, d.RowKey = k.PartitionKey, k.RowKey
-				}
-			}
-		default:
-			d.PartitionKey, d.RowKey = parseKeys(keys)
-			switch method {
-			case http.MethodGet:
-				d.Op = OpGet
-			case http.MethodPut:
-				d.Op = pick(ifMatch, OpUpdate, OpUpsertReplace)
-			case http.MethodPatch, "MERGE":
-				d.Op = pick(ifMatch, OpMerge, OpUpsertMerge)
-			case http.MethodDelete:
-				d.Op = OpDelete
-			}
+	case reqclass.EntityGroupTransaction:
+		d.Batch = batchOps(contentType, peek())
+		if len(d.Batch) > 0 {
+			d.Table, d.PartitionKey, d.RowKey = d.Batch[0].Table, d.Batch[0].PartitionKey, d.Batch[0].RowKey
 		}
 	}
-}
-
-func pick(cond bool, a, b Operation) Operation {
-	if cond {
-		return a
-	}
-	return b
-}
-
-// parseKeys reads "PartitionKey='a',RowKey='b'" (unescaped), either order.
-func parseKeys(s string) (pk, rk string) {
-	for s != "" {
-		name, rest, ok := strings.Cut(s, "=")
-		if !ok {
-			return
-		}
-		v, rest, ok := readQuoted(rest)
-		if !ok {
-			return
-		}
-		switch strings.TrimSpace(name) {
-		case "PartitionKey":
-			pk = v
-		case "RowKey":
-			rk = v
-		}
-		s = strings.TrimPrefix(strings.TrimSpace(rest), ",")
-	}
-	return
-}
-
-// readQuoted reads an OData string literal ('it”s') from the start of
-// s, returning its value and what follows.
-func readQuoted(s string) (string, string, bool) {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "'") {
-		return "", s, false
-	}
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		if s[i] != '\'' {
-			b.WriteByte(s[i])
-			continue
-		}
-		if i+1 < len(s) && s[i+1] == '\'' {
-			b.WriteByte('\'')
-			i++
-			continue
-		}
-		return b.String(), s[i+1:], true
-	}
-	return "", s, false
 }
 
 // batchOps reads the operations of a $batch body with package batch, the
@@ -239,7 +128,7 @@ func batchOps(contentType string, body []byte) []Request {
 		d := Request{Method: op.Method}
 		if u, err := url.Parse(op.URL); err == nil {
 			d.Path = u.RequestURI()
-			classify(&d, op.Method, op.Header.HTTPHeader(), u, func() []byte { return op.Body })
+			classify(&d, reqclass.ClassifyBatchOp(op.Method, u, op.Header.HTTPHeader()), "", func() []byte { return op.Body })
 		} else {
 			d.Op = OpOther
 		}

@@ -50,8 +50,10 @@ func parseXMLTime(s string) (time.Time, error) {
 	return entityjson.ParseDateTime(s)
 }
 
-func (rc *reqCtx) serveACL(table string) {
-	if err := rc.authorize(opACL, table, "", ""); err != nil {
+// serveACL serves Get Table ACL and Set Table ACL.
+func (rc *reqCtx) serveACL() {
+	table := rc.cls.Table
+	if err := rc.authorize(rc.cls.Op, table, "", ""); err != nil {
 		rc.fail(err)
 		return
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/reqclass"
 	"github.com/localtable/localtable/server/internal/auth"
 )
 
@@ -22,24 +23,6 @@ const StorageAudience = auth.StorageAudience
 // claims against the server's clock, the default of Microsoft's token
 // validation.
 const TokenClockSkew = auth.TokenClockSkew
-
-// op is an operation, as authorization sees it.
-type op = auth.Op
-
-const (
-	opRead         = auth.OpRead
-	opQuery        = auth.OpQuery
-	opAdd          = auth.OpAdd
-	opUpdate       = auth.OpUpdate
-	opUpsert       = auth.OpUpsert
-	opDelete       = auth.OpDelete
-	opListTables   = auth.OpListTables
-	opCreateTable  = auth.OpCreateTable
-	opDeleteTable  = auth.OpDeleteTable
-	opACL          = auth.OpACL
-	opServiceRead  = auth.OpServiceRead
-	opServiceWrite = auth.OpServiceWrite
-)
 
 // authenticate checks the request's credentials and sets rc.grant for a
 // SAS. Shared Key, Shared Key Lite and valid bearer tokens grant
@@ -86,7 +69,8 @@ func (rc *reqCtx) storedPolicy(table, id string) (localtable.AccessPolicy, bool)
 }
 
 // authorize checks that the request's credentials allow o on an entity
-// (pk, rk) of table, or on table itself.
-func (rc *reqCtx) authorize(o op, table, pk, rk string) error {
-	return rc.grant.Authorize(o, table, pk, rk)
+// (pk, rk) of table, or on table itself: what o needs of them is its
+// reqclass.Access.
+func (rc *reqCtx) authorize(o reqclass.Op, table, pk, rk string) error {
+	return rc.grant.Authorize(o.Access(), table, pk, rk)
 }

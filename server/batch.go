@@ -11,6 +11,8 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/batch"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/odata"
+	"github.com/localtable/localtable/internal/reqclass"
 )
 
 // This file serves entity group transactions, POST /{acct}/$batch
@@ -28,9 +30,8 @@ import (
 
 // subRequest is one operation of a batch, its URL resolved.
 type subRequest struct {
-	op    *batch.Operation
-	res   resource
-	query url.Values
+	op  *batch.Operation
+	cls reqclass.Request // its operation and what it addresses; cls.Query is its query
 }
 
 func errBatch(msg string) *localtable.Error {
@@ -42,25 +43,25 @@ func fromBatchError(be *batch.Error) *localtable.Error {
 	return wireError(localtable.ErrorCode(be.Code), be.Message)
 }
 
-// resolve reads an operation's URL: the resource its last path segment
-// addresses, leniently as the SDKs do not quote-double keys there, and
-// its query.
+// resolve reads an operation's URL with reqclass.ClassifyBatchOp: the
+// resource its last path segment addresses, leniently as the SDKs do not
+// quote-double keys there, and its query.
 func resolve(op *batch.Operation) (subRequest, error) {
 	sr := subRequest{op: op}
 	u, err := url.Parse(op.URL)
 	if err != nil {
-		return sr, errBatch("bad operation URL " + quoteOData(op.URL))
+		return sr, errBatch("bad operation URL " + odata.Quote(op.URL))
 	}
-	if sr.query, err = parseQuery(u.RawQuery); err != nil {
-		return sr, errBatch("bad operation query " + quoteOData(u.RawQuery))
-	}
-	path := u.EscapedPath()
-	seg, err := url.PathUnescape(path[strings.LastIndexByte(path, '/')+1:])
-	if err != nil {
-		return sr, errBatch("bad operation URL " + quoteOData(op.URL))
-	}
-	if sr.res, err = parseResource(seg, true); err != nil {
-		return sr, err
+	sr.cls = reqclass.ClassifyBatchOp(op.Method, u, op.Header.HTTPHeader())
+	switch sr.cls.Problem {
+	case reqclass.BadQuery:
+		return sr, errBatch("bad operation query " + odata.Quote(u.RawQuery))
+	case reqclass.BadURI:
+		return sr, errBatch("bad operation URL " + odata.Quote(op.URL))
+	case reqclass.BadResource:
+		return sr, errInvalidURI("The requested URI does not represent any resource on the server.")
+	case reqclass.BadKeys:
+		return sr, (&reqCtx{cls: sr.cls}).problemError()
 	}
 	return sr, nil
 }
@@ -74,64 +75,55 @@ func preference(op *batch.Operation) string {
 	return preferenceOf(op.Header.Values("Prefer"))
 }
 
-// action turns a changeset operation into a transaction action; keys in
-// the body win over keys in the URL, which the SDKs do not quote-double.
-func (sr *subRequest) action() (localtable.Action, op, error) {
+// action turns a changeset operation into a transaction action and the
+// operation to authorize; keys in the body win over keys in the URL,
+// which the SDKs do not quote-double.
+func (sr *subRequest) action() (localtable.Action, reqclass.Op, error) {
 	var act localtable.Action
-	method := sr.op.Method
+	c := &sr.cls
 	ifMatch := localtable.ETag(sr.op.Header.Get("If-Match"))
-	if method == http.MethodDelete {
-		if sr.res.kind != resEntity {
-			return act, 0, errInvalidURI("A delete must address an entity.")
-		}
+	switch c.Op {
+	case reqclass.DeleteEntity:
 		if ifMatch == "" {
 			ifMatch = localtable.ETagAny
 		}
 		act = localtable.Action{Type: localtable.ActionDelete, IfMatch: ifMatch,
-			Entity: localtable.Entity{PartitionKey: sr.res.pk, RowKey: sr.res.rk}}
-		return act, opDelete, nil
-	}
-	var o op
-	switch method {
-	case http.MethodPost:
-		if sr.res.kind != resTable {
-			return act, 0, errInvalidURI("An insert must address a table.")
-		}
-		act.Type, o = localtable.ActionInsert, opAdd
-	case http.MethodPut, http.MethodPatch, "MERGE":
-		if sr.res.kind != resEntity {
-			return act, 0, errInvalidURI("An update must address an entity.")
-		}
-		merge := method != http.MethodPut
-		switch {
-		case ifMatch != "" && merge:
-			act.Type, o = localtable.ActionUpdateMerge, opUpdate
-		case ifMatch != "":
-			act.Type, o = localtable.ActionUpdateReplace, opUpdate
-		case merge:
-			act.Type, o = localtable.ActionUpsertMerge, opUpsert
-		default:
-			act.Type, o = localtable.ActionUpsertReplace, opUpsert
-		}
+			Entity: localtable.Entity{PartitionKey: c.PartitionKey, RowKey: c.RowKey}}
+		return act, c.Op, nil
+	case reqclass.InsertEntity:
+		act.Type = localtable.ActionInsert
+	case reqclass.UpdateEntity:
+		act.Type = localtable.ActionUpdateReplace
+	case reqclass.MergeEntity:
+		act.Type = localtable.ActionUpdateMerge
+	case reqclass.InsertOrReplaceEntity:
+		act.Type = localtable.ActionUpsertReplace
+	case reqclass.InsertOrMergeEntity:
+		act.Type = localtable.ActionUpsertMerge
 	default:
-		return act, 0, wireError(codeMethodNotAllowed, "The method "+method+" is not allowed in a batch.")
+		switch c.Method {
+		case http.MethodDelete:
+			return act, c.Op, errInvalidURI("A delete must address an entity.")
+		case http.MethodPost:
+			return act, c.Op, errInvalidURI("An insert must address a table.")
+		case http.MethodPut, http.MethodPatch, "MERGE":
+			return act, c.Op, errInvalidURI("An update must address an entity.")
+		}
+		return act, c.Op, wireError(codeMethodNotAllowed, "The method "+c.Method+" is not allowed in a batch.")
 	}
-	e, hasKeys, err := entityjson.DecodeRequest(bytes.TrimSpace(sr.op.Body), sr.res.kind != resEntity)
+	e, hasKeys, err := entityjson.DecodeRequest(bytes.TrimSpace(sr.op.Body), c.Resource != reqclass.Entity)
 	if err != nil {
-		return act, 0, err
+		return act, c.Op, err
 	}
 	if !hasKeys {
-		e.PartitionKey, e.RowKey = sr.res.pk, sr.res.rk
+		e.PartitionKey, e.RowKey = c.PartitionKey, c.RowKey
 	}
 	act.Entity, act.IfMatch = e, ifMatch
-	return act, o, nil
+	return act, c.Op, nil
 }
 
+// serveBatch serves Entity Group Transaction.
 func (rc *reqCtx) serveBatch() {
-	if rc.method != http.MethodPost {
-		rc.fail(errMethod(rc.r))
-		return
-	}
 	req, err := batch.ReadRequest(rc.r.Body, rc.r.Header.Get("Content-Type"))
 	var be *batch.Error
 	switch {
@@ -178,10 +170,10 @@ func (rc *reqCtx) applyChangeset(ops []subRequest) ([]batch.Response, error) {
 	fail := func(i int, op *batch.Operation, err error) ([]batch.Response, error) {
 		return []batch.Response{rc.changesetFailure(i, op, err)}, nil
 	}
-	table := ops[0].res.table
+	table := ops[0].cls.Table
 	actions := make([]localtable.Action, len(ops))
 	for i := range ops {
-		if !strings.EqualFold(ops[i].res.table, table) {
+		if !strings.EqualFold(ops[i].cls.Table, table) {
 			return fail(i, ops[i].op, errInvalidInput("All operations of a batch must act on one table."))
 		}
 		act, o, err := ops[i].action()
@@ -230,7 +222,7 @@ func (rc *reqCtx) applyChangeset(ops []subRequest) ([]batch.Response, error) {
 			resps[i] = batch.Response{Status: http.StatusNoContent, Header: batch.NoContentHeader(op.ContentID(), pref, loc, tag)}
 			continue
 		}
-		level, err := parseFormat(firstNonEmpty(ops[i].query.Get("$format"), op.Header.Get("Accept")))
+		level, err := parseFormat(firstNonEmpty(ops[i].cls.Query.Get("$format"), op.Header.Get("Accept")))
 		if err != nil {
 			level = metaMinimal
 		}
@@ -276,10 +268,10 @@ func (rc *reqCtx) changesetFailure(index int, op *batch.Operation, err error) ba
 func (rc *reqCtx) batchQuery(sr *subRequest) batch.Response {
 	rec := &recorder{header: http.Header{}, code: http.StatusOK}
 	inner := &reqCtx{s: rc.s, w: rec, id: rc.id, start: rc.start, version: rc.version, acct: rc.acct, acctName: rc.acctName, grant: rc.grant,
-		query: sr.query, method: http.MethodGet}
+		query: sr.cls.Query, method: http.MethodGet, cls: sr.cls}
 	inner.r = (&http.Request{Method: http.MethodGet, Header: sr.op.Header.HTTPHeader(), Host: rc.r.Host, TLS: rc.r.TLS,
-		URL: &url.URL{Path: "/", RawQuery: sr.query.Encode()}, Body: http.NoBody}).WithContext(rc.r.Context())
-	inner.serveResource(sr.res)
+		URL: &url.URL{Path: "/", RawQuery: sr.cls.Query.Encode()}, Body: http.NoBody}).WithContext(rc.r.Context())
+	inner.dispatch()
 	got := rec.Header()
 	if rec.code >= 400 {
 		return batch.Response{Status: rec.code, Header: batch.OperationErrorHeader(sr.op.ContentID(), "", metaMinimal.contentType()), Body: rec.body.Bytes()}

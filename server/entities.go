@@ -9,6 +9,7 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/internal/rawquery"
+	"github.com/localtable/localtable/internal/reqclass"
 	"github.com/localtable/localtable/server/internal/auth"
 )
 
@@ -47,7 +48,9 @@ func (rc *reqCtx) parseSelect() (all, custom []string) {
 var queryStored = rawquery.Query.(func(*localtable.Table, context.Context, localtable.QueryOptions,
 	func(pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value]) error) (localtable.QueryPage, error))
 
-func (rc *reqCtx) insertEntity(table string) {
+// insertEntity serves Insert Entity.
+func (rc *reqCtx) insertEntity() {
+	table := rc.cls.Table
 	level, err := rc.metadata()
 	if err != nil {
 		rc.fail(err)
@@ -63,7 +66,7 @@ func (rc *reqCtx) insertEntity(table string) {
 		rc.fail(err)
 		return
 	}
-	if err := rc.authorize(opAdd, table, e.PartitionKey, e.RowKey); err != nil {
+	if err := rc.authorize(rc.cls.Op, table, e.PartitionKey, e.RowKey); err != nil {
 		rc.fail(err)
 		return
 	}
@@ -83,18 +86,20 @@ func (rc *reqCtx) insertEntity(table string) {
 	})
 }
 
-func (rc *reqCtx) getEntity(res resource) {
+// getEntity serves Query Entity: one entity by its keys.
+func (rc *reqCtx) getEntity() {
+	res := &rc.cls
 	level, err := rc.metadata()
 	if err != nil {
 		rc.fail(err)
 		return
 	}
-	if err := rc.authorize(opRead, res.table, res.pk, res.rk); err != nil {
+	if err := rc.authorize(res.Op, res.Table, res.PartitionKey, res.RowKey); err != nil {
 		rc.fail(err)
 		return
 	}
 	sel, custom := rc.parseSelect()
-	e, err := rc.acct.data.Table(res.table).Get(rc.r.Context(), res.pk, res.rk, &localtable.GetOptions{Select: custom})
+	e, err := rc.acct.data.Table(res.Table).Get(rc.r.Context(), res.PartitionKey, res.RowKey, &localtable.GetOptions{Select: custom})
 	if err != nil {
 		rc.fail(err)
 		return
@@ -102,13 +107,15 @@ func (rc *reqCtx) getEntity(res resource) {
 	rc.w.Header().Set("ETag", string(e.ETag))
 	bp := bodyBufs.Get().(*[]byte)
 	defer putBody(bp)
-	*bp = appendEntity((*bp)[:0], &e, rc.encodeOpts(level, res.table, sel), true)
+	*bp = appendEntity((*bp)[:0], &e, rc.encodeOpts(level, res.Table, sel), true)
 	rc.writeJSON(http.StatusOK, level, *bp)
 }
 
-// writeEntity serves PUT (replace) and PATCH/MERGE (merge): an update
-// when If-Match is sent, an upsert otherwise.
-func (rc *reqCtx) writeEntity(res resource, merge bool) {
+// writeEntity serves PUT (replace) and PATCH/MERGE (merge): Update
+// Entity and Merge Entity when If-Match is sent, Insert Or Replace Entity
+// and Insert Or Merge Entity otherwise.
+func (rc *reqCtx) writeEntity() {
+	res := &rc.cls
 	body, err := rc.readJSONBody(MaxEntityBody)
 	if err != nil {
 		rc.fail(err)
@@ -119,19 +126,17 @@ func (rc *reqCtx) writeEntity(res resource, merge bool) {
 		rc.fail(err)
 		return
 	}
-	e.PartitionKey, e.RowKey = res.pk, res.rk // the URL addresses the entity
+	e.PartitionKey, e.RowKey = res.PartitionKey, res.RowKey // the URL addresses the entity
 	mode := localtable.UpdateModeReplace
-	if merge {
+	if res.Op == reqclass.MergeEntity || res.Op == reqclass.InsertOrMergeEntity {
 		mode = localtable.UpdateModeMerge
 	}
-	t := rc.acct.data.Table(res.table)
+	t := rc.acct.data.Table(res.Table)
 	var tag localtable.ETag
-	if ifMatch := rc.r.Header.Get("If-Match"); ifMatch != "" {
-		if err = rc.authorize(opUpdate, res.table, res.pk, res.rk); err == nil {
-			tag, err = t.Update(rc.r.Context(), e, &localtable.UpdateOptions{Mode: mode, IfMatch: localtable.ETag(ifMatch)})
-		}
-	} else {
-		if err = rc.authorize(opUpsert, res.table, res.pk, res.rk); err == nil {
+	if err = rc.authorize(res.Op, res.Table, res.PartitionKey, res.RowKey); err == nil {
+		if res.Op == reqclass.UpdateEntity || res.Op == reqclass.MergeEntity {
+			tag, err = t.Update(rc.r.Context(), e, &localtable.UpdateOptions{Mode: mode, IfMatch: localtable.ETag(rc.r.Header.Get("If-Match"))})
+		} else {
 			tag, err = t.Upsert(rc.r.Context(), e, &localtable.UpsertOptions{Mode: mode})
 		}
 	}
@@ -145,8 +150,10 @@ func (rc *reqCtx) writeEntity(res resource, merge bool) {
 	rc.writeHeader(http.StatusNoContent)
 }
 
-func (rc *reqCtx) deleteEntity(res resource) {
-	if err := rc.authorize(opDelete, res.table, res.pk, res.rk); err != nil {
+// deleteEntity serves Delete Entity.
+func (rc *reqCtx) deleteEntity() {
+	res := &rc.cls
+	if err := rc.authorize(res.Op, res.Table, res.PartitionKey, res.RowKey); err != nil {
 		rc.fail(err)
 		return
 	}
@@ -154,7 +161,7 @@ func (rc *reqCtx) deleteEntity(res resource) {
 	if ifMatch == "" {
 		ifMatch = "*"
 	}
-	if err := rc.acct.data.Table(res.table).Delete(rc.r.Context(), res.pk, res.rk, &localtable.DeleteOptions{IfMatch: localtable.ETag(ifMatch)}); err != nil {
+	if err := rc.acct.data.Table(res.Table).Delete(rc.r.Context(), res.PartitionKey, res.RowKey, &localtable.DeleteOptions{IfMatch: localtable.ETag(ifMatch)}); err != nil {
 		rc.fail(err)
 		return
 	}
@@ -162,13 +169,15 @@ func (rc *reqCtx) deleteEntity(res resource) {
 	rc.writeHeader(http.StatusNoContent)
 }
 
-func (rc *reqCtx) queryEntities(table string) {
+// queryEntities serves Query Entities.
+func (rc *reqCtx) queryEntities() {
+	table := rc.cls.Table
 	level, err := rc.metadata()
 	if err != nil {
 		rc.fail(err)
 		return
 	}
-	if err := rc.authorize(opQuery, table, "", ""); err != nil {
+	if err := rc.authorize(rc.cls.Op, table, "", ""); err != nil {
 		rc.fail(err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
 	"github.com/localtable/localtable/internal/edmfmt"
+	"github.com/localtable/localtable/internal/odata"
 	"github.com/localtable/localtable/internal/ticktime"
 )
 
@@ -322,7 +323,7 @@ func appendEntityPath(b []byte, table, pk, rk string) []byte {
 func appendPathKey(b []byte, k string) []byte {
 	for i := 0; i < len(k); i++ {
 		if !isUnreserved(k[i]) {
-			return append(b, strings.ReplaceAll(url.PathEscape(quoteOData(k)), "%27", "'")...)
+			return append(b, strings.ReplaceAll(url.PathEscape(odata.Quote(k)), "%27", "'")...)
 		}
 	}
 	b = append(b, '\'')

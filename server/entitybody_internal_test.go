@@ -14,6 +14,8 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/edmfmt"
+
+	"github.com/localtable/localtable/internal/odata"
 )
 
 // appendStored writes an entity handed over as stored exactly as
@@ -80,7 +82,7 @@ func TestSortedNames(t *testing.T) {
 // allocations.
 func TestAppendEntityPath(t *testing.T) {
 	slow := func(table, pk, rk string) string {
-		esc := func(k string) string { return strings.ReplaceAll(url.PathEscape(quoteOData(k)), "%27", "'") }
+		esc := func(k string) string { return strings.ReplaceAll(url.PathEscape(odata.Quote(k)), "%27", "'") }
 		return table + "(PartitionKey=" + esc(pk) + ",RowKey=" + esc(rk) + ")"
 	}
 	keys := []string{"", "p0", "r000123", "A-Z_a.z~09", "it's", "a b", "x/y", "ü", "a%27b", "#?&=+$,:;@", "''"}

@@ -4,6 +4,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/localtable/localtable/internal/odata"
 )
 
 // metaLevel is the JSON metadata level of a response.
@@ -56,7 +58,7 @@ func parseFormat(s string) (metaLevel, error) {
 			case "fullmetadata":
 				return metaFull, nil
 			}
-			return 0, wireError(codeJSONFormatNotSupported, "JSON format "+quoteOData(params["odata"])+" is not supported: use odata=nometadata, minimalmetadata or fullmetadata.")
+			return 0, wireError(codeJSONFormatNotSupported, "JSON format "+odata.Quote(params["odata"])+" is not supported: use odata=nometadata, minimalmetadata or fullmetadata.")
 		case "*/*", "application/*":
 			return metaMinimal, nil
 		case "application/atom+xml", "application/xml", "application/atomsvc+xml":

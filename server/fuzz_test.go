@@ -41,9 +41,8 @@ func FuzzBatch(f *testing.F) {
 	})
 }
 
-// FuzzEntityPath checks the key parser and the routes on arbitrary path
-// segments: no panic, no 5xx, and keys that parse strictly re-quote to a
-// segment that parses to the same keys.
+// FuzzEntityPath checks the routes on arbitrary path segments: no panic,
+// no 5xx. (The key parser's round trip is reqclass's FuzzClassify.)
 func FuzzEntityPath(f *testing.F) {
 	for _, s := range []string{
 		"tt1(PartitionKey='p',RowKey='r')", "tt1(PartitionKey='p''k', RowKey='')", "tt1()", "tt1",
@@ -54,13 +53,6 @@ func FuzzEntityPath(f *testing.F) {
 	}
 	srv := fuzzServer(f)
 	f.Fuzz(func(t *testing.T, seg string) {
-		if res, err := parseResource(seg, false); err == nil && res.kind == resEntity {
-			again, err := parseResource(res.table+"(PartitionKey="+quoteOData(res.pk)+",RowKey="+quoteOData(res.rk)+")", false)
-			if err != nil || again.pk != res.pk || again.rk != res.rk {
-				t.Fatalf("%q: keys %q %q do not round-trip: %q %q %v", seg, res.pk, res.rk, again.pk, again.rk, err)
-			}
-		}
-		parseResource(seg, true)
 		if strings.ContainsAny(seg, " \t\r\n#?") {
 			return
 		}

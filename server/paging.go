@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/odata"
 )
 
 // This file shapes query pages as the service may, on request (Options
@@ -74,7 +75,7 @@ func (rc *reqCtx) parseTop() (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < 0 || n > localtable.MaxPageSize {
-		return 0, wireError(localtable.CodeInvalidInput, "The $top value "+quoteOData(s)+" is not an integer from 0 to 1000.")
+		return 0, wireError(localtable.CodeInvalidInput, "The $top value "+odata.Quote(s)+" is not an integer from 0 to 1000.")
 	}
 	return n, nil
 }

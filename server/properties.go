@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"strconv"
 	"strings"
+
+	"github.com/localtable/localtable/internal/odata"
 )
 
 // This file checks the values of a Set Table Service Properties body
@@ -111,7 +113,7 @@ func checkRetention(parent string, r *xmlRetention) error {
 	}
 	d, err := strconv.Atoi(strings.TrimSpace(*r.Days))
 	if err != nil || d < minRetentionDays || d > maxRetentionDays {
-		return errXML(parent + "/RetentionPolicy/Days " + quoteOData(*r.Days) + " is not a whole number from 1 to 365.")
+		return errXML(parent + "/RetentionPolicy/Days " + odata.Quote(*r.Days) + " is not a whole number from 1 to 365.")
 	}
 	return nil
 }
@@ -128,5 +130,5 @@ func optionalBool(name string, v *string) (bool, error) {
 	case "false", "0":
 		return false, nil
 	}
-	return false, errXML(name + " " + quoteOData(*v) + " is not a boolean.")
+	return false, errXML(name + " " + odata.Quote(*v) + " is not a boolean.")
 }

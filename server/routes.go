@@ -1,15 +1,15 @@
 package server
 
 import (
-	"net/http"
-	"net/url"
-	"strings"
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/reqclass"
 )
 
-// route dispatches a request on its escaped path (never r.URL.Path: a %2F
-// inside a key must not split the path), after reading its version and
-// authenticating it. An OPTIONS request is a CORS preflight, answered
-// without authentication.
+// route classifies a request (package reqclass reads its escaped path,
+// never r.URL.Path: a %2F inside a key must not split the path), reads its
+// version, authenticates it and dispatches it to its operation's handler.
+// An OPTIONS request is a CORS preflight, answered without
+// authentication.
 func (s *Server) route(rc *reqCtx) {
 	r := rc.r
 	v, err := s.requestVersion(r)
@@ -18,18 +18,14 @@ func (s *Server) route(rc *reqCtx) {
 		rc.fail(err)
 		return
 	}
-	p := r.URL.EscapedPath()
-	if !strings.HasPrefix(p, "/") {
-		rc.fail(errInvalidURI("The request URI is invalid."))
+	rc.cls = reqclass.Classify(r)
+	c := &rc.cls
+	if c.Problem.EarlyProblem() {
+		rc.fail(rc.problemError())
 		return
 	}
-	acctSeg, rest, _ := strings.Cut(p[1:], "/")
-	name, err := url.PathUnescape(acctSeg)
-	if err != nil || name == "" {
-		rc.fail(errInvalidURI("The request URI is invalid: URLs are http://host:port/{account}/…"))
-		return
-	}
-	if r.Method == http.MethodOptions {
+	name := c.Account
+	if c.Op == reqclass.Preflight {
 		if rc.acct, rc.secondary = s.lookupAccount(name); rc.acct == nil {
 			rc.fail(errAccountNotFound(name))
 			return
@@ -38,24 +34,9 @@ func (s *Server) route(rc *reqCtx) {
 		rc.servePreflight() // anonymous, for any resource (cors.go)
 		return
 	}
-	rest = strings.TrimSuffix(rest, "/")
-	if primary, ok := strings.CutSuffix(name, SecondarySuffix); ok {
-		rest, rc.doubledSecondary = stripDoubledSecondary(rest, primary, r.URL.RawQuery)
-	}
-	if strings.Contains(rest, "/") {
-		rc.fail(errInvalidURI("The requested URI does not represent any resource on the server."))
-		return
-	}
-	seg, err := url.PathUnescape(rest)
-	if err != nil {
-		rc.fail(errInvalidURI("The request URI is invalid."))
-		return
-	}
-	if rc.query, err = parseQuery(r.URL.RawQuery); err != nil {
-		rc.fail(wireError(codeInvalidQueryParameter, "The query string is invalid: "+err.Error()))
-		return
-	}
-	rc.xmlAPI = isXMLOperation(seg, rc.query)
+	rc.doubledSecondary = c.DoubledSecondary
+	rc.query = c.Query
+	rc.xmlAPI = c.XML
 	if rc.xmlAPI {
 		// As the service: its XML operations send neither header.
 		rc.w.Header().Del("X-Content-Type-Options")
@@ -66,10 +47,11 @@ func (s *Server) route(rc *reqCtx) {
 		return
 	}
 	rc.acctName = name
-	if rc.method, err = effectiveMethod(r); err != nil {
-		rc.fail(err)
+	if c.Problem.TunnelProblem() {
+		rc.fail(rc.problemError())
 		return
 	}
+	rc.method = c.Method
 	if err := s.authenticate(rc); err != nil {
 		rc.fail(err)
 		return
@@ -84,114 +66,74 @@ func (s *Server) route(rc *reqCtx) {
 			return
 		}
 	}
-	switch {
-	case seg == "":
-		rc.serveService()
-	case strings.EqualFold(seg, "Tables") || strings.EqualFold(seg, "Tables()"):
-		rc.serveTables()
-	case len(seg) > len("Tables(") && strings.EqualFold(seg[:len("Tables(")], "Tables("):
-		rc.serveTable(seg)
-	case seg == "$batch":
-		rc.serveBatch()
-	default:
-		res, err := parseResource(seg, false)
-		if err != nil {
-			rc.fail(err)
-			return
-		}
-		rc.serveResource(res)
+	rc.dispatch()
+}
+
+// handlers serve the operations, one each: the router's half of the
+// table of operations in package reqclass (TestRoutes checks that they
+// agree).
+var handlers map[reqclass.Op]func(*reqCtx)
+
+func init() { // not a composite literal: serveBatch dispatches too
+	handlers = map[reqclass.Op]func(*reqCtx){
+		reqclass.GetTableServiceProperties: (*reqCtx).getServiceProperties,
+		reqclass.SetTableServiceProperties: (*reqCtx).setServiceProperties,
+		reqclass.GetTableServiceStats:      (*reqCtx).getServiceStats,
+		reqclass.CreateTable:               (*reqCtx).createTable,
+		reqclass.DeleteTable:               (*reqCtx).deleteTable,
+		reqclass.QueryTables:               (*reqCtx).queryTables,
+		reqclass.GetTableACL:               (*reqCtx).serveACL,
+		reqclass.SetTableACL:               (*reqCtx).serveACL,
+		reqclass.InsertEntity:              (*reqCtx).insertEntity,
+		reqclass.QueryEntities:             (*reqCtx).queryEntities,
+		reqclass.QueryEntity:               (*reqCtx).getEntity,
+		reqclass.UpdateEntity:              (*reqCtx).writeEntity,
+		reqclass.MergeEntity:               (*reqCtx).writeEntity,
+		reqclass.InsertOrReplaceEntity:     (*reqCtx).writeEntity,
+		reqclass.InsertOrMergeEntity:       (*reqCtx).writeEntity,
+		reqclass.DeleteEntity:              (*reqCtx).deleteEntity,
+		reqclass.EntityGroupTransaction:    (*reqCtx).serveBatch,
 	}
 }
 
-// isXMLOperation reports whether the path segment after the account and
-// the query name one of the XML operations: the account root
-// (?restype=service&comp=properties|stats) or a table's ?comp=acl.
-func isXMLOperation(seg string, q url.Values) bool {
-	if seg == "" {
-		return true
+// dispatch serves rc.cls with its operation's handler, or fails with its
+// problem.
+func (rc *reqCtx) dispatch() {
+	h := handlers[rc.cls.Op]
+	if rc.cls.Problem != reqclass.OK || h == nil {
+		rc.fail(rc.problemError())
+		return
 	}
-	return q.Get("comp") == "acl" && seg != "$batch" && !strings.EqualFold(seg, "Tables") && !strings.ContainsAny(seg, "()")
+	h(rc)
 }
 
-// effectiveMethod returns the request's verb, honouring X-HTTP-Method
-// tunnelling: a POST carrying X-HTTP-Method: MERGE (or PUT, DELETE, PATCH)
-// acts as that verb.
-func effectiveMethod(r *http.Request) (string, error) {
-	vals := r.Header.Values("X-HTTP-Method")
-	if len(vals) == 0 {
-		return r.Method, nil
+// problemError is the service's answer to a request that names no
+// operation, for each reqclass.Problem.
+func (rc *reqCtx) problemError() *localtable.Error {
+	const noResource = "The requested URI does not represent any resource on the server."
+	switch rc.cls.Problem {
+	case reqclass.BadURI:
+		return errInvalidURI("The request URI is invalid.")
+	case reqclass.BadAccount:
+		return errInvalidURI("The request URI is invalid: URLs are http://host:port/{account}/…")
+	case reqclass.ExtraSegments, reqclass.BadResource:
+		return errInvalidURI(noResource)
+	case reqclass.BadQuery:
+		return wireError(codeInvalidQueryParameter, "The query string is invalid: "+rc.cls.Err.Error())
+	case reqclass.TunnelNotPost:
+		return wireError(codeXMethodNotUsingPost, "The X-HTTP-Method header can only be used with POST.")
+	case reqclass.TunnelCount:
+		return wireError(codeXMethodIncorrectCount, "More than one X-HTTP-Method header was specified.")
+	case reqclass.TunnelValue:
+		return wireError(codeXMethodIncorrectValue, "The X-HTTP-Method header must be MERGE, PUT, PATCH or DELETE.")
+	case reqclass.NeedRestype:
+		return errInvalidURI("The requested URI does not represent any resource on the server: the account root needs restype=service.")
+	case reqclass.BadComp:
+		return errInvalidURI("The account root supports comp=properties and comp=stats.")
+	case reqclass.BadTablePath:
+		return errInvalidURI("The table path must be Tables('name').")
+	case reqclass.BadKeys:
+		return wireError(localtable.CodeInvalidInput, "The entity path must be (PartitionKey='…',RowKey='…') with OData string literals.")
 	}
-	if r.Method != http.MethodPost {
-		return "", wireError(codeXMethodNotUsingPost, "The X-HTTP-Method header can only be used with POST.")
-	}
-	if len(vals) > 1 {
-		return "", wireError(codeXMethodIncorrectCount, "More than one X-HTTP-Method header was specified.")
-	}
-	switch m := strings.ToUpper(strings.TrimSpace(vals[0])); m {
-	case "MERGE", http.MethodPut, http.MethodDelete, http.MethodPatch:
-		return m, nil
-	}
-	return "", wireError(codeXMethodIncorrectValue, "The X-HTTP-Method header must be MERGE, PUT, PATCH or DELETE.")
-}
-
-// serveResource serves /{acct}/{table}, /{acct}/{table}() and
-// /{acct}/{table}(PartitionKey='…',RowKey='…').
-func (rc *reqCtx) serveResource(res resource) {
-	switch res.kind {
-	case resTable:
-		if rc.query.Get("comp") == "acl" {
-			rc.serveACL(res.table)
-			return
-		}
-		switch rc.method {
-		case http.MethodPost:
-			rc.insertEntity(res.table)
-		case http.MethodGet:
-			rc.queryEntities(res.table) // some SDKs query without "()"
-		default:
-			rc.fail(errMethod(rc.r))
-		}
-	case resQuery:
-		if rc.method != http.MethodGet {
-			rc.fail(errMethod(rc.r))
-			return
-		}
-		rc.queryEntities(res.table)
-	case resEntity:
-		switch rc.method {
-		case http.MethodGet:
-			rc.getEntity(res)
-		case http.MethodPut:
-			rc.writeEntity(res, false)
-		case http.MethodPatch, "MERGE":
-			rc.writeEntity(res, true)
-		case http.MethodDelete:
-			rc.deleteEntity(res)
-		default:
-			rc.fail(errMethod(rc.r))
-		}
-	}
-}
-
-// parseQuery reads a query string as url.ParseQuery does, but accepts
-// unescaped semicolons inside values ($format=application/json;odata=…).
-func parseQuery(raw string) (url.Values, error) {
-	q := url.Values{}
-	for raw != "" {
-		var kv string
-		kv, raw, _ = strings.Cut(raw, "&")
-		if kv == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(kv, "=")
-		k, err := url.QueryUnescape(k)
-		if err != nil {
-			return nil, err
-		}
-		if v, err = url.QueryUnescape(v); err != nil {
-			return nil, err
-		}
-		q.Add(k, v)
-	}
-	return q, nil
+	return errMethod(rc.r)
 }

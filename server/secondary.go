@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/odata"
+	"github.com/localtable/localtable/internal/reqclass"
 )
 
 // This file serves the read-access secondary endpoint. The service
@@ -18,7 +20,7 @@ import (
 
 // SecondarySuffix turns an account name into its read-only secondary
 // endpoint's name: devstoreaccount1-secondary.
-const SecondarySuffix = "-secondary"
+const SecondarySuffix = reqclass.SecondarySuffix
 
 // Error codes of the secondary endpoint and of account lookup.
 const (
@@ -44,7 +46,7 @@ func (s *Server) lookupAccount(name string) (acct *account, secondary bool) {
 // errAccountNotFound is the service's answer for an account it does not
 // hold.
 func errAccountNotFound(name string) *localtable.Error {
-	return wireError(codeAccountNotFound, "The specified account does not exist. (No account "+quoteOData(name)+" is served here.)")
+	return wireError(codeAccountNotFound, "The specified account does not exist. (No account "+odata.Quote(name)+" is served here.)")
 }
 
 // errSecondaryWrite is the service's answer to a write at the secondary
@@ -85,24 +87,9 @@ func (rc *reqCtx) sharedKeyPaths() []string {
 	out := []string{primary}
 	if rc.doubledSecondary {
 		// The Python SDK signs the primary URL, /account/…, and then moves
-		// the request to /account-secondary/account/… (see route).
+		// the request to /account-secondary/account/… (see
+		// reqclass.Request.DoubledSecondary).
 		out = append(out, "/"+rest)
 	}
 	return out
-}
-
-// stripDoubledSecondary removes the primary account's name from the front
-// of rest, the path after /account-secondary/, when it is there: the
-// Python SDK (azure-data-tables 12.x) sends a path-style request for the
-// secondary to /account-secondary/account/… (it swaps the host part of
-// the URL only). A table named like the account is still reachable as
-// /account-secondary/account() or …/account(PartitionKey=…).
-func stripDoubledSecondary(rest, primary string, query string) (string, bool) {
-	if r, ok := strings.CutPrefix(rest, primary+"/"); ok {
-		return r, true
-	}
-	if rest == primary && strings.Contains(query, "restype=service") {
-		return "", true
-	}
-	return rest, false
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/batch"
+	"github.com/localtable/localtable/internal/reqclass"
 	"github.com/localtable/localtable/server/internal/auth"
 	"github.com/localtable/localtable/server/internal/cors"
 )
@@ -222,9 +223,12 @@ type reqCtx struct {
 	// Python SDK's form (stripDoubledSecondary).
 	doubledSecondary bool
 	xmlAPI           bool // an XML operation (ACL, service properties, stats)
-	query            url.Values
-	method           string      // the verb, after X-HTTP-Method tunnelling
-	grant            *auth.Grant // what the credentials allow; nil: everything
+	// cls is the request's classification: its operation and what it
+	// addresses.
+	cls    reqclass.Request
+	query  url.Values
+	method string      // the verb, after X-HTTP-Method tunnelling
+	grant  *auth.Grant // what the credentials allow; nil: everything
 }
 
 // baseURL returns the account's URL as the client addressed it, such as

@@ -23,74 +23,70 @@ const defaultProperties = `<StorageServiceProperties>` +
 	`<MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></MinuteMetrics>` +
 	`<Cors/></StorageServiceProperties>`
 
-func (rc *reqCtx) serveService() {
-	if rc.query.Get("restype") != "service" {
-		rc.fail(errInvalidURI("The requested URI does not represent any resource on the server: the account root needs restype=service."))
+// getServiceProperties serves Get Table Service Properties.
+func (rc *reqCtx) getServiceProperties() {
+	if err := rc.authorize(rc.cls.Op, "", "", ""); err != nil {
+		rc.fail(err)
 		return
 	}
-	switch comp := rc.query.Get("comp"); {
-	case comp == "properties" && rc.method == http.MethodGet:
-		if err := rc.authorize(opServiceRead, "", "", ""); err != nil {
-			rc.fail(err)
-			return
-		}
-		rc.acct.mu.Lock()
-		p := rc.acct.properties
-		rc.acct.mu.Unlock()
-		if p == nil {
-			p = []byte(defaultProperties)
-		}
-		rc.writeRawXML(http.StatusOK, p)
-	case comp == "properties" && rc.method == http.MethodPut:
-		if err := rc.authorize(opServiceWrite, "", "", ""); err != nil {
-			rc.fail(err)
-			return
-		}
-		body, err := rc.readBody(MaxXMLBody)
-		if err != nil {
-			rc.fail(err)
-			return
-		}
-		body = bytes.TrimSpace(body)
-		if err := checkProperties(body); err != nil {
-			rc.fail(err)
-			return
-		}
-		if err := checkPropertyValues(body); err != nil {
-			rc.fail(err)
-			return
-		}
-		if bytes.HasPrefix(body, []byte("<?xml")) {
-			if i := bytes.Index(body, []byte("?>")); i >= 0 {
-				body = bytes.TrimSpace(body[i+2:])
-			}
-		}
-		doc, err := cors.Parse(body)
-		if err != nil {
-			rc.fail(err)
-			return
-		}
-		rc.acct.mu.Lock()
-		rc.acct.properties = rc.acct.cors.Update(body, doc)
-		rc.acct.mu.Unlock()
-		rc.writeHeader(http.StatusAccepted)
-	case comp == "stats" && rc.method == http.MethodGet:
-		if !rc.secondary || rc.version < versionStatsSince {
-			rc.fail(errStatsNotHere())
-			return
-		}
-		if err := rc.authorize(opServiceRead, "", "", ""); err != nil {
-			rc.fail(err)
-			return
-		}
-		stats := `<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>` +
-			rc.start.UTC().Format(http.TimeFormat) + `</LastSyncTime></GeoReplication></StorageServiceStats>`
-		rc.writeRawXML(http.StatusOK, []byte(stats))
-	case comp == "properties" || comp == "stats":
-		rc.fail(errMethod(rc.r))
-	default:
-		rc.fail(errInvalidURI("The account root supports comp=properties and comp=stats."))
+	rc.acct.mu.Lock()
+	p := rc.acct.properties
+	rc.acct.mu.Unlock()
+	if p == nil {
+		p = []byte(defaultProperties)
 	}
+	rc.writeRawXML(http.StatusOK, p)
+}
+
+// setServiceProperties serves Set Table Service Properties.
+func (rc *reqCtx) setServiceProperties() {
+	if err := rc.authorize(rc.cls.Op, "", "", ""); err != nil {
+		rc.fail(err)
+		return
+	}
+	body, err := rc.readBody(MaxXMLBody)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	body = bytes.TrimSpace(body)
+	if err := checkProperties(body); err != nil {
+		rc.fail(err)
+		return
+	}
+	if err := checkPropertyValues(body); err != nil {
+		rc.fail(err)
+		return
+	}
+	if bytes.HasPrefix(body, []byte("<?xml")) {
+		if i := bytes.Index(body, []byte("?>")); i >= 0 {
+			body = bytes.TrimSpace(body[i+2:])
+		}
+	}
+	doc, err := cors.Parse(body)
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	rc.acct.mu.Lock()
+	rc.acct.properties = rc.acct.cors.Update(body, doc)
+	rc.acct.mu.Unlock()
+	rc.writeHeader(http.StatusAccepted)
+}
+
+// getServiceStats serves Get Table Service Stats.
+func (rc *reqCtx) getServiceStats() {
+	if !rc.secondary || rc.version < versionStatsSince {
+		rc.fail(errStatsNotHere())
+		return
+	}
+	if err := rc.authorize(rc.cls.Op, "", "", ""); err != nil {
+		rc.fail(err)
+		return
+	}
+	stats := `<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>` +
+		rc.start.UTC().Format(http.TimeFormat) + `</LastSyncTime></GeoReplication></StorageServiceStats>`
+	rc.writeRawXML(http.StatusOK, []byte(stats))
 }
 
 // checkProperties accepts a well-formed document whose root is

@@ -7,58 +7,51 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/internal/odata"
+	"github.com/localtable/localtable/internal/reqclass"
 )
 
-// serveTables serves /{acct}/Tables: POST creates, GET lists.
-func (rc *reqCtx) serveTables() {
-	switch rc.method {
-	case http.MethodPost:
-		rc.createTable()
-	case http.MethodGet:
-		rc.listTables()
-	default:
-		rc.fail(errMethod(rc.r))
-	}
-}
-
-// serveTable serves /{acct}/Tables('name'): DELETE, and GET of one table.
-func (rc *reqCtx) serveTable(seg string) {
-	inner := strings.TrimSuffix(seg[len("Tables("):], ")")
-	name, n, ok := readODataString(inner)
-	if !ok || n != len(inner) || !strings.HasSuffix(seg, ")") {
-		rc.fail(errInvalidURI("The table path must be Tables('name')."))
+// queryTables serves Query Tables: a list at /{acct}/Tables, one table
+// at /{acct}/Tables('name').
+func (rc *reqCtx) queryTables() {
+	if rc.cls.Resource == reqclass.Table {
+		rc.getTable(rc.cls.Table)
 		return
 	}
-	switch rc.method {
-	case http.MethodDelete:
-		if err := rc.authorize(opDeleteTable, name, "", ""); err != nil {
-			rc.fail(err)
-			return
-		}
-		if err := rc.acct.data.DeleteTable(rc.r.Context(), name); err != nil {
-			rc.fail(err)
-			return
-		}
-		rc.writeHeader(http.StatusNoContent)
-	case http.MethodGet:
-		level, err := rc.metadata()
-		if err != nil {
-			rc.fail(err)
-			return
-		}
-		if err := rc.authorize(opListTables, name, "", ""); err != nil {
-			rc.fail(err)
-			return
-		}
-		t, err := rc.acct.data.GetTable(rc.r.Context(), name)
-		if err != nil {
-			rc.fail(wireError(localtable.CodeResourceNotFound, "The specified resource does not exist."))
-			return
-		}
-		rc.writeJSON(http.StatusOK, level, rc.appendTable(nil, level, t.Name(), true))
-	default:
-		rc.fail(errMethod(rc.r))
+	rc.listTables()
+}
+
+// deleteTable serves Delete Table, DELETE /{acct}/Tables('name').
+func (rc *reqCtx) deleteTable() {
+	name := rc.cls.Table
+	if err := rc.authorize(rc.cls.Op, name, "", ""); err != nil {
+		rc.fail(err)
+		return
 	}
+	if err := rc.acct.data.DeleteTable(rc.r.Context(), name); err != nil {
+		rc.fail(err)
+		return
+	}
+	rc.writeHeader(http.StatusNoContent)
+}
+
+// getTable serves GET /{acct}/Tables('name').
+func (rc *reqCtx) getTable(name string) {
+	level, err := rc.metadata()
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	if err := rc.authorize(rc.cls.Op, name, "", ""); err != nil {
+		rc.fail(err)
+		return
+	}
+	t, err := rc.acct.data.GetTable(rc.r.Context(), name)
+	if err != nil {
+		rc.fail(wireError(localtable.CodeResourceNotFound, "The specified resource does not exist."))
+		return
+	}
+	rc.writeJSON(http.StatusOK, level, rc.appendTable(nil, level, t.Name(), true))
 }
 
 // appendTable writes a table entry at a metadata level.
@@ -72,7 +65,7 @@ func (rc *reqCtx) appendTable(b []byte, level metaLevel, name string, standalone
 			b = append(b, ',')
 		}
 		if level == metaFull {
-			link := "Tables(" + quoteOData(name) + ")"
+			link := "Tables(" + odata.Quote(name) + ")"
 			b = append(b, `"odata.type":`...)
 			b = entityjson.AppendString(b, rc.acct.name+".Tables")
 			b = append(b, `,"odata.id":`...)
@@ -109,7 +102,7 @@ func (rc *reqCtx) createTable() {
 		rc.fail(&localtable.Error{Code: localtable.CodePropertiesNeedValue, Message: "The request body must name the table: {\"TableName\":\"…\"}."})
 		return
 	}
-	if err := rc.authorize(opCreateTable, name, "", ""); err != nil {
+	if err := rc.authorize(rc.cls.Op, name, "", ""); err != nil {
 		rc.fail(err)
 		return
 	}
@@ -118,7 +111,7 @@ func (rc *reqCtx) createTable() {
 		rc.fail(err)
 		return
 	}
-	rc.writeCreated(rc.baseURL()+"/Tables("+quoteOData(t.Name())+")", level, func() []byte {
+	rc.writeCreated(rc.baseURL()+"/Tables("+odata.Quote(t.Name())+")", level, func() []byte {
 		return rc.appendTable(nil, level, t.Name(), true)
 	})
 }
@@ -129,7 +122,7 @@ func (rc *reqCtx) listTables() {
 		rc.fail(err)
 		return
 	}
-	if err := rc.authorize(opListTables, "", "", ""); err != nil {
+	if err := rc.authorize(rc.cls.Op, "", "", ""); err != nil {
 		rc.fail(err)
 		return
 	}

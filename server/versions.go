@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/localtable/localtable/internal/reqclass"
 )
 
 // This file decides which version of the protocol a request is served
@@ -104,7 +106,7 @@ func errHeaderValue(name, value string) error {
 // answered with.
 func (s *Server) requestVersion(r *http.Request) (string, error) {
 	var sas bool
-	if q, err := parseQuery(r.URL.RawQuery); err == nil && q.Has("sig") {
+	if q, err := reqclass.ParseQuery(r.URL.RawQuery); err == nil && q.Has("sig") {
 		sas = true
 		if sv := q.Get("sv"); knownVersion(sv) {
 			return sv, nil

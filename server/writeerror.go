@@ -2,10 +2,9 @@ package server
 
 import (
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/reqclass"
 )
 
 // WriteError answers r with e as the server answers its own failures:
@@ -27,15 +26,12 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, status int, 
 		v = LatestVersion
 	}
 	rc.setVersion(v)
-	if acctSeg, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/"); ok || acctSeg != "" {
-		if name, err := url.PathUnescape(acctSeg); err == nil {
-			rc.acct, rc.secondary = s.lookupAccount(name)
-			rc.acctName = name
-		}
-		seg, _ := url.PathUnescape(strings.TrimSuffix(rest, "/"))
-		if q, err := parseQuery(r.URL.RawQuery); err == nil {
-			rc.query = q
-			rc.xmlAPI = isXMLOperation(seg, q)
+	if c := reqclass.Classify(r); c.Account != "" {
+		rc.acct, rc.secondary = s.lookupAccount(c.Account)
+		rc.acctName = c.Account
+		if c.Query != nil {
+			rc.query = c.Query
+			rc.xmlAPI = c.XML
 		}
 	}
 	if rc.xmlAPI {

@@ -5,10 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/localtable/localtable/internal/reqclass"
 	"github.com/localtable/localtable/server"
 )
 
@@ -135,8 +135,10 @@ func (w *recordingWriter) Flush() {
 }
 
 // classify names a request's operation as the Table service's REST
-// reference names them, and its table, from its method and path (as the
-// server routes them).
+// reference names them, and its table, with package reqclass, as the
+// server routes them; the CLI's own endpoints (health, explorer, admin)
+// first. The log keeps its names of a preflight ("Preflight") and of what
+// the server refuses ("Unknown").
 func classify(r *http.Request) (op, table string) {
 	p := r.URL.EscapedPath()
 	switch {
@@ -147,72 +149,9 @@ func classify(r *http.Request) (op, table string) {
 	case strings.HasPrefix(p, adminPrefix):
 		return "Admin:" + strings.TrimPrefix(p, adminPrefix), ""
 	}
-	method := r.Method
-	if m := r.Header.Get("X-HTTP-Method"); m != "" && method == http.MethodPost {
-		method = strings.ToUpper(m)
-	}
-	if method == http.MethodOptions {
+	c := reqclass.Classify(r)
+	if c.Op == reqclass.Preflight {
 		return "Preflight", ""
 	}
-	_, rest, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
-	rest = strings.TrimSuffix(rest, "/")
-	seg, err := url.PathUnescape(rest)
-	if err != nil {
-		return "Unknown", ""
-	}
-	q := r.URL.Query()
-	switch {
-	case seg == "":
-		switch q.Get("comp") {
-		case "stats":
-			return "GetTableServiceStats", ""
-		case "properties":
-			if method == http.MethodPut {
-				return "SetTableServiceProperties", ""
-			}
-			return "GetTableServiceProperties", ""
-		}
-		return "Unknown", ""
-	case strings.EqualFold(seg, "Tables") || strings.EqualFold(seg, "Tables()"):
-		if method == http.MethodPost {
-			return "CreateTable", ""
-		}
-		return "QueryTables", ""
-	case len(seg) > 7 && strings.EqualFold(seg[:7], "Tables("):
-		name := strings.Trim(strings.TrimSuffix(seg[7:], ")"), "'")
-		if method == http.MethodDelete {
-			return "DeleteTable", name
-		}
-		return "QueryTables", name
-	case seg == "$batch":
-		return "EntityGroupTransaction", ""
-	}
-	name, keys, _ := strings.Cut(seg, "(")
-	if q.Get("comp") == "acl" {
-		if method == http.MethodPut {
-			return "SetTableACL", name
-		}
-		return "GetTableACL", name
-	}
-	entity := strings.TrimSuffix(keys, ")") != ""
-	conditional := r.Header.Get("If-Match") != ""
-	switch {
-	case !entity && method == http.MethodPost:
-		return "InsertEntity", name
-	case !entity:
-		return "QueryEntities", name
-	case method == http.MethodGet:
-		return "QueryEntity", name
-	case method == http.MethodPut && conditional:
-		return "UpdateEntity", name
-	case method == http.MethodPut:
-		return "InsertOrReplaceEntity", name
-	case (method == "MERGE" || method == http.MethodPatch) && conditional:
-		return "MergeEntity", name
-	case method == "MERGE" || method == http.MethodPatch:
-		return "InsertOrMergeEntity", name
-	case method == http.MethodDelete:
-		return "DeleteEntity", name
-	}
-	return "Unknown", name
+	return c.Op.String(), c.Table
 }

@@ -73,3 +73,17 @@ func TestAdminSignature(t *testing.T) {
 		t.Error("another account's name accepted")
 	}
 }
+
+// TestClassifySecondary: the request log reads the secondary endpoint's
+// paths as the server routes them, the Python SDK's doubled form too.
+func TestClassifySecondary(t *testing.T) {
+	for target, want := range map[string]string{
+		"/devstoreaccount1-secondary/Orders()":                                             "QueryEntities",
+		"/devstoreaccount1-secondary/devstoreaccount1/Orders()":                            "QueryEntities",
+		"/devstoreaccount1-secondary/devstoreaccount1/Orders(PartitionKey='a',RowKey='b')": "QueryEntity",
+	} {
+		if op, table := classify(httptest.NewRequest("GET", target, nil)); op != want || table != "Orders" {
+			t.Errorf("GET %s: %s %q, want %s \"Orders\"", target, op, table, want)
+		}
+	}
+}

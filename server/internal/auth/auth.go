@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/odata"
+	"github.com/localtable/localtable/internal/reqclass"
 )
 
 // This file authenticates requests (PROTOCOL.md §8) and authorizes their
@@ -26,26 +28,27 @@ const (
 // a request older than 15 minutes, against replay.
 const MaxRequestDateSkew = 15 * time.Minute
 
-// Op is an operation, as authorization sees it.
-type Op int
+// Op is an operation, as authorization sees it: what it needs of a
+// credential, from the table of operations in package reqclass.
+type Op = reqclass.Access
 
 // The operations of the Table service, as a SAS grants them.
 const (
-	OpRead         Op = iota // Query Entity: get one entity
-	OpQuery                  // Query Entities
-	OpAdd                    // Insert Entity
-	OpUpdate                 // Update Entity, Merge Entity
-	OpUpsert                 // Insert Or Replace Entity, Insert Or Merge Entity
-	OpDelete                 // Delete Entity
-	OpListTables             // Query Tables
-	OpCreateTable            // Create Table
-	OpDeleteTable            // Delete Table
-	OpACL                    // Get Table ACL, Set Table ACL
-	OpServiceRead            // Get Table Service Properties, Get Table Service Stats
-	OpServiceWrite           // Set Table Service Properties
+	OpRead         = reqclass.AccessRead         // Query Entity: get one entity
+	OpQuery        = reqclass.AccessQuery        // Query Entities
+	OpAdd          = reqclass.AccessAdd          // Insert Entity
+	OpUpdate       = reqclass.AccessUpdate       // Update Entity, Merge Entity
+	OpUpsert       = reqclass.AccessUpsert       // Insert Or Replace Entity, Insert Or Merge Entity
+	OpDelete       = reqclass.AccessDelete       // Delete Entity
+	OpListTables   = reqclass.AccessListTables   // Query Tables
+	OpCreateTable  = reqclass.AccessCreateTable  // Create Table
+	OpDeleteTable  = reqclass.AccessDeleteTable  // Delete Table
+	OpACL          = reqclass.AccessACL          // Get Table ACL, Set Table ACL
+	OpServiceRead  = reqclass.AccessServiceRead  // Get Table Service Properties, Get Table Service Stats
+	OpServiceWrite = reqclass.AccessServiceWrite // Set Table Service Properties
 )
 
-func (o Op) entity() bool { return o <= OpDelete }
+func isEntity(o Op) bool { return o <= OpDelete }
 
 // authFailedMessage is the service's message for AuthenticationFailed; the
 // server appends what failed.
@@ -135,11 +138,11 @@ func Authenticate(req *Request) (*Grant, error) {
 				return nil, nil
 			}
 		}
-		return nil, errAuthentication("The MAC signature found in the HTTP request is not the same as any computed signature. Server used following string to sign: " + quoteOData(toSign[0]) + ".")
+		return nil, errAuthentication("The MAC signature found in the HTTP request is not the same as any computed signature. Server used following string to sign: " + odata.Quote(toSign[0]) + ".")
 	case "Bearer":
 		return nil, verifyBearer(req, strings.TrimSpace(cred))
 	}
-	return nil, errAuthentication("The authorization scheme " + quoteOData(scheme) + " is not supported.")
+	return nil, errAuthentication("The authorization scheme " + odata.Quote(scheme) + " is not supported.")
 }
 
 // sharedKeyStrings returns the strings a Shared Key (or Shared Key Lite)
@@ -178,15 +181,15 @@ func checkRequestDate(h http.Header, now time.Time) error {
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {
-		return errAuthentication("The Date header in the request is incorrect: " + name + " " + quoteOData(v) + " is not an RFC 1123 date.")
+		return errAuthentication("The Date header in the request is incorrect: " + name + " " + odata.Quote(v) + " is not an RFC 1123 date.")
 	}
 	switch {
 	case t.Before(now.Add(-MaxRequestDateSkew)):
-		return errAuthentication("Request date header too old: " + quoteOData(t.UTC().Format(http.TimeFormat)) +
-			"; the server's time is " + quoteOData(now.UTC().Format(http.TimeFormat)) + " and a request may be at most 15 minutes old.")
+		return errAuthentication("Request date header too old: " + odata.Quote(t.UTC().Format(http.TimeFormat)) +
+			"; the server's time is " + odata.Quote(now.UTC().Format(http.TimeFormat)) + " and a request may be at most 15 minutes old.")
 	case t.After(now.Add(MaxRequestDateSkew)):
-		return errAuthentication("Request date header too far in the future: " + quoteOData(t.UTC().Format(http.TimeFormat)) +
-			"; the server's time is " + quoteOData(now.UTC().Format(http.TimeFormat)) + " and a request may be at most 15 minutes ahead of it.")
+		return errAuthentication("Request date header too far in the future: " + odata.Quote(t.UTC().Format(http.TimeFormat)) +
+			"; the server's time is " + odata.Quote(now.UTC().Format(http.TimeFormat)) + " and a request may be at most 15 minutes ahead of it.")
 	}
 	return nil
 }
@@ -205,17 +208,17 @@ func (g *Grant) Authorize(o Op, table, pk, rk string) error {
 	if g.accountSAS {
 		return g.authorizeAccount(o)
 	}
-	if !o.entity() {
+	if !isEntity(o) {
 		return errAuthorization("A service SAS grants access to the entities of one table only: it cannot list, create or delete tables, nor read or set service properties.")
 	}
 	if !strings.EqualFold(table, g.table) {
-		return errAuthorization("The SAS is for table " + quoteOData(g.table) + ", not " + quoteOData(table) + ".")
+		return errAuthorization("The SAS is for table " + odata.Quote(g.table) + ", not " + odata.Quote(table) + ".")
 	}
 	if err := g.need(o); err != nil {
 		return err
 	}
 	if o != OpQuery && g.hasRange && !g.rng.Contains(pk, rk) {
-		return errPermission("The entity (" + quoteOData(pk) + ", " + quoteOData(rk) + ") is outside the SAS's PartitionKey/RowKey range.")
+		return errPermission("The entity (" + odata.Quote(pk) + ", " + odata.Quote(rk) + ") is outside the SAS's PartitionKey/RowKey range.")
 	}
 	return nil
 }
@@ -245,7 +248,7 @@ func (g *Grant) need(o Op) error {
 func (g *Grant) needAll(want string) error {
 	for _, c := range want {
 		if !strings.ContainsRune(g.perms, c) {
-			return errPermission("The SAS grants " + quoteOData(g.perms) + "; this operation needs " + quoteOData(want) + ".")
+			return errPermission("The SAS grants " + odata.Quote(g.perms) + "; this operation needs " + odata.Quote(want) + ".")
 		}
 	}
 	return nil
@@ -259,7 +262,7 @@ func (g *Grant) needAll(want string) error {
 func (g *Grant) authorizeAccount(o Op) error {
 	var rt byte
 	switch {
-	case o.entity():
+	case isEntity(o):
 		rt = 'o'
 	case o == OpListTables, o == OpCreateTable, o == OpDeleteTable:
 		rt = 'c'
@@ -267,7 +270,7 @@ func (g *Grant) authorizeAccount(o Op) error {
 		rt = 's'
 	}
 	if !strings.ContainsRune(g.resourceTypes, rune(rt)) {
-		return errResourceType("The account SAS's signed resource types " + quoteOData(g.resourceTypes) + " do not include " + quoteOData(string(rt)) + ", which this operation needs.")
+		return errResourceType("The account SAS's signed resource types " + odata.Quote(g.resourceTypes) + " do not include " + odata.Quote(string(rt)) + ", which this operation needs.")
 	}
 	switch o {
 	case OpListTables:
@@ -276,7 +279,7 @@ func (g *Grant) authorizeAccount(o Op) error {
 		if strings.ContainsAny(g.perms, "cw") {
 			return nil
 		}
-		return errPermission("The SAS grants " + quoteOData(g.perms) + "; creating a table needs 'c' or 'w'.")
+		return errPermission("The SAS grants " + odata.Quote(g.perms) + "; creating a table needs 'c' or 'w'.")
 	case OpDeleteTable:
 		return g.needAll("d")
 	case OpServiceRead:

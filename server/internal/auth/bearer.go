@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/odata"
 )
 
 // This file validates OAuth 2.0 bearer tokens, the Microsoft Entra ID
@@ -101,11 +102,11 @@ func verifyBearer(req *Request, token string) error {
 			" and the server's time is "+now.Format(time.RFC3339)+".")
 	}
 	if !audienceOK(c.aud, req.Account) {
-		return errToken(req, tenant, "Audience validation failed: the token's aud claim "+quoteOData(strings.Join(c.aud, " "))+
+		return errToken(req, tenant, "Audience validation failed: the token's aud claim "+odata.Quote(strings.Join(c.aud, " "))+
 			" is none of "+StorageAudience+", "+StorageAudience+"/ and https://"+req.Account+".table.core.windows.net.")
 	}
 	if _, ok := issuerTenant(c.iss); !ok {
-		return errToken(req, tenant, "Issuer validation failed: the token's iss claim "+quoteOData(c.iss)+
+		return errToken(req, tenant, "Issuer validation failed: the token's iss claim "+odata.Quote(c.iss)+
 			" is not a Microsoft Entra ID issuer such as https://sts.windows.net/<tenant ID>/ or https://login.microsoftonline.com/<tenant ID>/v2.0.")
 	}
 	return nil

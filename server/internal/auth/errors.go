@@ -1,8 +1,6 @@
 package auth
 
 import (
-	"strings"
-
 	"github.com/localtable/localtable"
 )
 
@@ -20,10 +18,4 @@ const (
 // answers it with the code's status (server.HTTPStatus).
 func newError(code localtable.ErrorCode, msg string) *localtable.Error {
 	return &localtable.Error{Code: code, Message: msg}
-}
-
-// quoteOData writes s as an OData string literal, as messages quote
-// values.
-func quoteOData(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/odata"
 )
 
 // Grant is what a verified shared access signature allows.
@@ -52,7 +53,7 @@ func verifySAS(req *Request) (*Grant, error) {
 		if len(q[k]) > 1 {
 			// As the service: a SAS whose parameters repeat is refused.
 			return nil, newError(codeAuthorizationFailure,
-				authFailedMessage+" The shared access signature parameter "+quoteOData(k)+" is given more than once.")
+				authFailedMessage+" The shared access signature parameter "+odata.Quote(k)+" is given more than once.")
 		}
 	}
 	g := &Grant{perms: q.Get("sp")}
@@ -63,7 +64,7 @@ func verifySAS(req *Request) (*Grant, error) {
 		g.resourceTypes = q.Get("srt")
 		toSign = AccountSASString(req.Account, q)
 		if !strings.Contains(q.Get("ss"), "t") {
-			return nil, newError(codeAuthorizationServiceMismatch, "This request is not authorized to perform this operation using this service. The account SAS's signed services "+quoteOData(q.Get("ss"))+" do not include 't'.")
+			return nil, newError(codeAuthorizationServiceMismatch, "This request is not authorized to perform this operation using this service. The account SAS's signed services "+odata.Quote(q.Get("ss"))+" do not include 't'.")
 		}
 	case q.Has("tn"):
 		g.table = q.Get("tn")
@@ -72,16 +73,16 @@ func verifySAS(req *Request) (*Grant, error) {
 		return nil, errAuthentication("The shared access signature has neither tn (service SAS) nor ss (account SAS).")
 	}
 	if !Equal(Sign(req.Key, toSign), q.Get("sig")) {
-		return nil, errAuthentication("Signature did not match. String to sign used was " + quoteOData(toSign) + ".")
+		return nil, errAuthentication("Signature did not match. String to sign used was " + odata.Quote(toSign) + ".")
 	}
 	start, expiry := q.Get("st"), q.Get("se")
 	if si := q.Get("si"); si != "" && !g.accountSAS {
 		p, ok := req.Policy(g.table, si)
 		if !ok {
-			return nil, errAuthentication("The SAS names the stored access policy " + quoteOData(si) + " (si), which table " + quoteOData(g.table) + " does not have.")
+			return nil, errAuthentication("The SAS names the stored access policy " + odata.Quote(si) + " (si), which table " + odata.Quote(g.table) + " does not have.")
 		}
 		if (start != "" && !p.Start.IsZero()) || (expiry != "" && !p.Expiry.IsZero()) || (g.perms != "" && p.Permission != "") {
-			return nil, errAuthentication("A field is given both in the signature and in stored access policy " + quoteOData(si) + ".")
+			return nil, errAuthentication("A field is given both in the signature and in stored access policy " + odata.Quote(si) + ".")
 		}
 		if !p.Start.IsZero() {
 			start = p.Start.UTC().Format(time.RFC3339Nano)
@@ -97,19 +98,19 @@ func verifySAS(req *Request) (*Grant, error) {
 	if start != "" {
 		t, ok := ParseSASTime(start)
 		if !ok {
-			return nil, errAuthentication("The signed start time " + quoteOData(start) + " is not valid.")
+			return nil, errAuthentication("The signed start time " + odata.Quote(start) + " is not valid.")
 		}
 		if now.Before(t) {
-			return nil, errAuthentication("Signed start time " + quoteOData(start) + " is in the future.")
+			return nil, errAuthentication("Signed start time " + odata.Quote(start) + " is in the future.")
 		}
 	}
 	if expiry == "" {
 		return nil, errAuthentication("The shared access signature has no expiry (se), directly or through a stored access policy.")
 	}
 	if t, ok := ParseSASTime(expiry); !ok {
-		return nil, errAuthentication("The signed expiry time " + quoteOData(expiry) + " is not valid.")
+		return nil, errAuthentication("The signed expiry time " + odata.Quote(expiry) + " is not valid.")
 	} else if !now.Before(t) {
-		return nil, errAuthentication("Signed expiry time " + quoteOData(expiry) + " has passed.")
+		return nil, errAuthentication("Signed expiry time " + odata.Quote(expiry) + " has passed.")
 	}
 	if sip := q.Get("sip"); sip != "" && !ipAllowed(sip, req.HTTP.RemoteAddr) {
 		return nil, newError(codeAuthorizationSourceIPMismatch, "This request is not authorized to perform this operation using this source IP "+clientIP(req.HTTP.RemoteAddr)+".")
@@ -123,7 +124,7 @@ func verifySAS(req *Request) (*Grant, error) {
 			return nil, newError(codeAuthorizationProtocolMismatch, "This request is not authorized to perform this operation using this protocol. The SAS allows HTTPS only (spr=https) and the request came over HTTP.")
 		}
 	default:
-		return nil, errAuthentication("The signed protocol " + quoteOData(spr) + " is not valid: spr is https or https,http.")
+		return nil, errAuthentication("The signed protocol " + odata.Quote(spr) + " is not valid: spr is https or https,http.")
 	}
 	if !g.accountSAS {
 		g.rng, g.hasRange = sasRange(q.Get("spk"), q.Get("srk"), q.Get("epk"), q.Get("erk"))

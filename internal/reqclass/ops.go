@@ -1,0 +1,199 @@
+package reqclass
+
+import "net/http"
+
+// Op is an operation of the Table service.
+type Op uint8
+
+// The operations, named in String as the Table service's REST reference
+// and its request logs name them.
+const (
+	Unknown                   Op = iota // a request the server refuses: see Request.Problem
+	Preflight                           // a CORS preflight: OPTIONS, on any path
+	GetTableServiceProperties           // GET /acct/?restype=service&comp=properties
+	SetTableServiceProperties           // PUT /acct/?restype=service&comp=properties
+	GetTableServiceStats                // GET /acct/?restype=service&comp=stats (secondary only)
+	CreateTable                         // POST /acct/Tables
+	DeleteTable                         // DELETE /acct/Tables('t1')
+	QueryTables                         // GET /acct/Tables, /acct/Tables('t1')
+	GetTableACL                         // GET or HEAD /acct/t1?comp=acl
+	SetTableACL                         // PUT /acct/t1?comp=acl
+	InsertEntity                        // POST /acct/t1
+	QueryEntities                       // GET /acct/t1(), /acct/t1
+	QueryEntity                         // GET /acct/t1(PartitionKey='p',RowKey='r')
+	UpdateEntity                        // PUT with If-Match
+	MergeEntity                         // MERGE or PATCH with If-Match
+	InsertOrReplaceEntity               // PUT without If-Match
+	InsertOrMergeEntity                 // MERGE or PATCH without If-Match
+	DeleteEntity                        // DELETE /acct/t1(PartitionKey='p',RowKey='r')
+	EntityGroupTransaction              // POST /acct/$batch
+	numOps
+)
+
+// Access is what an operation needs of a credential: a shared access
+// signature grants operations by these classes. The entity classes come
+// first (AccessRead to AccessDelete), as package auth relies on.
+type Access uint8
+
+// The access classes of the operations.
+const (
+	AccessRead         Access = iota // Query Entity: get one entity
+	AccessQuery                      // Query Entities
+	AccessAdd                        // Insert Entity
+	AccessUpdate                     // Update Entity, Merge Entity
+	AccessUpsert                     // Insert Or Replace Entity, Insert Or Merge Entity
+	AccessDelete                     // Delete Entity
+	AccessListTables                 // Query Tables
+	AccessCreateTable                // Create Table
+	AccessDeleteTable                // Delete Table
+	AccessACL                        // Get Table ACL, Set Table ACL
+	AccessServiceRead                // Get Table Service Properties, Get Table Service Stats
+	AccessServiceWrite               // Set Table Service Properties
+	AccessNone                       // nothing to authorize: a preflight, an unknown request
+)
+
+// Resource is what a request's path addresses, after the account.
+type Resource uint8
+
+// The resources of the Table service's paths.
+const (
+	NoResource Resource = iota // none could be read
+	Service                    // the account root: /acct/
+	Tables                     // the table collection: /acct/Tables, /acct/Tables()
+	Table                      // one table by name: /acct/Tables('t1')
+	Batch                      // an entity group transaction: /acct/$batch
+	EntitySet                  // a table's entities: /acct/t1 (insert, ACL, a query)
+	Query                      // a query of a table's entities: /acct/t1()
+	Entity                     // one entity: /acct/t1(PartitionKey='p',RowKey='r')
+)
+
+// ifMatch is whether an operation is told apart by If-Match.
+type ifMatch uint8
+
+const (
+	anyIfMatch ifMatch = iota
+	withIfMatch
+	withoutIfMatch
+)
+
+// spec is one operation: how a request names it and what the server, its
+// authorization, the request log and fault rules need to know of it.
+type spec struct {
+	name      string     // its name in the REST reference and request logs
+	resources []Resource // the resources it acts on
+	methods   []string   // its verbs, after X-HTTP-Method tunnelling
+	comp      string     // the comp= it needs; "" for none
+	ifMatch   ifMatch    // whether it needs If-Match, or its absence
+	access    Access     // what it needs of a credential
+	write     bool       // it changes data
+	xml       bool       // it speaks XML, not JSON
+}
+
+// ops is the one table of the Table service's operations. Adding an
+// operation is a row here, its handler in package server and its entry
+// in the server's handler table.
+var ops = [numOps]spec{
+	Unknown:   {name: "Unknown", access: AccessNone},
+	Preflight: {name: "PreflightTableRequest", methods: []string{http.MethodOptions}, access: AccessNone},
+
+	GetTableServiceProperties: {name: "GetTableServiceProperties", resources: []Resource{Service}, methods: []string{http.MethodGet},
+		comp: "properties", access: AccessServiceRead, xml: true},
+	SetTableServiceProperties: {name: "SetTableServiceProperties", resources: []Resource{Service}, methods: []string{http.MethodPut},
+		comp: "properties", access: AccessServiceWrite, write: true, xml: true},
+	GetTableServiceStats: {name: "GetTableServiceStats", resources: []Resource{Service}, methods: []string{http.MethodGet},
+		comp: "stats", access: AccessServiceRead, xml: true},
+
+	CreateTable: {name: "CreateTable", resources: []Resource{Tables}, methods: []string{http.MethodPost},
+		access: AccessCreateTable, write: true},
+	DeleteTable: {name: "DeleteTable", resources: []Resource{Table}, methods: []string{http.MethodDelete},
+		access: AccessDeleteTable, write: true},
+	QueryTables: {name: "QueryTables", resources: []Resource{Tables, Table}, methods: []string{http.MethodGet},
+		access: AccessListTables},
+
+	GetTableACL: {name: "GetTableACL", resources: []Resource{EntitySet}, methods: []string{http.MethodGet, http.MethodHead},
+		comp: "acl", access: AccessACL, xml: true},
+	SetTableACL: {name: "SetTableACL", resources: []Resource{EntitySet}, methods: []string{http.MethodPut},
+		comp: "acl", access: AccessACL, write: true, xml: true},
+
+	InsertEntity: {name: "InsertEntity", resources: []Resource{EntitySet}, methods: []string{http.MethodPost},
+		access: AccessAdd, write: true},
+	QueryEntities: {name: "QueryEntities", resources: []Resource{EntitySet, Query}, methods: []string{http.MethodGet},
+		access: AccessQuery},
+	QueryEntity: {name: "QueryEntity", resources: []Resource{Entity}, methods: []string{http.MethodGet},
+		access: AccessRead},
+	UpdateEntity: {name: "UpdateEntity", resources: []Resource{Entity}, methods: []string{http.MethodPut},
+		ifMatch: withIfMatch, access: AccessUpdate, write: true},
+	MergeEntity: {name: "MergeEntity", resources: []Resource{Entity}, methods: []string{"MERGE", http.MethodPatch},
+		ifMatch: withIfMatch, access: AccessUpdate, write: true},
+	InsertOrReplaceEntity: {name: "InsertOrReplaceEntity", resources: []Resource{Entity}, methods: []string{http.MethodPut},
+		ifMatch: withoutIfMatch, access: AccessUpsert, write: true},
+	InsertOrMergeEntity: {name: "InsertOrMergeEntity", resources: []Resource{Entity}, methods: []string{"MERGE", http.MethodPatch},
+		ifMatch: withoutIfMatch, access: AccessUpsert, write: true},
+	DeleteEntity: {name: "DeleteEntity", resources: []Resource{Entity}, methods: []string{http.MethodDelete},
+		access: AccessDelete, write: true},
+
+	EntityGroupTransaction: {name: "EntityGroupTransaction", resources: []Resource{Batch}, methods: []string{http.MethodPost},
+		access: AccessNone, write: true}, // each of its operations is authorized as itself
+}
+
+// Ops returns every operation but Unknown, in order.
+func Ops() []Op {
+	out := make([]Op, 0, numOps-1)
+	for o := Unknown + 1; o < numOps; o++ {
+		out = append(out, o)
+	}
+	return out
+}
+
+// String returns the operation's name in the REST reference and the
+// service's request logs: "InsertEntity", "QueryEntity",
+// "PreflightTableRequest"; "Unknown" for Unknown.
+func (o Op) String() string {
+	if o >= numOps {
+		return "Unknown"
+	}
+	return ops[o].name
+}
+
+// Access returns what the operation needs of a credential; AccessNone
+// for Preflight, Unknown, and EntityGroupTransaction, whose operations
+// are authorized one by one.
+func (o Op) Access() Access {
+	if o >= numOps {
+		return AccessNone
+	}
+	return ops[o].access
+}
+
+// IsWrite reports whether the operation changes data: a table, an
+// entity, a batch, an ACL or the service properties.
+func (o Op) IsWrite() bool { return o < numOps && ops[o].write }
+
+// IsXML reports whether the operation's bodies (and error bodies) are
+// XML: the ACL and service operations.
+func (o Op) IsXML() bool { return o < numOps && ops[o].xml }
+
+// Methods returns the verbs the operation is sent with, after
+// X-HTTP-Method tunnelling.
+func (o Op) Methods() []string {
+	if o >= numOps {
+		return nil
+	}
+	return append([]string(nil), ops[o].methods...)
+}
+
+// Resources returns the resources the operation acts on.
+func (o Op) Resources() []Resource {
+	if o >= numOps {
+		return nil
+	}
+	return append([]Resource(nil), ops[o].resources...)
+}
+
+// Comp returns the comp= query value the operation needs, "" for none.
+func (o Op) Comp() string {
+	if o >= numOps {
+		return ""
+	}
+	return ops[o].comp
+}
