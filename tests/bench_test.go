@@ -38,6 +38,28 @@ func BenchmarkInsert(b *testing.B) {
 	}
 }
 
+// BenchmarkTransact inserts, per op, a transaction of 100 new entities of
+// one partition (MaxTransactionActions).
+func BenchmarkTransact(b *testing.B) {
+	for _, eng := range engines {
+		b.Run(eng.name, func(b *testing.B) {
+			_, tbl := newTable(b, eng)
+			acts := make([]localtable.Action, localtable.MaxTransactionActions)
+			i := 0
+			for b.Loop() {
+				pk := fmt.Sprintf("p%03d", (i/localtable.MaxTransactionActions)%100)
+				for j := range acts {
+					acts[j] = localtable.Action{Type: localtable.ActionInsert, Entity: benchEntity(pk, fmt.Sprintf("r%09d", i))}
+					i++
+				}
+				if _, err := tbl.Transact(ctx, acts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkGet(b *testing.B) {
 	for _, eng := range engines {
 		b.Run(eng.name, func(b *testing.B) {
