@@ -154,6 +154,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	accounts := cfg.accounts
 	var restored *archiveHeader
+	engines := make(map[string]storage.Engine, len(accounts))
 	for i := range accounts {
 		var eng storage.Engine
 		var err error
@@ -190,6 +191,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 			return fmt.Errorf("opening account %s: %w", accounts[i].Name, err)
 		}
 		accounts[i].Account = acct
+		engines[accounts[i].Name] = eng
 	}
 	defer func() {
 		for _, a := range accounts {
@@ -231,7 +233,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	host := dialAddr(ln.Addr())
 	h := http.Handler(srv)
-	h = mountTools(h, &toolsConfig{accounts: accounts, noAuth: cfg.noAuth, explorer: !cfg.noExplorer, log: log})
+	h = mountTools(h, &toolsConfig{accounts: accounts, engines: engines, noAuth: cfg.noAuth, explorer: !cfg.noExplorer, log: log})
 	h = logRequests(log, h)
 	hs := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	printBanner(e.stdout, &cfg, scheme, host, restored)

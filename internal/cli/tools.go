@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/localtable/localtable/internal/acctengine"
 	"github.com/localtable/localtable/server"
+	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -27,6 +27,7 @@ const (
 // toolsConfig is what the explorer and the admin endpoints serve.
 type toolsConfig struct {
 	accounts []server.AccountConfig
+	engines  map[string]storage.Engine // each account's engine, by name
 	noAuth   bool
 	explorer bool
 	log      *slog.Logger
@@ -80,7 +81,7 @@ func serveBackup(w http.ResponseWriter, r *http.Request, cfg *toolsConfig) {
 			return
 		}
 	}
-	eng := acctengine.Of(acct.Account)
+	eng := cfg.engines[acct.Name]
 	source := "memory"
 	if _, ok := eng.(*pebble.DB); ok {
 		source = "pebble"
