@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/localtable/localtable/internal/acctengine"
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/memory"
@@ -239,10 +238,6 @@ func (a *Account) Close() error {
 // Close has begun, or ctx's error. Calls that touch the engine enter the
 // gate (a.enter) instead.
 func (a *Account) check(ctx context.Context) error { return a.interrupted(ctx) }
-
-// The module's tools and benchmarks reach an account's engine through
-// package internal/acctengine; users own the engine they pass in Options.
-func init() { acctengine.Of = func(a any) storage.Engine { return a.(*Account).eng } }
 
 // Table returns a handle to the named table. It does no I/O and does not
 // check that the table exists: operations on a missing table fail with

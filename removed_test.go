@@ -14,8 +14,8 @@ import (
 //   - Error.StatusCode: statuses are the server's (server.HTTPStatus); the
 //     root package links no HTTP.
 //   - NewError: errors are literals, matched to sentinels by their code.
-//   - Account.Engine: an Account owns its engine; the module's tools use
-//     internal/acctengine.
+//   - Account.Engine: an Account owns its engine; the module's tools keep
+//     the engine they open.
 //   - FormatDouble, FormatDateTime, FormatDateTime7: the wire's text forms,
 //     used only by the module's own packages (internal/edmfmt);
 //     Value.String gives a value's text.

@@ -11,7 +11,7 @@ import (
 // internal/rawquery.
 type visitFunc = func(pk, rk string, ticks int64, props iter.Seq2[string, Value]) error
 
-func init() { rawquery.Query = (*Table).queryStored }
+func init() { rawquery.Set[*Table, QueryOptions, QueryPage, Value]((*Table).queryStored) }
 
 // queryStored is Query, handing each entity the page would hold to visit,
 // as stored, instead of decoding it into the page.

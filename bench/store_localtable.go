@@ -7,6 +7,8 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/memory"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -16,6 +18,7 @@ type ltStore struct {
 	label string
 	dir   string
 	acct  *localtable.Account
+	eng   storage.Engine // the account's engine, which the bench opened
 	tbl   *localtable.Table
 	tmpl  localtable.Properties
 }
@@ -25,23 +28,26 @@ const tableName = "bench"
 var ctx = context.Background()
 
 // openLocaltable opens an account on a new memory engine, or a pebble
-// engine in dir (with its fsync skipped when noSync: for loading).
-func openLocaltable(dir string, noSync bool) (*localtable.Account, error) {
-	if dir == "" {
-		return localtable.Open(nil)
+// engine in dir (with its fsync skipped when noSync: for loading), and
+// returns it with its engine.
+func openLocaltable(dir string, noSync bool) (*localtable.Account, storage.Engine, error) {
+	var eng storage.Engine = memory.New(nil)
+	if dir != "" {
+		db, err := pebble.Open(dir, &pebble.Options{NoSync: noSync})
+		if err != nil {
+			return nil, nil, err
+		}
+		eng = db
 	}
-	eng, err := pebble.Open(dir, &pebble.Options{NoSync: noSync})
-	if err != nil {
-		return nil, err
-	}
-	return localtable.Open(&localtable.Options{Engine: eng})
+	acct, err := localtable.Open(&localtable.Options{Engine: eng})
+	return acct, eng, err
 }
 
 // newLocaltable opens a localtable store and loads it with data set s,
 // one Insert per entity in the given order. A pebble store is loaded with
 // its fsync off, then closed: the reopen workload opens it.
 func newLocaltable(label, dir string, s shape, order []int) (*ltStore, error) {
-	acct, err := openLocaltable(dir, true)
+	acct, eng, err := openLocaltable(dir, true)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +63,7 @@ func newLocaltable(label, dir string, s shape, order []int) (*ltStore, error) {
 			return nil, fmt.Errorf("%s: load: %w", label, err)
 		}
 	}
-	st := &ltStore{label: label, dir: dir, acct: acct, tbl: tbl}
+	st := &ltStore{label: label, dir: dir, acct: acct, eng: eng, tbl: tbl}
 	tmpl := templateRow("", "")
 	st.tmpl = tmpl.props()
 	if dir != "" {
@@ -149,7 +155,7 @@ func (s *ltStore) reopen(pk, rk string) error {
 	if err := s.acct.Close(); err != nil && !errors.Is(err, localtable.ErrClosed) {
 		return err
 	}
-	acct, err := openLocaltable(s.dir, false)
+	acct, eng, err := openLocaltable(s.dir, false)
 	if err != nil {
 		return err
 	}
@@ -158,7 +164,7 @@ func (s *ltStore) reopen(pk, rk string) error {
 		acct.Close()
 		return err
 	}
-	s.acct, s.tbl = acct, tbl
+	s.acct, s.eng, s.tbl = acct, eng, tbl
 	return s.get(pk, rk)
 }
 

@@ -9,7 +9,6 @@ import (
 	pdb "github.com/cockroachdb/pebble/v2"
 	"github.com/tidwall/btree"
 
-	"github.com/localtable/localtable/internal/acctengine"
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 	lpebble "github.com/localtable/localtable/storage/pebble"
@@ -37,7 +36,7 @@ type records struct {
 // localtable memory store holding data set s, checking that they are its
 // entities in key order.
 func captureRecords(lt *ltStore, s shape) (*records, error) {
-	eng := acctengine.Of(lt.acct)
+	eng := lt.eng
 	it, err := eng.NewIter(&storage.IterOptions{LowerBound: []byte{keyenc.PrefixEntity}, UpperBound: []byte{keyenc.PrefixEntity + 1}})
 	if err != nil {
 		return nil, err

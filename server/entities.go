@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"iter"
 	"net/http"
 	"strings"
@@ -43,10 +42,9 @@ func (rc *reqCtx) parseSelect() (all, custom []string) {
 	return all, custom
 }
 
-// queryStored is rawquery.Query: a query whose entities are handed over
-// as stored.
-var queryStored = rawquery.Query.(func(*localtable.Table, context.Context, localtable.QueryOptions,
-	func(pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value]) error) (localtable.QueryPage, error))
+// queryStored is package localtable's query whose entities are handed
+// over as stored (see package internal/rawquery).
+var queryStored = rawquery.Get[*localtable.Table, localtable.QueryOptions, localtable.QueryPage, localtable.Value]()
 
 // insertEntity serves Insert Entity.
 func (rc *reqCtx) insertEntity() {

@@ -99,7 +99,7 @@ func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool
 }
 
 // appendStored writes an entity handed over as stored (see
-// rawquery.Query) as appendEntity writes it without $select: keys,
+// rawquery.Func) as appendEntity writes it without $select: keys,
 // Timestamp and ETag from their ticks, and the properties in the order
 // they come, their names' order.
 func appendStored(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value], o *encodeOpts) []byte {

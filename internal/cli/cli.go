@@ -19,7 +19,8 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
-	cfg    Config // the engines beyond memory and pebble
+	// engines are the command's storage engines (newEngines).
+	engines engineRegistry
 }
 
 // command is a subcommand of localtable.

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
-	"github.com/localtable/localtable/storage/pebble"
+	"github.com/localtable/localtable/storage"
 )
 
 func init() {
@@ -79,8 +79,10 @@ localtable backup --location ./data --checkpoint ./snapshot-2024-05-01`,
 		summary: "restore a backup archive into a data directory",
 		details: `Writes the archive's store into DIR/ACCOUNT (the account the backup is of,
 or --account), which must not exist yet, and checks the archive's checksum;
-on any failure the directory is removed. Into memory, use 'localtable serve
---restore FILE'.`,
+on any failure the directory is removed. With --etcd (the build with etcd
+support) it writes under PREFIX + ACCOUNT + / on the cluster instead, which
+must hold no key; on a failure there, the keys written stay, and the error
+says so. Into memory, use 'localtable serve --restore FILE'.`,
 		examples: `
 localtable restore data.ltbk --location ./restored
 localtable restore live.ltbk --location ./data --account devstoreaccount1`,
@@ -202,9 +204,9 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	bad := 0
 	for _, name := range accounts {
-		dir := filepath.Join(*location, name)
-		fmt.Fprintf(e.stdout, "account %s (%s)\n", name, dir)
-		st, err := openLocal(dir, openOpts{})
+		t := localTargetAt(e, *location, name)
+		fmt.Fprintf(e.stdout, "account %s (%s)\n", name, t.where())
+		st, err := openLocal(ctx, t, openOpts{})
 		if err != nil {
 			fmt.Fprintf(e.stdout, "  FAILED to open: %v\n", err)
 			bad++
@@ -258,7 +260,7 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 	if (*outFile == "") == (*checkpoint == "") {
 		return usagef(c, "give --out FILE or --checkpoint DIR")
 	}
-	dir, remote, err := src.resolve(e, c)
+	local, remote, err := src.resolve(e, c)
 	if err != nil {
 		return err
 	}
@@ -266,7 +268,7 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 		if remote != nil {
 			return usagef(c, "--checkpoint works on a data directory (--location); back up a running server with --out")
 		}
-		return backupCheckpoint(e, dir, *checkpoint)
+		return backupCheckpoint(ctx, e, local, *checkpoint)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(*outFile), "."+filepath.Base(*outFile)+".*")
 	if err != nil {
@@ -284,12 +286,12 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 			return err
 		}
 	} else {
-		st, err := openLocal(dir, openOpts{})
+		st, err := openLocal(ctx, local, openOpts{})
 		if err != nil {
 			return err
 		}
-		account = filepath.Base(dir)
-		_, err = writeArchive(tmp, st.eng, account, "pebble")
+		account = local.account
+		_, err = writeArchive(tmp, st.eng, account, local.kind.name)
 		if cerr := st.Close(); err == nil {
 			err = cerr
 		}
@@ -317,28 +319,27 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 	return nil
 }
 
-// backupCheckpoint makes a pebble checkpoint of the account in dir.
-func backupCheckpoint(e *env, dir, outDir string) error {
-	target := filepath.Join(outDir, filepath.Base(dir))
+// backupCheckpoint makes a checkpoint of the account of t in outDir.
+func backupCheckpoint(ctx context.Context, e *env, t *localTarget, outDir string) error {
+	if t.kind.checkpoint == nil {
+		return fmt.Errorf("--checkpoint: the %s engine makes no checkpoints; back it up with --out", t.kind.name)
+	}
+	target := filepath.Join(outDir, t.account)
 	if exists(target) {
 		return fmt.Errorf("%s exists: a checkpoint goes into a new directory", target)
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
-	st, err := openLocal(dir, openOpts{})
+	st, err := openLocal(ctx, t, openOpts{})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	db, ok := st.eng.(*pebble.DB)
-	if !ok {
-		return errors.New("not a pebble store")
-	}
-	if err := db.Checkpoint(target); err != nil {
+	if err := t.kind.checkpoint(st.eng, target); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "checkpoint of %s in %s (serve it with --location %s)\n", dir, target, outDir)
+	fmt.Fprintf(e.stdout, "checkpoint of %s in %s (serve it with --location %s)\n", t.where(), target, outDir)
 	return nil
 }
 
@@ -370,48 +371,111 @@ func fetchBackup(ctx context.Context, t *remoteTarget, w io.Writer) error {
 }
 
 func runRestore(ctx context.Context, e *env, c *command, args []string) error {
-	fs := c.flagSet()
-	location := fs.String("location", "", "the data directory to restore into")
-	account := fs.String("account", "", "the account to restore as (default: the backup's)")
-	pos, err := c.parse(e, fs, args, 1, 1)
+	rc, err := parseRestore(e, c, args)
 	if err != nil {
 		return err
 	}
-	if *location == "" {
-		return usagef(c, "--location DIR is required (to restore into memory: localtable serve --restore FILE)")
-	}
-	f, err := os.Open(pos[0])
+	f, err := os.Open(rc.file)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	// Read the header for the account's name.
-	var h archiveHeader
-	if _, err := readArchiveHeader(f, &h); err != nil {
-		return err
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	name := *account
-	if name == "" {
-		name = h.Account
-	}
-	dir := filepath.Join(*location, name)
-	if exists(dir) {
-		return fmt.Errorf("%s exists: restore into a new directory", dir)
-	}
-	if err := os.MkdirAll(*location, 0o755); err != nil {
-		return err
-	}
-	eng, err := openPebble(dir, true)
+	p, err := planRestore(c, rc, e.engines, f)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	h, err = restoreInto(f, eng, "")
+	h, err := restoreAccount(ctx, p, f)
+	if err != nil {
+		return fmt.Errorf("restoring %s: %w", rc.file, err)
+	}
+	fmt.Fprintf(e.stdout, "restored account %s (backup of %s taken %s from %s): %d records into %s in %s\n",
+		p.target.account, h.Account, h.Created, h.Source, h.Records, p.target.where(), took(time.Since(start)))
+	return nil
+}
+
+// restoreConfig is what restore's arguments say.
+type restoreConfig struct {
+	file    string
+	account string
+	opts    engineOpts
+	etcd    string
+}
+
+// parseRestore reads restore's arguments.
+func parseRestore(e *env, c *command, args []string) (*restoreConfig, error) {
+	fs := c.flagSet()
+	var rc restoreConfig
+	fs.StringVar(&rc.opts.location, "location", "", "the data directory to restore into")
+	fs.StringVar(&rc.account, "account", "", "the account to restore as (default: the backup's)")
+	fs.StringVar(&rc.etcd, "etcd", "", "restore onto an etcd cluster at these comma-separated `endpoints` instead, under PREFIX + account + / (which must be empty); needs the build "+EtcdCommand)
+	fs.StringVar(&rc.opts.etcdPrefix, "etcd-prefix", "localtable/", "with --etcd: the key `prefix`")
+	pos, err := c.parse(e, fs, args, 1, 1)
+	if err != nil {
+		return nil, err
+	}
+	rc.file = pos[0]
+	return &rc, nil
+}
+
+// restorePlan is where restore writes.
+type restorePlan struct {
+	target *localTarget
+}
+
+// planRestore decides the store a backup is restored into: the account
+// is --account or the backup's (read from the header of f, which it
+// rewinds), the engine the one the flags choose, which must be
+// persistent.
+func planRestore(c *command, rc *restoreConfig, engines engineRegistry, f io.ReadSeeker) (*restorePlan, error) {
+	o := rc.opts
+	if rc.etcd != "" {
+		if o.location != "" {
+			return nil, usagef(c, "--etcd and --location exclude each other")
+		}
+		if o.etcd = splitEndpoints(rc.etcd); len(o.etcd) == 0 {
+			return nil, usagef(c, "--etcd %q names no endpoint", rc.etcd)
+		}
+		o.etcdFlag = rc.etcd
+	}
+	kind := engines.choose(&o)
+	if !kind.persistent {
+		return nil, usagef(c, "--location DIR is required (to restore into memory: localtable serve --restore FILE)")
+	}
+	if kind.unavailable != nil {
+		return nil, kind.unavailable
+	}
+	// Read the header for the account's name.
+	var h archiveHeader
+	if _, err := readArchiveHeader(f, &h); err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	name := cmp.Or(rc.account, h.Account)
+	t := &localTarget{kind: kind, opts: o, account: name}
+	if kind.exists != nil && kind.exists(&o, name) {
+		return nil, fmt.Errorf("%s exists: restore into a new directory", t.where())
+	}
+	t.opts.noSync = true
+	return &restorePlan{target: t}, nil
+}
+
+// restoreAccount writes the archive r into the plan's store, which must
+// be empty, and opens the account once: its catalog must load. On
+// failure it discards the store, if its engine can.
+func restoreAccount(ctx context.Context, p *restorePlan, r io.Reader) (archiveHeader, error) {
+	t := p.target
+	eng, err := t.kind.open(ctx, &t.opts, t.account)
+	if err != nil {
+		return archiveHeader{}, err
+	}
+	var h archiveHeader
+	if err = checkEmpty(eng, t); err == nil {
+		h, err = restoreInto(r, eng, "")
+	}
 	if err == nil {
-		// Open the account once: the catalog must load.
 		var acct *localtable.Account
 		if acct, err = localtable.Open(&localtable.Options{Engine: eng}); err == nil {
 			err = acct.Close()
@@ -419,11 +483,31 @@ func runRestore(ctx context.Context, e *env, c *command, args []string) error {
 	} else {
 		eng.Close()
 	}
-	if err != nil {
-		os.RemoveAll(dir)
-		return fmt.Errorf("restoring %s: %w (nothing was kept)", pos[0], err)
+	if err == nil {
+		return h, nil
 	}
-	fmt.Fprintf(e.stdout, "restored account %s (backup of %s taken %s from %s): %d records into %s in %s\n",
-		name, h.Account, h.Created, h.Source, h.Records, dir, took(time.Since(start)))
-	return nil
+	if errors.Is(err, errNotEmpty) {
+		return h, err
+	}
+	if t.kind.discard == nil {
+		return h, fmt.Errorf("%w (what was written is in %s: remove it)", err, t.where())
+	}
+	t.kind.discard(&t.opts, t.account)
+	return h, fmt.Errorf("%w (nothing was kept)", err)
+}
+
+// errNotEmpty is a restore into a store that holds data.
+var errNotEmpty = errors.New("the store holds data: restore into an empty one")
+
+// checkEmpty returns errNotEmpty if eng holds a key.
+func checkEmpty(eng storage.Engine, t *localTarget) error {
+	it, err := eng.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	if it.First() {
+		return fmt.Errorf("%s: %w", t.where(), errNotEmpty)
+	}
+	return it.Error()
 }

@@ -373,198 +373,218 @@ func (im *importer) checkpoint() importCheckpoint {
 }
 
 func runImport(ctx context.Context, e *env, c *command, args []string) error {
-	fs := c.flagSet()
-	var src sourceFlags
-	src.register(fs)
-	format := fs.String("format", "", "jsonl or csv (default: by the file's extension; jsonl for -)")
-	mode := fs.String("mode", "upsert", "upsert (insert or replace), merge (insert or merge) or insert (fail on existing entities)")
-	create := fs.Bool("create", false, "create the table if it does not exist")
-	resume := fs.Bool("resume", false, "skip the records the checkpoint file says are done")
-	cpFile := fs.String("checkpoint", "", "the checkpoint `FILE` (default FILE.checkpoint; none for standard input)")
-	skip := fs.Int("skip", 0, "skip the records starting on lines 1 to `N`")
-	maxErrors := fs.Int("max-errors", 0, "stop after `N` failed records (0: never)")
-	progress := fs.String("progress", "auto", "progress bar: auto (on a terminal), always or never")
-	pos, err := c.parse(e, fs, args, 2, 2)
+	ic, err := parseImport(e, c, args)
 	if err != nil {
 		return err
 	}
-	table, path := pos[0], pos[1]
-	var im importer
-	switch *mode {
-	case "upsert":
-		im.mode = localtable.ActionUpsertReplace
-	case "merge":
-		im.mode = localtable.ActionUpsertMerge
-	case "insert":
-		im.mode = localtable.ActionInsert
-	default:
-		return usagef(c, "--mode %q: want upsert, merge or insert", *mode)
-	}
-	f, err := fileFormat(path, *format)
+	p, err := planImport(c, ic, e.stderr)
 	if err != nil {
-		return usagef(c, "%v", err)
+		return err
 	}
-	showBar, err := wantProgress(*progress, e.stderr)
+	if err := p.loadResume(ic.table); err != nil {
+		return err
+	}
+	in, size, closeIn, err := openImportInput(e, ic.path)
 	if err != nil {
-		return usagef(c, "%v", err)
+		return err
 	}
-	if *cpFile == "" && path != "-" {
-		*cpFile = path + ".checkpoint"
-	}
-	if *resume && *cpFile == "" {
-		return usagef(c, "--resume needs a checkpoint: give --checkpoint FILE")
-	}
-	if *resume && *skip > 0 {
-		return usagef(c, "--resume and --skip exclude each other")
-	}
-	var cp importCheckpoint
-	if *resume {
-		b, err := os.ReadFile(*cpFile)
-		if err != nil {
-			return fmt.Errorf("--resume: %w", err)
-		}
-		if err := json.Unmarshal(b, &cp); err != nil {
-			return fmt.Errorf("--resume: checkpoint %s: %v", *cpFile, err)
-		}
-		if err := cp.check(); err != nil {
-			return fmt.Errorf("--resume: checkpoint %s: %v", *cpFile, err)
-		}
-		if cp.Table != table {
-			return fmt.Errorf("--resume: the checkpoint %s is of an import into %s, not %s", *cpFile, cp.Table, table)
-		}
-		*skip = cp.Line
-	}
-
-	var in io.Reader
-	var size int64 = -1
-	if path == "-" {
-		in = e.stdin
-	} else {
-		file, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer file.Close()
-		if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
-			size = fi.Size()
-		}
-		in = file
-	}
+	defer closeIn()
 	// The table before the data is read: a missing table, a
 	// refused key or an unreachable server end the import here.
-	st, err := src.open(ctx, e, c, openOpts{write: true, noSync: true})
+	st, err := openImportTable(ctx, e, c, ic)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if *create {
-		if err := st.CreateTable(ctx, table); err != nil && !errors.Is(err, localtable.ErrTableExists) && !isCode(err, "TableAlreadyExists") {
-			return err
-		}
-	} else if err := st.CheckTable(ctx, table); err != nil {
-		if errors.Is(err, localtable.ErrTableNotFound) {
-			return fmt.Errorf("%w: add --create to create it", err)
-		}
-		return err
-	}
+	r := &importRun{e: e, ic: ic, p: p, st: st}
+	return r.run(ctx, in, size)
+}
 
+// importConfig is what import's arguments say.
+type importConfig struct {
+	src                    sourceFlags
+	table, path            string
+	format, mode, progress string
+	create, resume         bool
+	cpFile                 string
+	skip, maxErrors        int
+}
+
+// parseImport reads import's arguments.
+func parseImport(e *env, c *command, args []string) (*importConfig, error) {
+	fs := c.flagSet()
+	var ic importConfig
+	ic.src.register(fs)
+	fs.StringVar(&ic.format, "format", "", "jsonl or csv (default: by the file's extension; jsonl for -)")
+	fs.StringVar(&ic.mode, "mode", "upsert", "upsert (insert or replace), merge (insert or merge) or insert (fail on existing entities)")
+	fs.BoolVar(&ic.create, "create", false, "create the table if it does not exist")
+	fs.BoolVar(&ic.resume, "resume", false, "skip the records the checkpoint file says are done")
+	fs.StringVar(&ic.cpFile, "checkpoint", "", "the checkpoint `FILE` (default FILE.checkpoint; none for standard input)")
+	fs.IntVar(&ic.skip, "skip", 0, "skip the records starting on lines 1 to `N`")
+	fs.IntVar(&ic.maxErrors, "max-errors", 0, "stop after `N` failed records (0: never)")
+	fs.StringVar(&ic.progress, "progress", "auto", "progress bar: auto (on a terminal), always or never")
+	pos, err := c.parse(e, fs, args, 2, 2)
+	if err != nil {
+		return nil, err
+	}
+	ic.table, ic.path = pos[0], pos[1]
+	return &ic, nil
+}
+
+// importPlan is how an import goes.
+type importPlan struct {
+	mode    localtable.ActionType
+	format  tableio.Format
+	showBar bool
+	cpFile  string // "": no checkpoint
+	resume  bool
+	skip    int              // the records starting on lines 1 to skip are skipped
+	cp      importCheckpoint // the checkpoint resumed from
+}
+
+// planImport checks import's flags and decides how it goes. It reads no
+// file.
+func planImport(c *command, ic *importConfig, stderr io.Writer) (*importPlan, error) {
+	p := &importPlan{cpFile: ic.cpFile, resume: ic.resume, skip: ic.skip}
+	switch ic.mode {
+	case "upsert":
+		p.mode = localtable.ActionUpsertReplace
+	case "merge":
+		p.mode = localtable.ActionUpsertMerge
+	case "insert":
+		p.mode = localtable.ActionInsert
+	default:
+		return nil, usagef(c, "--mode %q: want upsert, merge or insert", ic.mode)
+	}
+	var err error
+	if p.format, err = fileFormat(ic.path, ic.format); err != nil {
+		return nil, usagef(c, "%v", err)
+	}
+	if p.showBar, err = wantProgress(ic.progress, stderr); err != nil {
+		return nil, usagef(c, "%v", err)
+	}
+	if p.cpFile == "" && ic.path != "-" {
+		p.cpFile = ic.path + ".checkpoint"
+	}
+	if p.resume && p.cpFile == "" {
+		return nil, usagef(c, "--resume needs a checkpoint: give --checkpoint FILE")
+	}
+	if p.resume && p.skip > 0 {
+		return nil, usagef(c, "--resume and --skip exclude each other")
+	}
+	return p, nil
+}
+
+// loadResume reads the checkpoint resumed from, with --resume, and skips
+// what it says is done.
+func (p *importPlan) loadResume(table string) error {
+	if !p.resume {
+		return nil
+	}
+	b, err := os.ReadFile(p.cpFile)
+	if err != nil {
+		return fmt.Errorf("--resume: %w", err)
+	}
+	if err := json.Unmarshal(b, &p.cp); err != nil {
+		return fmt.Errorf("--resume: checkpoint %s: %v", p.cpFile, err)
+	}
+	if err := p.cp.check(); err != nil {
+		return fmt.Errorf("--resume: checkpoint %s: %v", p.cpFile, err)
+	}
+	if p.cp.Table != table {
+		return fmt.Errorf("--resume: the checkpoint %s is of an import into %s, not %s", p.cpFile, p.cp.Table, table)
+	}
+	p.skip = p.cp.Line
+	return nil
+}
+
+// openImportInput opens the file imported (standard input for -), and
+// returns its size (-1: unknown) and how to close it.
+func openImportInput(e *env, path string) (io.Reader, int64, func(), error) {
+	if path == "-" {
+		return e.stdin, -1, func() {}, nil
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	var size int64 = -1
+	if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return file, size, func() { file.Close() }, nil
+}
+
+// openImportTable opens the store and checks the table, creating it with
+// --create.
+func openImportTable(ctx context.Context, e *env, c *command, ic *importConfig) (store, error) {
+	st, err := ic.src.open(ctx, e, c, openOpts{write: true, noSync: true})
+	if err != nil {
+		return nil, err
+	}
+	if ic.create {
+		err = st.CreateTable(ctx, ic.table)
+		if errors.Is(err, localtable.ErrTableExists) || isCode(err, "TableAlreadyExists") {
+			err = nil
+		}
+	} else if err = st.CheckTable(ctx, ic.table); errors.Is(err, localtable.ErrTableNotFound) {
+		err = fmt.Errorf("%w: add --create to create it", err)
+	}
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// importRun is one import under way.
+type importRun struct {
+	e        *env
+	ic       *importConfig
+	p        *importPlan
+	st       store
+	im       importer
+	skipped  int
+	start    time.Time
+	lastSave time.Time
+}
+
+// run imports in, of size bytes (-1: unknown), and reports.
+func (r *importRun) run(ctx context.Context, in io.Reader, size int64) error {
 	var bar *progressbar.ProgressBar
-	if showBar {
-		bar = newByteBar(e.stderr, size, "importing")
+	if r.p.showBar {
+		bar = newByteBar(r.e.stderr, size, "importing")
 		in = io.TeeReader(in, bar)
 	}
-	rd, err := tableio.NewReader(in, f)
+	rd, err := tableio.NewReader(in, r.p.format)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", r.ic.path, err)
 	}
-
-	prevWritten := cp.Written
-	for _, f := range cp.Failures {
+	im := &r.im
+	im.mode = r.p.mode
+	for _, f := range r.p.cp.Failures {
 		im.failures = append(im.failures, failure{f.Line, errors.New(f.Error)})
 	}
-	start := time.Now()
-	skipped, err := rd.SkipThrough(*skip)
-	if err != nil {
+	r.start = time.Now()
+	if r.skipped, err = rd.SkipThrough(r.p.skip); err != nil {
 		return err
 	}
-	im.st, im.table, im.open, im.maxErrors = st, table, map[string]*pendingBatch{}, *maxErrors
-	im.lastLine = *skip
+	im.st, im.table, im.open, im.maxErrors = r.st, r.ic.table, map[string]*pendingBatch{}, r.ic.maxErrors
+	im.lastLine = r.p.skip
 	im.written = 0
-	im.prev = cp
+	im.prev = r.p.cp
 	lastDesc := time.Now()
 	im.onWritten = func(int) {
 		if bar != nil && time.Since(lastDesc) > 200*time.Millisecond {
 			lastDesc = time.Now()
-			bar.Describe(fmt.Sprintf("%d rows, %.0f rows/s", im.written, float64(im.written)/time.Since(start).Seconds()))
+			bar.Describe(fmt.Sprintf("%d rows, %.0f rows/s", im.written, float64(im.written)/time.Since(r.start).Seconds()))
 		}
 	}
-	lastSave := time.Now()
-	save := func() error {
-		if *cpFile == "" {
-			return nil
-		}
-		if s, ok := st.(*localStore); ok {
-			if err := s.sync(); err != nil { // the checkpoint never runs ahead of the data
-				return err
-			}
-		}
-		next := im.checkpoint()
-		next.File, next.Table, next.Written, next.Updated = path, table, prevWritten+im.written, time.Now().UTC().Format(time.RFC3339)
-		for _, f := range im.failures {
-			next.Failures = append(next.Failures, checkpointFailure{f.line, errMessage(f.err)})
-		}
-		slices.SortStableFunc(next.Failures, func(a, b checkpointFailure) int { return a.Line - b.Line })
-		b, _ := json.MarshalIndent(next, "", "  ")
-		tmp := *cpFile + ".tmp"
-		if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-			return err
-		}
-		return os.Rename(tmp, *cpFile)
-	}
+	r.lastSave = time.Now()
 	// Records are read and decoded in a goroutine of their own, a chunk
 	// at a time, while this one writes: decoding and committing overlap.
 	recs, stopReading := readRecords(ctx, rd)
-	runErr := func() error {
-		for chunk := range recs {
-			for _, rc := range chunk {
-				var re *tableio.RecordError
-				line := rc.line
-				if errors.As(rc.err, &re) {
-					line = re.Line
-				}
-				if rc.err == nil || re != nil {
-					if line > cp.Line && cp.done(line) { // done in the run resumed from
-						skipped++
-						im.lastLine = max(im.lastLine, line)
-						continue
-					}
-				}
-				switch {
-				case re != nil:
-					im.lastLine = max(im.lastLine, re.Line)
-					if err := im.fail(re.Line, re.Err); err != nil {
-						return err
-					}
-					continue
-				case rc.err != nil:
-					return rc.err
-				}
-				if err := im.add(ctx, rc.line, rc.e); err != nil {
-					return err
-				}
-			}
-			if time.Since(lastSave) > time.Second {
-				lastSave = time.Now()
-				if err := save(); err != nil {
-					return err
-				}
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return im.flushAll(ctx)
-	}()
+	runErr := r.write(ctx, recs)
 	stopReading()
 	if errors.Is(runErr, errTooManyFailures) {
 		// Commit what was read before the stop: the checkpoint then
@@ -576,16 +596,91 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	if bar != nil {
 		bar.Finish()
 	}
-	elapsed := time.Since(start)
+	elapsed := time.Since(r.start)
+	return r.finish(runErr, elapsed)
+}
+
+// write writes the records of recs, saving the checkpoint every second.
+func (r *importRun) write(ctx context.Context, recs <-chan []record) error {
+	im, cp := &r.im, &r.p.cp
+	for chunk := range recs {
+		for _, rc := range chunk {
+			var re *tableio.RecordError
+			line := rc.line
+			if errors.As(rc.err, &re) {
+				line = re.Line
+			}
+			if rc.err == nil || re != nil {
+				if line > cp.Line && cp.done(line) { // done in the run resumed from
+					r.skipped++
+					im.lastLine = max(im.lastLine, line)
+					continue
+				}
+			}
+			switch {
+			case re != nil:
+				im.lastLine = max(im.lastLine, re.Line)
+				if err := im.fail(re.Line, re.Err); err != nil {
+					return err
+				}
+				continue
+			case rc.err != nil:
+				return rc.err
+			}
+			if err := im.add(ctx, rc.line, rc.e); err != nil {
+				return err
+			}
+		}
+		if time.Since(r.lastSave) > time.Second {
+			r.lastSave = time.Now()
+			if err := r.save(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return im.flushAll(ctx)
+}
+
+// save writes the checkpoint, after making the data it covers durable.
+func (r *importRun) save() error {
+	if r.p.cpFile == "" {
+		return nil
+	}
+	if s, ok := r.st.(*localStore); ok {
+		if err := s.sync(); err != nil { // the checkpoint never runs ahead of the data
+			return err
+		}
+	}
+	next := r.im.checkpoint()
+	next.File, next.Table, next.Written, next.Updated = r.ic.path, r.ic.table, r.p.cp.Written+r.im.written, time.Now().UTC().Format(time.RFC3339)
+	for _, f := range r.im.failures {
+		next.Failures = append(next.Failures, checkpointFailure{f.line, errMessage(f.err)})
+	}
+	slices.SortStableFunc(next.Failures, func(a, b checkpointFailure) int { return a.Line - b.Line })
+	b, _ := json.MarshalIndent(next, "", "  ")
+	tmp := r.p.cpFile + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, r.p.cpFile)
+}
+
+// finish syncs the data, removes or saves the checkpoint, prints the
+// report, and returns the import's error.
+func (r *importRun) finish(runErr error, elapsed time.Duration) error {
+	im, cpFile := &r.im, r.p.cpFile
 	if runErr == nil {
-		if s, ok := st.(*localStore); ok {
+		if s, ok := r.st.(*localStore); ok {
 			runErr = s.sync()
 		}
 	}
-	if runErr == nil && *cpFile != "" {
-		os.Remove(*cpFile)
-	} else if *cpFile != "" {
-		if err := save(); err != nil && runErr != nil {
+	if runErr == nil && cpFile != "" {
+		os.Remove(cpFile)
+	} else if cpFile != "" {
+		if err := r.save(); err != nil && runErr != nil {
 			runErr = fmt.Errorf("%w (and saving the checkpoint: %v)", runErr, err)
 		}
 	}
@@ -594,19 +689,19 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	stopped := runErr != nil && !errors.Is(runErr, errTooManyFailures)
 	if stopped {
 		// The error that ended the import heads the report.
-		fmt.Fprintf(e.stdout, "import stopped: %s\n", errMessage(runErr))
+		fmt.Fprintf(r.e.stdout, "import stopped: %s\n", errMessage(runErr))
 	}
 	rate := float64(im.written) / max(elapsed.Seconds(), 1e-9)
-	fmt.Fprintf(e.stdout, "imported %s into %s: %d written, %d skipped, %d failed in %s (%.0f rows/s)\n",
-		path, table, im.written, skipped, len(im.failures), took(elapsed), rate)
+	fmt.Fprintf(r.e.stdout, "imported %s into %s: %d written, %d skipped, %d failed in %s (%.0f rows/s)\n",
+		r.ic.path, r.ic.table, im.written, r.skipped, len(im.failures), took(elapsed), rate)
 	for _, fl := range im.failures {
-		fmt.Fprintf(e.stdout, "  line %d: %s\n", fl.line, errMessage(fl.err))
+		fmt.Fprintf(r.e.stdout, "  line %d: %s\n", fl.line, errMessage(fl.err))
 	}
 	switch {
 	case errors.Is(runErr, errTooManyFailures):
 		return fmt.Errorf("stopped after %s (--max-errors); resume with --resume", plural(len(im.failures), "failed record", "failed records"))
-	case stopped && *cpFile != "":
-		return fmt.Errorf("import stopped: %w; %s says which records are done (all through line %d): resume with --resume", runErr, *cpFile, im.checkpoint().Line)
+	case stopped && cpFile != "":
+		return fmt.Errorf("import stopped: %w; %s says which records are done (all through line %d): resume with --resume", runErr, cpFile, im.checkpoint().Line)
 	case stopped:
 		return fmt.Errorf("import stopped: %w", runErr)
 	case len(im.failures) > 0:
@@ -622,47 +717,23 @@ func isCode(err error, code string) bool {
 }
 
 func runExport(ctx context.Context, e *env, c *command, args []string) error {
-	fs := c.flagSet()
-	var src sourceFlags
-	src.register(fs)
-	format := fs.String("format", "", "jsonl or csv (default: by the file's extension; jsonl for standard output)")
-	filterText := fs.String("filter", "", "an OData $filter selecting the entities")
-	sel := fs.String("select", "", "comma-separated properties to export ($select)")
-	timestamps := fs.Bool("timestamps", false, "add each entity's Timestamp (and odata.etag in JSONL)")
-	progress := fs.String("progress", "auto", "progress bar: auto (on a terminal), always or never")
-	pos, err := c.parse(e, fs, args, 1, 2)
+	xc, err := parseExport(e, c, args)
 	if err != nil {
 		return err
 	}
-	table, path := pos[0], "-"
-	if len(pos) == 2 {
-		path = pos[1]
-	}
-	f, err := fileFormat(path, *format)
+	p, err := planExport(c, xc, e.stderr)
 	if err != nil {
-		return usagef(c, "%v", err)
+		return err
 	}
-	showBar, err := wantProgress(*progress, e.stderr)
-	if err != nil {
-		return usagef(c, "%v", err)
-	}
-	var pred *filter.Filter
-	if *filterText != "" {
-		if pred, err = filter.Parse(*filterText); err != nil {
-			return fmt.Errorf("--filter: %w", err)
-		}
-	}
-	st, err := src.open(ctx, e, c, openOpts{})
+	st, err := xc.src.open(ctx, e, c, openOpts{})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	q := queryReq{Filter: *filterText, Select: splitList(*sel)}
-
 	out := e.stdout
 	var tmp *os.File
-	if path != "-" {
-		if tmp, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*"); err != nil {
+	if xc.path != "-" {
+		if tmp, err = os.CreateTemp(filepath.Dir(xc.path), "."+filepath.Base(xc.path)+".*"); err != nil {
 			return err
 		}
 		defer func() {
@@ -673,45 +744,101 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 		}()
 		out = tmp
 	}
-	var total int64 = -1
-	if l, ok := st.(*localStore); ok && showBar {
-		var p localtable.Predicate
-		if pred != nil {
-			p = pred
+	start := time.Now()
+	n, err := exportTo(ctx, e, st, xc, p, out)
+	if err != nil {
+		return err
+	}
+	if tmp != nil {
+		if err := tmp.Close(); err != nil {
+			return err
 		}
-		if n, err := l.acct.Table(table).Count(ctx, p); err == nil {
+		if err := os.Rename(tmp.Name(), xc.path); err != nil {
+			return err
+		}
+		tmp = nil
+		fmt.Fprintf(e.stderr, "exported %s of %s to %s in %s\n", plural(n, "entity", "entities"), xc.table, xc.path, took(time.Since(start)))
+	}
+	return nil
+}
+
+// exportConfig is what export's arguments say.
+type exportConfig struct {
+	src                           sourceFlags
+	table, path                   string // path "-": standard output
+	format, filter, sel, progress string
+	timestamps                    bool
+}
+
+// parseExport reads export's arguments.
+func parseExport(e *env, c *command, args []string) (*exportConfig, error) {
+	fs := c.flagSet()
+	var xc exportConfig
+	xc.src.register(fs)
+	fs.StringVar(&xc.format, "format", "", "jsonl or csv (default: by the file's extension; jsonl for standard output)")
+	fs.StringVar(&xc.filter, "filter", "", "an OData $filter selecting the entities")
+	fs.StringVar(&xc.sel, "select", "", "comma-separated properties to export ($select)")
+	fs.BoolVar(&xc.timestamps, "timestamps", false, "add each entity's Timestamp (and odata.etag in JSONL)")
+	fs.StringVar(&xc.progress, "progress", "auto", "progress bar: auto (on a terminal), always or never")
+	pos, err := c.parse(e, fs, args, 1, 2)
+	if err != nil {
+		return nil, err
+	}
+	xc.table, xc.path = pos[0], "-"
+	if len(pos) == 2 {
+		xc.path = pos[1]
+	}
+	return &xc, nil
+}
+
+// exportPlan is how an export goes.
+type exportPlan struct {
+	format  tableio.Format
+	showBar bool
+	pred    *filter.Filter // the parsed --filter; nil: all
+	q       queryReq
+}
+
+// planExport checks export's flags and decides how it goes.
+func planExport(c *command, xc *exportConfig, stderr io.Writer) (*exportPlan, error) {
+	p := &exportPlan{q: queryReq{Filter: xc.filter, Select: splitList(xc.sel)}}
+	var err error
+	if p.format, err = fileFormat(xc.path, xc.format); err != nil {
+		return nil, usagef(c, "%v", err)
+	}
+	if p.showBar, err = wantProgress(xc.progress, stderr); err != nil {
+		return nil, usagef(c, "%v", err)
+	}
+	if xc.filter != "" {
+		if p.pred, err = filter.Parse(xc.filter); err != nil {
+			return nil, fmt.Errorf("--filter: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// exportTo writes the table's entities to out, and returns how many.
+func exportTo(ctx context.Context, e *env, st store, xc *exportConfig, p *exportPlan, out io.Writer) (int, error) {
+	var total int64 = -1
+	if l, ok := st.(*localStore); ok && p.showBar {
+		var pred localtable.Predicate
+		if p.pred != nil {
+			pred = p.pred
+		}
+		if n, err := l.acct.Table(xc.table).Count(ctx, pred); err == nil {
 			total = int64(n)
 		}
 	}
-	var w tableio.Writer
-	if f == tableio.CSV {
-		var cols tableio.ColumnSet
-		if err := scan(ctx, st, table, q, 0, func(e *localtable.Entity) error { cols.Add(e); return nil }); err != nil {
-			return err
-		}
-		list := cols.Columns()
-		if *timestamps {
-			list = append(list[:2], append([]tableio.Column{{Name: localtable.TimestampName, Kind: localtable.KindDateTime}}, list[2:]...)...)
-		}
-		cw, err := tableio.NewCSVWriter(out, list)
-		if err != nil {
-			return err
-		}
-		known := map[tableio.Column]bool{}
-		for _, col := range list {
-			known[col] = true
-		}
-		w = &checkedCSV{CSVWriter: cw, known: known}
-	} else {
-		w = tableio.NewJSONLWriter(out, &entityjson.Options{System: *timestamps})
+	w, err := newExportWriter(ctx, st, xc, p, out)
+	if err != nil {
+		return 0, err
 	}
 	var bar *progressbar.ProgressBar
-	if showBar {
+	if p.showBar {
 		bar = newRowBar(e.stderr, total, "exporting")
 	}
 	n := 0
-	start := time.Now()
-	err = scan(ctx, st, table, q, 0, func(e *localtable.Entity) error {
+	err = scan(ctx, st, xc.table, p.q, 0, func(e *localtable.Entity) error {
 		n++
 		if bar != nil {
 			bar.Add(1)
@@ -724,20 +851,32 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 	if err == nil {
 		err = w.Flush()
 	}
+	return n, err
+}
+
+// newExportWriter returns the writer of the export's format. A CSV's
+// columns are those of the entities exported, read first.
+func newExportWriter(ctx context.Context, st store, xc *exportConfig, p *exportPlan, out io.Writer) (tableio.Writer, error) {
+	if p.format != tableio.CSV {
+		return tableio.NewJSONLWriter(out, &entityjson.Options{System: xc.timestamps}), nil
+	}
+	var cols tableio.ColumnSet
+	if err := scan(ctx, st, xc.table, p.q, 0, func(e *localtable.Entity) error { cols.Add(e); return nil }); err != nil {
+		return nil, err
+	}
+	list := cols.Columns()
+	if xc.timestamps {
+		list = append(list[:2], append([]tableio.Column{{Name: localtable.TimestampName, Kind: localtable.KindDateTime}}, list[2:]...)...)
+	}
+	cw, err := tableio.NewCSVWriter(out, list)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if tmp != nil {
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp.Name(), path); err != nil {
-			return err
-		}
-		tmp = nil
-		fmt.Fprintf(e.stderr, "exported %s of %s to %s in %s\n", plural(n, "entity", "entities"), table, path, took(time.Since(start)))
+	known := map[tableio.Column]bool{}
+	for _, col := range list {
+		known[col] = true
 	}
-	return nil
+	return &checkedCSV{CSVWriter: cw, known: known}, nil
 }
 
 // checkedCSV refuses an entity with a property the header has no column

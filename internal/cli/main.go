@@ -28,6 +28,10 @@ type Config struct {
 	// support: serve --etcd then fails with an error that names the
 	// build that has it (EtcdCommand).
 	OpenEtcd func(ctx context.Context, c EtcdConfig) (storage.Engine, error)
+
+	// engines are asked before the command's own (tests register
+	// engines of their own here).
+	engines []*engineKind
 }
 
 // EtcdConfig is what serve's flags say of one account's etcd engine.
@@ -63,10 +67,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func runConfig(ctx context.Context, cfg *Config, args []string, stdout, stderr io.Writer) error {
-	e := &env{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	if cfg != nil {
-		e.cfg = *cfg
+	if cfg == nil {
+		cfg = &Config{}
 	}
+	e := &env{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, engines: newEngines(cfg)}
 	err := dispatch(ctx, e, args)
 	if errors.Is(err, errHelp) {
 		return nil

@@ -12,7 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,7 +21,6 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/server"
 	"github.com/localtable/localtable/storage"
-	"github.com/localtable/localtable/storage/memory"
 )
 
 // accountFlags collects repeated --account name:base64key flags.
@@ -92,6 +91,7 @@ type serveConfig struct {
 	accounts                      accountFlags
 	noAuth, noExplorer            bool
 	restore                       string
+	logLevel, logFormat           string
 
 	// Paging torture, for testing clients' paging loops.
 	maxPageSize, queryScanLimit    int
@@ -99,6 +99,31 @@ type serveConfig struct {
 }
 
 func runServe(ctx context.Context, e *env, c *command, args []string) error {
+	cfg, err := parseServe(e, c, args)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(e.stderr, cfg.logLevel, cfg.logFormat)
+	if err != nil {
+		return usagef(c, "%v", err)
+	}
+	plan, err := planServe(c, cfg, e.engines, log)
+	if err != nil {
+		return err
+	}
+	accounts, engines, restored, err := openServed(ctx, plan)
+	if err != nil {
+		return err
+	}
+	defer closeServed(accounts, log)
+	if plan.restore != "" && restored == nil {
+		return fmt.Errorf("--restore %s: the backup's account is not served (add --account NAME:KEY)", plan.restore)
+	}
+	return serveHTTP(ctx, e, cfg, plan, accounts, engines, restored, log)
+}
+
+// parseServe reads serve's flags.
+func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
 	fs := c.flagSet()
 	var cfg serveConfig
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:10002", "listen address (loopback by default)")
@@ -116,66 +141,92 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	fs.BoolVar(&cfg.emptyFirstPage, "empty-first-page", false, "paging torture: answer the first page of every query empty, with a continuation")
 	fs.BoolVar(&cfg.partitionPages, "page-at-partition-boundary", false, "paging torture: end every page where its partition ends")
 	fs.IntVar(&cfg.queryScanLimit, "query-scan-limit", 0, "entities one page may read before it ends early, perhaps empty (the service's 5-second cut-off); 0: 100000, negative: no bound")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error (debug logs request and response bodies)")
-	logFormat := fs.String("log-format", "text", "text or json")
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error (debug logs request and response bodies)")
+	fs.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
 	if _, err := c.parse(e, fs, args, 0, 0); err != nil {
-		return err
+		return nil, err
 	}
-	log, err := newLogger(e.stderr, *logLevel, *logFormat)
-	if err != nil {
-		return usagef(c, "%v", err)
-	}
+	return &cfg, nil
+}
+
+// servePlan is what serve opens: each account's engine, of one kind.
+type servePlan struct {
+	kind     *engineKind
+	opts     engineOpts
+	accounts []server.AccountConfig // without their Account yet
+	restore  string                 // a backup to load into its account; "": none
+}
+
+// planServe checks serve's flags and decides the engine and the accounts.
+// It does no I/O.
+func planServe(c *command, cfg *serveConfig, engines engineRegistry, log *slog.Logger) (*servePlan, error) {
 	if (cfg.cert == "") != (cfg.keyFile == "") {
-		return usagef(c, "--cert and --key go together")
+		return nil, usagef(c, "--cert and --key go together")
 	}
 	if cfg.restore != "" && cfg.location != "" {
-		return usagef(c, "--restore loads a backup into memory; for a data directory use 'localtable restore'")
+		return nil, usagef(c, "--restore loads a backup into memory; for a data directory use 'localtable restore'")
 	}
-	var etcdEndpoints []string
+	p := &servePlan{
+		opts:    engineOpts{location: cfg.location, etcdPrefix: cfg.etcdPrefix, etcdMaxRequestBytes: cfg.etcdMaxRequestBytes, log: log},
+		restore: cfg.restore,
+	}
 	if cfg.etcd != "" {
 		if cfg.location != "" || cfg.restore != "" {
-			return usagef(c, "--etcd keeps the data on an etcd cluster: it excludes --location and --restore")
+			return nil, usagef(c, "--etcd keeps the data on an etcd cluster: it excludes --location and --restore")
 		}
-		if e.cfg.OpenEtcd == nil {
-			return fmt.Errorf("--etcd: this localtable is built without etcd support; the build with it is %s (go install %s@latest)", EtcdCommand, EtcdCommand)
-		}
-		for _, ep := range strings.Split(cfg.etcd, ",") {
-			if ep = strings.TrimSpace(ep); ep != "" {
-				etcdEndpoints = append(etcdEndpoints, ep)
-			}
-		}
-		if len(etcdEndpoints) == 0 {
-			return usagef(c, "--etcd %q names no endpoint", cfg.etcd)
+		p.opts.etcdFlag = cfg.etcd
+		p.opts.etcd = []string{}
+	}
+	p.kind = engines.choose(&p.opts)
+	if p.kind.unavailable != nil {
+		return nil, p.kind.unavailable
+	}
+	if cfg.etcd != "" {
+		if p.opts.etcd = splitEndpoints(cfg.etcd); len(p.opts.etcd) == 0 {
+			return nil, usagef(c, "--etcd %q names no endpoint", cfg.etcd)
 		}
 	}
-	if len(cfg.accounts) == 0 {
+	p.accounts = cfg.accounts
+	if len(p.accounts) == 0 {
 		k, _ := base64.StdEncoding.DecodeString(server.DevAccountKey)
-		cfg.accounts = append(cfg.accounts, server.AccountConfig{Name: server.DevAccountName, Key: k})
+		p.accounts = []server.AccountConfig{{Name: server.DevAccountName, Key: k}}
 	}
-	accounts := cfg.accounts
+	return p, nil
+}
+
+// splitEndpoints reads a comma-separated list of endpoints.
+func splitEndpoints(list string) []string {
+	var out []string
+	for _, ep := range strings.Split(list, ",") {
+		if ep = strings.TrimSpace(ep); ep != "" {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// servedEngine is a served account's engine and its kind.
+type servedEngine struct {
+	eng  storage.Engine
+	kind *engineKind
+}
+
+// openServed opens the plan's accounts, each on its engine, loading the
+// backup into its account. On error it closes what it opened.
+func openServed(ctx context.Context, p *servePlan) ([]server.AccountConfig, map[string]servedEngine, *archiveHeader, error) {
+	accounts := slices.Clone(p.accounts)
+	engines := make(map[string]servedEngine, len(accounts))
 	var restored *archiveHeader
 	for i := range accounts {
-		var eng storage.Engine
-		var err error
-		if etcdEndpoints != nil {
-			eng, err = e.cfg.OpenEtcd(ctx, EtcdConfig{
-				Endpoints:       etcdEndpoints,
-				Prefix:          cfg.etcdPrefix + accounts[i].Name + "/",
-				MaxRequestBytes: cfg.etcdMaxRequestBytes,
-				Logger:          log,
-			})
-		} else if cfg.location == "" {
-			eng = memory.New(nil)
-			if cfg.restore != "" && (restored == nil || restored.Account == accounts[i].Name) {
-				h, rerr := restoreFileInto(cfg.restore, eng, accounts[i].Name)
-				if rerr == nil {
-					restored = &h
-				} else if !errors.Is(rerr, errOtherAccount) {
-					err = rerr
-				}
+		name := accounts[i].Name
+		eng, err := p.kind.open(ctx, &p.opts, name)
+		if err == nil && p.restore != "" && (restored == nil || restored.Account == name) {
+			h, rerr := restoreFileInto(p.restore, eng, name)
+			if rerr == nil {
+				restored = &h
+			} else if !errors.Is(rerr, errOtherAccount) {
+				err = rerr
 			}
-		} else {
-			eng, err = openPebble(filepath.Join(cfg.location, accounts[i].Name), false)
 		}
 		var acct *localtable.Account
 		if err == nil {
@@ -187,20 +238,26 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 			for _, a := range accounts[:i] {
 				a.Account.Close()
 			}
-			return fmt.Errorf("opening account %s: %w", accounts[i].Name, err)
+			return nil, nil, nil, fmt.Errorf("opening account %s: %w", name, err)
 		}
 		accounts[i].Account = acct
+		engines[name] = servedEngine{eng: eng, kind: p.kind}
 	}
-	defer func() {
-		for _, a := range accounts {
-			if err := a.Account.Close(); err != nil {
-				log.Error("closing account", "account", a.Name, "err", err)
-			}
+	return accounts, engines, restored, nil
+}
+
+// closeServed closes the served accounts, logging what fails.
+func closeServed(accounts []server.AccountConfig, log *slog.Logger) {
+	for _, a := range accounts {
+		if err := a.Account.Close(); err != nil {
+			log.Error("closing account", "account", a.Name, "err", err)
 		}
-	}()
-	if cfg.restore != "" && restored == nil {
-		return fmt.Errorf("--restore %s: the backup's account is not served (add --account NAME:KEY)", cfg.restore)
 	}
+}
+
+// serveHTTP serves the accounts until ctx is done or a signal comes, then
+// finishes the requests in flight.
+func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, accounts []server.AccountConfig, engines map[string]servedEngine, restored *archiveHeader, log *slog.Logger) error {
 	srv := server.New(nil, &server.Options{
 		Accounts:                accounts,
 		DisableAuth:             cfg.noAuth,
@@ -211,36 +268,50 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		PageAtPartitionBoundary: cfg.partitionPages,
 		QueryScanLimit:          cfg.queryScanLimit,
 	})
-	var tlsConfig *tls.Config
-	if cfg.cert != "" {
-		// Load the pair now: a bad file fails the command before it
-		// reports ready, not on the first connection.
-		pair, err := tls.LoadX509KeyPair(cfg.cert, cfg.keyFile)
-		if err != nil {
-			return fmt.Errorf("--cert/--key: %w", err)
-		}
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	tlsConfig, err := loadTLS(cfg)
+	if err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
 	scheme := "http"
-	if cfg.cert != "" {
+	if tlsConfig != nil {
 		scheme = "https"
 	}
 	host := dialAddr(ln.Addr())
 	h := http.Handler(srv)
-	h = mountTools(h, &toolsConfig{accounts: accounts, noAuth: cfg.noAuth, explorer: !cfg.noExplorer, log: log})
+	h = mountTools(h, &toolsConfig{accounts: accounts, engines: engines, noAuth: cfg.noAuth, explorer: !cfg.noExplorer, log: log})
 	h = logRequests(log, h)
 	hs := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	printBanner(e.stdout, &cfg, scheme, host, restored)
+	printBanner(e.stdout, cfg, p, accounts, scheme, host, restored)
+	return runUntilSignal(ctx, hs, ln, log)
+}
 
+// loadTLS loads --cert and --key: nil without them. It loads the pair
+// now, so that a bad file fails the command before it reports ready, not
+// on the first connection.
+func loadTLS(cfg *serveConfig) (*tls.Config, error) {
+	if cfg.cert == "" {
+		return nil, nil
+	}
+	pair, err := tls.LoadX509KeyPair(cfg.cert, cfg.keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--cert/--key: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// runUntilSignal serves hs on ln until it fails, ctx is done, or SIGINT
+// or SIGTERM comes; then it finishes the requests in flight, unless a
+// second signal comes.
+func runUntilSignal(ctx context.Context, hs *http.Server, ln net.Listener, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
 	go func() {
-		if tlsConfig != nil {
+		if hs.TLSConfig != nil {
 			errc <- hs.ServeTLS(ln, "", "")
 		} else {
 			errc <- hs.Serve(ln)
@@ -278,18 +349,9 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 
 // printBanner writes what is served, and the connection strings, then the
 // ready line.
-func printBanner(w io.Writer, cfg *serveConfig, scheme, host string, restored *archiveHeader) {
+func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.AccountConfig, scheme, host string, restored *archiveHeader) {
 	fmt.Fprintln(w, versionString())
-	engine, data := "memory", "none: in memory, gone at exit"
-	if cfg.etcd != "" {
-		engine, data = "etcd at "+cfg.etcd+" (every commit on a quorum; servers on one prefix share the data)", "etcd keys under "+cfg.etcdPrefix+"ACCOUNT/"
-	} else if cfg.location != "" {
-		abs, err := filepath.Abs(cfg.location)
-		if err != nil {
-			abs = cfg.location
-		}
-		engine, data = "pebble (every commit fsynced)", abs+string(filepath.Separator)+"ACCOUNT"
-	}
+	engine, data := p.kind.banner(&p.opts)
 	if restored != nil {
 		data += fmt.Sprintf(" (restored from %s: %d records, taken %s)", cfg.restore, restored.Records, restored.Created)
 	}
@@ -304,7 +366,7 @@ func printBanner(w io.Writer, cfg *serveConfig, scheme, host string, restored *a
 	if !cfg.noExplorer {
 		fmt.Fprintf(w, "  explorer:  %s://%s/\n", scheme, host)
 	}
-	for _, a := range cfg.accounts {
+	for _, a := range accounts {
 		endpoint := scheme + "://" + host + "/" + a.Name
 		fmt.Fprintf(w, "  account %s\n    primary:   %s\n    secondary: %s\n", a.Name, endpoint, server.SecondaryEndpoint(endpoint, a.Name))
 		fmt.Fprintln(w, server.ConnectionString(endpoint, a.Name, base64.StdEncoding.EncodeToString(a.Key)))

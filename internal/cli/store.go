@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/localtable/localtable"
@@ -105,17 +103,36 @@ type remoteTarget struct {
 	key        []byte
 }
 
+// localTarget is an account's store, which the command opens itself on
+// one of its engines.
+type localTarget struct {
+	kind    *engineKind
+	opts    engineOpts
+	account string
+}
+
+// localTargetAt is account's store in the data directory location, on
+// the engine the registry chooses for it.
+func localTargetAt(e *env, location, account string) *localTarget {
+	t := &localTarget{opts: engineOpts{location: location}, account: account}
+	t.kind = e.engines.choose(&t.opts)
+	return t
+}
+
+// where names the account's store for messages.
+func (t *localTarget) where() string { return t.kind.where(&t.opts, t.account) }
+
 // resolve decides between a data directory and a running server.
-func (s *sourceFlags) resolve(e *env, c *command) (local string, remote *remoteTarget, err error) {
+func (s *sourceFlags) resolve(e *env, c *command) (local *localTarget, remote *remoteTarget, err error) {
 	if s.location != "" {
 		if s.endpoint != "" || s.connString != "" {
-			return "", nil, usagef(c, "--location (a data directory) and --endpoint/--connection-string (a server) exclude each other")
+			return nil, nil, usagef(c, "--location (a data directory) and --endpoint/--connection-string (a server) exclude each other")
 		}
 		acct := s.account
 		if acct == "" {
 			acct = server.DevAccountName
 		}
-		return filepath.Join(s.location, acct), nil, nil
+		return localTargetAt(e, s.location, acct), nil, nil
 	}
 	cs := s.connString
 	if cs == "" && s.endpoint == "" {
@@ -125,22 +142,22 @@ func (s *sourceFlags) resolve(e *env, c *command) (local string, remote *remoteT
 		}
 	}
 	if cs == "" && s.endpoint == "" {
-		return "", nil, usagef(c, "no data: give --location DIR (a data directory), or --endpoint URL or --connection-string (a running server), or set LOCALTABLE_CONNECTION_STRING")
+		return nil, nil, usagef(c, "no data: give --location DIR (a data directory), or --endpoint URL or --connection-string (a running server), or set LOCALTABLE_CONNECTION_STRING")
 	}
 	t := &remoteTarget{}
 	if cs != "" {
 		kv := parseConnString(cs)
 		t.account, t.endpoint = kv["accountname"], kv["tableendpoint"]
 		if t.endpoint == "" {
-			return "", nil, usagef(c, "the connection string names no TableEndpoint")
+			return nil, nil, usagef(c, "the connection string names no TableEndpoint")
 		}
 		if t.key, err = base64.StdEncoding.DecodeString(kv["accountkey"]); err != nil {
-			return "", nil, usagef(c, "the connection string's AccountKey is not base64")
+			return nil, nil, usagef(c, "the connection string's AccountKey is not base64")
 		}
 	} else {
 		u, err := url.Parse(s.endpoint)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return "", nil, usagef(c, "--endpoint %q: want http(s)://host:port/ACCOUNT", s.endpoint)
+			return nil, nil, usagef(c, "--endpoint %q: want http(s)://host:port/ACCOUNT", s.endpoint)
 		}
 		t.endpoint = strings.TrimSuffix(s.endpoint, "/")
 		t.account = s.account
@@ -148,24 +165,24 @@ func (s *sourceFlags) resolve(e *env, c *command) (local string, remote *remoteT
 			t.account = strings.Trim(u.Path, "/")
 		}
 		if t.account == "" {
-			return "", nil, usagef(c, "--endpoint %q names no account: add /ACCOUNT or --account", s.endpoint)
+			return nil, nil, usagef(c, "--endpoint %q names no account: add /ACCOUNT or --account", s.endpoint)
 		}
 		key := s.key
 		if key == "" {
 			if t.account != server.DevAccountName {
-				return "", nil, usagef(c, "--account-key: the key of account %s", t.account)
+				return nil, nil, usagef(c, "--account-key: the key of account %s", t.account)
 			}
 			key = server.DevAccountKey
 		}
 		if t.key, err = base64.StdEncoding.DecodeString(key); err != nil {
-			return "", nil, usagef(c, "--account-key is not base64")
+			return nil, nil, usagef(c, "--account-key is not base64")
 		}
 	}
 	if s.account != "" && s.account != t.account {
-		return "", nil, usagef(c, "--account %s, but the server's account is %s", s.account, t.account)
+		return nil, nil, usagef(c, "--account %s, but the server's account is %s", s.account, t.account)
 	}
 	t.connString = server.ConnectionString(t.endpoint, t.account, base64.StdEncoding.EncodeToString(t.key))
-	return "", t, nil
+	return nil, t, nil
 }
 
 // parseConnString reads a connection string's settings, keys lower-cased.
@@ -188,44 +205,42 @@ type openOpts struct {
 
 // open opens the store the flags name.
 func (s *sourceFlags) open(ctx context.Context, e *env, c *command, o openOpts) (store, error) {
-	dir, remote, err := s.resolve(e, c)
+	local, remote, err := s.resolve(e, c)
 	if err != nil {
 		return nil, err
 	}
 	if remote != nil {
 		return openRemote(remote)
 	}
-	return openLocal(dir, o)
+	return openLocal(ctx, local, o)
 }
 
-// localStore is an account opened on a data directory.
+// localStore is an account opened on one of the command's engines.
 type localStore struct {
 	acct *localtable.Account
 	eng  storage.Engine
-	dir  string
+	t    *localTarget
 }
 
-func openLocal(dir string, o openOpts) (*localStore, error) {
-	if !o.write && !exists(dir) {
-		return nil, fmt.Errorf("no data in %s (the account's directory under --location)", dir)
+// openLocal opens the account of t.
+func openLocal(ctx context.Context, t *localTarget, o openOpts) (*localStore, error) {
+	if !o.write && t.kind.exists != nil && !t.kind.exists(&t.opts, t.account) {
+		return nil, fmt.Errorf("no data in %s (the account's directory under --location)", t.where())
 	}
-	if o.write && !exists(dir) {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return nil, err
-		}
-	}
-	eng, err := openPebble(dir, o.noSync)
+	opts := t.opts
+	opts.noSync = o.noSync
+	eng, err := t.kind.open(ctx, &opts, t.account)
 	if err != nil {
 		return nil, err
 	}
 	acct, err := localtable.Open(&localtable.Options{Engine: eng})
 	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", dir, err)
+		return nil, fmt.Errorf("opening %s: %w", t.where(), err)
 	}
-	return &localStore{acct: acct, eng: eng, dir: dir}, nil
+	return &localStore{acct: acct, eng: eng, t: t}, nil
 }
 
-func (l *localStore) Describe() string { return "data directory " + l.dir }
+func (l *localStore) Describe() string { return l.t.kind.store + " " + l.t.where() }
 
 func (l *localStore) Close() error { return l.acct.Close() }
 

@@ -10,9 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/localtable/localtable/internal/acctengine"
 	"github.com/localtable/localtable/server"
-	"github.com/localtable/localtable/storage/pebble"
 )
 
 // The paths of the tools served beside the REST API. No account is named
@@ -27,6 +25,7 @@ const (
 // toolsConfig is what the explorer and the admin endpoints serve.
 type toolsConfig struct {
 	accounts []server.AccountConfig
+	engines  map[string]servedEngine // each account's engine, by name
 	noAuth   bool
 	explorer bool
 	log      *slog.Logger
@@ -80,14 +79,10 @@ func serveBackup(w http.ResponseWriter, r *http.Request, cfg *toolsConfig) {
 			return
 		}
 	}
-	eng := acctengine.Of(acct.Account)
-	source := "memory"
-	if _, ok := eng.(*pebble.DB); ok {
-		source = "pebble"
-	}
+	se := cfg.engines[acct.Name]
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+acct.Name+`.ltbk"`)
-	n, err := writeArchive(w, eng, acct.Name, source)
+	n, err := writeArchive(w, se.eng, acct.Name, se.kind.name)
 	if err != nil {
 		// The status is sent: the archive stays without its trailer, which
 		// the reader refuses.
