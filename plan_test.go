@@ -27,7 +27,7 @@ func TestPlanEntities(t *testing.T) {
 		actions []Action
 		state   []state
 		want    error // the failing action's, nil for none
-		index   int       // its index
+		index   int   // its index
 		floor   int64
 		stamp   bool
 	}{
