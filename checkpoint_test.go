@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // Restore returns tables, entities (with their Timestamps and ETags) and
 // access policies to the checkpoint, on every engine; later writes get
 // Timestamps after everything handed out before the Restore.
 func TestCheckpointRestore(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
 		ctx := context.Background()
-		a := openAccount(t, eng, nil)
+		a := tabletest.OpenAccount(t, eng, nil)
 		orders, _ := a.CreateTable(ctx, "orders")
 		if _, err := orders.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "1", Properties: localtable.Properties{"N": localtable.Int32Value(1)}}); err != nil {
 			t.Fatal(err)
@@ -85,8 +86,8 @@ func TestCheckpointRestore(t *testing.T) {
 
 func TestCheckpointErrors(t *testing.T) {
 	ctx := context.Background()
-	a := openAccount(t, engines[0], nil)
-	b := openAccount(t, engines[0], nil)
+	a := tabletest.OpenAccount(t, tabletest.Engines[0], nil)
+	b := tabletest.OpenAccount(t, tabletest.Engines[0], nil)
 	cp, err := b.Checkpoint(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -111,9 +112,9 @@ func TestCheckpointErrors(t *testing.T) {
 // space: no entity of a table missing from the catalog, and the catalog
 // the engine holds is the one the account serves.
 func TestCheckpointRestoreUnderWrites(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
 		ctx := context.Background()
-		a := openAccount(t, eng, nil)
+		a := tabletest.OpenAccount(t, eng, nil)
 		a.CreateTable(ctx, "kept")
 		cp, err := a.Checkpoint(ctx)
 		if err != nil {

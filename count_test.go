@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/pebble"
 )
@@ -19,21 +20,21 @@ func TestCount(t *testing.T) {
 	for _, limit := range []int{1 << 16, 7} {
 		t.Run(fmt.Sprint("scanlimit", limit), func(t *testing.T) {
 			defer localtable.SetCountScanLimit(limit)()
-			forEachEngine(t, func(t *testing.T, eng engine) {
-				a, tbl := newTable(t, eng)
-				fill(t, tbl, 4, 250)
+			tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+				a, tbl := tabletest.NewTable(t, eng)
+				tabletest.Fill(t, tbl, 4, 250)
 				preds := map[string]localtable.Predicate{
 					"all":  nil,
 					"even": evenRows,
-					"ranges": keyPred{ranges: []localtable.KeyRange{
+					"ranges": tabletest.KeyPred{Ranges: []localtable.KeyRange{
 						{Start: localtable.KeyAt("p001", "r0100"), End: localtable.KeyAt("p001", "r0117")},
 						{Start: localtable.PartitionStart("p003"), End: localtable.PartitionEnd("p003")},
 					}},
-					"ranges and residual": keyPred{
-						ranges: []localtable.KeyRange{{Start: localtable.PartitionStart("p002")}},
-						match:  func(e *localtable.Entity) bool { v, _ := e.Property("N"); return v.Int64()%3 == 0 },
+					"ranges and residual": tabletest.KeyPred{
+						Ranges: []localtable.KeyRange{{Start: localtable.PartitionStart("p002")}},
+						Accept: func(e *localtable.Entity) bool { v, _ := e.Property("N"); return v.Int64()%3 == 0 },
 					},
-					"none": keyPred{match: func(*localtable.Entity) bool { return false }},
+					"none": tabletest.KeyPred{Accept: func(*localtable.Entity) bool { return false }},
 				}
 				var every []localtable.Entity
 				for e, err := range tbl.QueryAll(ctx, nil) {
@@ -65,8 +66,8 @@ func TestCount(t *testing.T) {
 // TestCountMaterializesNothing: counting every entity decodes no record,
 // so it allocates a few objects per snapshot, not per entity.
 func TestCountMaterializesNothing(t *testing.T) {
-	_, tbl := newTable(t, engines[0])
-	fill(t, tbl, 2, 1000)
+	_, tbl := tabletest.NewTable(t, tabletest.Engines[0])
+	tabletest.Fill(t, tbl, 2, 1000)
 	var n int
 	allocs := testing.AllocsPerRun(5, func() {
 		var err error
@@ -80,7 +81,7 @@ func TestCountMaterializesNothing(t *testing.T) {
 	// With a filter each record is decoded into one reused entity: a
 	// match costs no Entity, no Properties map and no ETag, so counting
 	// 1000 matches allocates what counting none does.
-	none := keyPred{match: func(e *localtable.Entity) bool {
+	none := tabletest.KeyPred{Accept: func(e *localtable.Entity) bool {
 		v, ok := e.Property("Even")
 		return ok && v.Bool() && e.RowKey == ""
 	}}
@@ -105,9 +106,9 @@ func TestCountMaterializesNothing(t *testing.T) {
 // TestCountContext: Count stops on a cancelled context, also in the middle
 // of a long scan.
 func TestCountContext(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		fill(t, tbl, 1, 3000)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		tabletest.Fill(t, tbl, 1, 3000)
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		if _, err := tbl.Count(cctx, nil); !errors.Is(err, context.Canceled) {
@@ -116,7 +117,7 @@ func TestCountContext(t *testing.T) {
 		cctx, cancel = context.WithCancel(ctx)
 		defer cancel()
 		seen := 0
-		cancelling := keyPred{match: func(*localtable.Entity) bool {
+		cancelling := tabletest.KeyPred{Accept: func(*localtable.Entity) bool {
 			if seen++; seen == 10 {
 				cancel()
 			}
@@ -134,9 +135,9 @@ func TestCountContext(t *testing.T) {
 // TestPartitionsSeeks: listing the partitions of 100 × 1,000 entities
 // reads one entity per partition, not 100,000.
 func TestPartitionsSeeks(t *testing.T) {
-	bulk := []engine{
-		engines[0],
-		{"pebble", func(t testing.TB) storage.Engine { // unsynced: a bulk load
+	bulk := []tabletest.Engine{
+		tabletest.Engines[0],
+		{Name: "pebble", Open: func(t testing.TB) storage.Engine { // unsynced: a bulk load
 			db, err := pebble.Open(t.TempDir(), &pebble.Options{NoSync: true})
 			if err != nil {
 				t.Fatal(err)
@@ -145,9 +146,9 @@ func TestPartitionsSeeks(t *testing.T) {
 		}},
 	}
 	for _, eng := range bulk {
-		t.Run(eng.name, func(t *testing.T) {
+		t.Run(eng.Name, func(t *testing.T) {
 			ce, tbl := newCountingTable(t, eng)
-			fill(t, tbl, 100, 1000)
+			tabletest.Fill(t, tbl, 100, 1000)
 			ce.reads.Store(0)
 			var got []string
 			for pk, err := range tbl.Partitions(ctx) {
@@ -178,8 +179,8 @@ func TestPartitions(t *testing.T) {
 	for _, batch := range []int{1000, 3, 1} {
 		t.Run(fmt.Sprint("batch", batch), func(t *testing.T) {
 			defer localtable.SetPartitionBatch(batch)()
-			forEachEngine(t, func(t *testing.T, eng engine) {
-				a, tbl := newTable(t, eng)
+			tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+				a, tbl := tabletest.NewTable(t, eng)
 				list := func() []string {
 					t.Helper()
 					var pks []string
@@ -197,7 +198,7 @@ func TestPartitions(t *testing.T) {
 				pks := []string{"", "a", "a b", "a!", "ab", "b", "é", "\U0001F600", "\uFFFD", "z"}
 				for i, pk := range pks {
 					for r := 0; r <= i%3; r++ {
-						if _, err := tbl.Insert(ctx, ent(pk, fmt.Sprint(r))); err != nil {
+						if _, err := tbl.Insert(ctx, tabletest.Ent(pk, fmt.Sprint(r))); err != nil {
 							t.Fatal(err)
 						}
 					}

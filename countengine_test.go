@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -65,10 +66,10 @@ func (it *countingIter) Prev() bool           { return it.count(it.Iterator.Prev
 
 // newCountingTable opens an account on a counting engine of kind eng and
 // creates table "tbl1" in it.
-func newCountingTable(t testing.TB, eng engine) (*countingEngine, *localtable.Table) {
+func newCountingTable(t testing.TB, eng tabletest.Engine) (*countingEngine, *localtable.Table) {
 	t.Helper()
-	ce := &countingEngine{Engine: eng.open(t)}
-	a := openAccount(t, eng, &localtable.Options{Engine: ce})
+	ce := &countingEngine{Engine: eng.Open(t)}
+	a := tabletest.OpenAccount(t, eng, &localtable.Options{Engine: ce})
 	tbl, err := a.CreateTable(ctx, "tbl1")
 	if err != nil {
 		t.Fatalf("CreateTable: %v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -92,8 +93,8 @@ type lifeOp struct {
 //     delete returned and before the next create began);
 //   - a write that failed left nothing.
 func TestTableLifecycleIntegrity(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a := openAccount(t, eng, nil)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a := tabletest.OpenAccount(t, eng, nil)
 		tbl, err := a.CreateTable(ctx, "Life")
 		if err != nil {
 			t.Fatal(err)
@@ -218,8 +219,8 @@ func TestTableLifecycleIntegrity(t *testing.T) {
 // acknowledged yet lost. The pause lasts 300 ms; a delete that returns
 // within it has not waited.
 func TestDeleteWaitsForWriteInFlight(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
 		bound, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		paused, release := make(chan struct{}), make(chan struct{})
@@ -287,8 +288,8 @@ func TestDeleteWaitsForWriteInFlight(t *testing.T) {
 // change. The table being created is not visible until its create
 // returns.
 func TestCatalogChangeBlocksNoOtherTable(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
 		if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r"}); err != nil {
 			t.Fatal(err)
 		}
@@ -383,8 +384,8 @@ func TestCatalogChangeBlocksNoOtherTable(t *testing.T) {
 // published. Reads then must say the table is missing: not that an entity
 // it held is missing, nor that it is empty.
 func TestReadsDuringDelete(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
 		if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r"}); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // transactionOfSize returns insert actions on partition "p" whose
@@ -47,8 +48,8 @@ func transactionOfSize(t *testing.T, size int) []localtable.Action {
 // MaxTransactionSize bytes by PayloadSize, and refuses one of a byte more
 // with ErrRequestBodyTooLarge, writing nothing.
 func TestTransactionSizeBoundary(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		over := transactionOfSize(t, localtable.MaxTransactionSize+1)
 		_, err := tbl.Transact(ctx, over)
 		if !errors.Is(err, localtable.ErrRequestBodyTooLarge) {
@@ -80,8 +81,8 @@ func TestTransactionSizeBoundary(t *testing.T) {
 // would be lost; the hook sees it reach its commit while the first is
 // paused.
 func TestPartitionLockSerializesWriters(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
 		tag0, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r"})
 		if err != nil {
 			t.Fatal(err)

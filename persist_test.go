@@ -9,51 +9,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage"
-	"github.com/localtable/localtable/storage/pebble"
 )
 
-// reopener opens accounts over one pebble directory, one at a time: each
-// call closes the previous account.
-type reopener struct {
-	t   *testing.T
-	dir string
-	cur *localtable.Account
-}
-
-func newReopener(t *testing.T) *reopener {
-	r := &reopener{t: t, dir: t.TempDir()}
-	t.Cleanup(func() {
-		if r.cur != nil {
-			r.cur.Close()
-		}
-	})
-	return r
-}
-
-func (r *reopener) open(clock func() time.Time) *localtable.Account {
-	r.t.Helper()
-	if r.cur != nil {
-		if err := r.cur.Close(); err != nil {
-			r.t.Fatalf("Close: %v", err)
-		}
-		r.cur = nil
-	}
-	db, err := pebble.Open(r.dir, nil)
-	if err != nil {
-		r.t.Fatalf("pebble.Open: %v", err)
-	}
-	a, err := localtable.Open(&localtable.Options{Engine: db, Clock: clock})
-	if err != nil {
-		r.t.Fatalf("Open: %v", err)
-	}
-	r.cur = a
-	return a
-}
-
 func TestPersistTablesEntitiesPolicies(t *testing.T) {
-	r := newReopener(t)
-	a := r.open(nil)
+	r := tabletest.NewReopener(t)
+	a := r.Open(nil)
 	names := []string{"MixedCase", "lower", "UPPER9"}
 	for _, n := range names {
 		if _, err := a.CreateTable(ctx, n); err != nil {
@@ -63,7 +25,7 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 	tbl := a.Table("MixedCase")
 	want := map[string]localtable.Entity{}
 	for _, rk := range []string{"a", "b", "", "with space ~é", "𝄞"} {
-		e := localtable.Entity{PartitionKey: "p", RowKey: rk, Properties: everyTypeProps()}
+		e := localtable.Entity{PartitionKey: "p", RowKey: rk, Properties: tabletest.EveryTypeProps()}
 		e.Properties["Row"] = localtable.StringValue(rk)
 		tag, err := tbl.Insert(ctx, e)
 		if err != nil {
@@ -98,7 +60,7 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 	}
 
 	for round := range 2 { // reopen twice: a reopen must not change anything
-		a = r.open(nil)
+		a = r.Open(nil)
 		page, err := a.ListTables(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -123,7 +85,7 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 			if e.ETag != w.ETag || !e.Timestamp.Equal(stamps[rk]) {
 				t.Errorf("round %d: %q has ETag %s, Timestamp %v; want %s, %v", round, rk, e.ETag, e.Timestamp, w.ETag, stamps[rk])
 			}
-			if diff := cmp.Diff(w.Properties, e.Properties, valueCmp); diff != "" {
+			if diff := cmp.Diff(w.Properties, e.Properties, tabletest.ValueCmp); diff != "" {
 				t.Errorf("round %d: %q properties (-want +got):\n%s", round, rk, diff)
 			}
 		}
@@ -155,9 +117,9 @@ func TestPersistTablesEntitiesPolicies(t *testing.T) {
 }
 
 func TestPersistTimestampsIncreaseWithClockBehind(t *testing.T) {
-	r := newReopener(t)
-	clk := newFakeClock(time.Date(2040, 6, 1, 0, 0, 0, 0, time.UTC))
-	a := r.open(clk.Now)
+	r := tabletest.NewReopener(t)
+	clk := tabletest.NewFakeClock(time.Date(2040, 6, 1, 0, 0, 0, 0, time.UTC))
+	a := r.Open(clk.Now)
 	if _, err := a.CreateTable(ctx, "clock"); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +147,7 @@ func TestPersistTimestampsIncreaseWithClockBehind(t *testing.T) {
 	// stepping back on each reopen.
 	clk.Set(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))
 	for round := range 4 {
-		a = r.open(clk.Now)
+		a = r.Open(clk.Now)
 		for i := range 3 {
 			write(a, string(rune('a'+i)))
 		}
@@ -197,8 +159,8 @@ func TestPersistTimestampsIncreaseWithClockBehind(t *testing.T) {
 }
 
 func TestPersistDeleteTable(t *testing.T) {
-	r := newReopener(t)
-	a := r.open(nil)
+	r := tabletest.NewReopener(t)
+	a := r.Open(nil)
 	for _, n := range []string{"Gone", "Kept"} {
 		tbl, err := a.CreateTable(ctx, n)
 		if err != nil {
@@ -218,7 +180,7 @@ func TestPersistDeleteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	a = r.open(nil)
+	a = r.Open(nil)
 	if _, err := a.GetTable(ctx, "Gone"); !errors.Is(err, localtable.ErrTableNotFound) {
 		t.Fatalf("GetTable(Gone) after reopen: %v, want ErrTableNotFound", err)
 	}
@@ -248,7 +210,7 @@ func TestPersistDeleteTable(t *testing.T) {
 	if err := a.DeleteTable(ctx, "GONE"); err != nil {
 		t.Fatal(err)
 	}
-	a = r.open(nil)
+	a = r.Open(nil)
 	tbl, err = a.CreateTable(ctx, "gone")
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +228,7 @@ func TestPersistDeleteTable(t *testing.T) {
 	if _, err := tbl.Get(ctx, "p", "new", nil); !errors.Is(err, localtable.ErrEntityNotFound) {
 		t.Fatalf("entity of the deleted table visible: %v", err)
 	}
-	a = r.open(nil)
+	a = r.Open(nil)
 	if n := countEntities(t, a.Table("gone")); n != 1 {
 		t.Fatalf("after another reopen: %d entities, want 1", n)
 	}

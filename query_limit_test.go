@@ -6,40 +6,29 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
-// evenRows matches the entities fill marks Even: every other row.
-var evenRows = keyPred{match: func(e *localtable.Entity) bool {
+// evenRows matches the entities tabletest.Fill marks Even: every other row.
+var evenRows = tabletest.KeyPred{Accept: func(e *localtable.Entity) bool {
 	v, ok := e.Property("Even")
 	return ok && v.Bool()
 }}
-
-func collectKeys(t *testing.T, seq func(func(localtable.Entity, error) bool)) []string {
-	t.Helper()
-	var ks []string
-	for e, err := range seq {
-		if err != nil {
-			t.Fatal(err)
-		}
-		ks = append(ks, e.PartitionKey+"/"+e.RowKey)
-	}
-	return ks
-}
 
 // TestQueryAllLimitReadsNoFurther: the first n of a filtered QueryAll read
 // the entities up to the n-th match and not one more, where PageSize would
 // read a whole page.
 func TestQueryAllLimitReadsNoFurther(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
 		ce, tbl := newCountingTable(t, eng)
-		fill(t, tbl, 5, 1000) // rows r0000..r0999 of p000..p004; even rows match
-		all := collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows}))
+		tabletest.Fill(t, tbl, 5, 1000) // rows r0000..r0999 of p000..p004; even rows match
+		all := tabletest.CollectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows}))
 		if len(all) != 2500 {
 			t.Fatalf("unlimited: %d matches", len(all))
 		}
 
 		ce.reads.Store(0)
-		got := collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows, Limit: 10}))
+		got := tabletest.CollectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows, Limit: 10}))
 		if !slices.Equal(got, all[:10]) {
 			t.Errorf("Limit 10 = %v, want %v", got, all[:10])
 		}
@@ -51,7 +40,7 @@ func TestQueryAllLimitReadsNoFurther(t *testing.T) {
 		// Across pages: 1000 matches on the first page, then a page
 		// limited to the 500 that remain. The 1500th match is row 2998.
 		ce.reads.Store(0)
-		got = collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows, Limit: 1500}))
+		got = tabletest.CollectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows, Limit: 1500}))
 		if !slices.Equal(got, all[:1500]) {
 			t.Errorf("Limit 1500: %d entities, first difference from the unlimited query", len(got))
 		}
@@ -60,7 +49,7 @@ func TestQueryAllLimitReadsNoFurther(t *testing.T) {
 		}
 
 		// A Limit above the matches is no limit.
-		got = collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows, Limit: 1 << 20, PageSize: 333}))
+		got = tabletest.CollectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: evenRows, Limit: 1 << 20, PageSize: 333}))
 		if !slices.Equal(got, all) {
 			t.Errorf("Limit above the matches: %d entities, want %d", len(got), len(all))
 		}
@@ -82,15 +71,15 @@ func TestQueryAllLimitReadsNoFurther(t *testing.T) {
 // (no Continuation, nothing read after the Limit-th match, not even in a
 // later key range); a Limit over PageSize is a page like any other.
 func TestQueryLimitPage(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
 		ce, tbl := newCountingTable(t, eng)
-		fill(t, tbl, 3, 20)
+		tabletest.Fill(t, tbl, 3, 20)
 
 		page, err := tbl.Query(ctx, &localtable.QueryOptions{Limit: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := keysOf(page.Entities); !slices.Equal(got, []string{"p000/r0000", "p000/r0001", "p000/r0002"}) {
+		if got := tabletest.KeysOf(page.Entities); !slices.Equal(got, []string{"p000/r0000", "p000/r0001", "p000/r0002"}) {
 			t.Errorf("Limit 3 = %v", got)
 		}
 		if !page.Continuation.IsZero() || page.Stats.Scanned != 3 || page.Stats.Returned != 3 {
@@ -109,13 +98,13 @@ func TestQueryLimitPage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := keysOf(page.Entities); !slices.Equal(got, []string{"p000/r0002"}) || !page.Continuation.IsZero() {
+		if got := tabletest.KeysOf(page.Entities); !slices.Equal(got, []string{"p000/r0002"}) || !page.Continuation.IsZero() {
 			t.Errorf("rest of Limit 3 = %v, continuation %v", got, page.Continuation)
 		}
 
 		// The Limit is reached at the end of the first of two ranges: the
 		// second is not looked into.
-		two := keyPred{ranges: []localtable.KeyRange{
+		two := tabletest.KeyPred{Ranges: []localtable.KeyRange{
 			{Start: localtable.PartitionStart("p000"), End: localtable.PartitionEnd("p000")},
 			{Start: localtable.PartitionStart("p002"), End: localtable.PartitionEnd("p002")},
 		}}

@@ -14,6 +14,7 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/internal/sharedmem"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -35,13 +36,6 @@ func openShared(t testing.TB, s *sharedmem.Store, clock func() time.Time) *local
 	return a
 }
 
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func counter(n int64) localtable.Properties {
 	return localtable.Properties{"N": localtable.Int64Value(n)}
 }
@@ -54,10 +48,10 @@ func TestSharedETagCounter(t *testing.T) {
 	s := sharedmem.New()
 	a, b := openShared(t, s, nil), openShared(t, s, nil)
 	ta, err := a.CreateTable(ctx, "Counters")
-	must(t, err)
+	tabletest.Must(t, err)
 	for _, rk := range []string{"single", "x", "y"} {
 		_, err := ta.Insert(ctx, localtable.Entity{PartitionKey: "c", RowKey: rk, Properties: counter(0)})
-		must(t, err)
+		tabletest.Must(t, err)
 	}
 	tb := b.Table("Counters") // b's catalog lacks it: found in the engine
 	const perAccount, each = 3, 30
@@ -111,7 +105,7 @@ func TestSharedETagCounter(t *testing.T) {
 	var single, x, y int64
 	for rk, n := range map[string]*int64{"single": &single, "x": &x, "y": &y} {
 		e, err := tb.Get(ctx, "c", rk, nil)
-		must(t, err)
+		tabletest.Must(t, err)
 		*n = e.Properties["N"].Int64()
 	}
 	if single+x != acked.Load() || x != y {
@@ -129,10 +123,10 @@ func TestSharedLostRace(t *testing.T) {
 	s := sharedmem.New()
 	a, b := openShared(t, s, nil), openShared(t, s, nil)
 	ta, err := a.CreateTable(ctx, "Race")
-	must(t, err)
+	tabletest.Must(t, err)
 	tb := b.Table("Race")
 	tag, err := ta.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(0)})
-	must(t, err)
+	tabletest.Must(t, err)
 
 	// interleave makes a's next write run f on b first, once.
 	interleave := func(f func() error) {
@@ -177,9 +171,9 @@ func TestSharedLostRace(t *testing.T) {
 		return err
 	})
 	_, err = ta.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"A": localtable.StringValue("a")}}, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
-	must(t, err)
+	tabletest.Must(t, err)
 	e, err := tb.Get(ctx, "p", "r", nil)
-	must(t, err)
+	tabletest.Must(t, err)
 	if e.Properties["A"].String() != "a" || e.Properties["B"].String() != "b" || e.Properties["N"].Int64() != 1 {
 		t.Errorf("after two racing merges: %v, want N=1, A, B", e.Properties)
 	}
@@ -220,9 +214,9 @@ func TestSharedCatalogRaces(t *testing.T) {
 		}
 		arm(s, func() error { _, err := b.CreateTable(ctx, "Other"); return err })
 		_, err := a.CreateTable(ctx, "Mine") // the counter moved meanwhile
-		must(t, err)
+		tabletest.Must(t, err)
 		_, err = a.Table("Mine").Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "mine"})
-		must(t, err)
+		tabletest.Must(t, err)
 		if page, err := b.Table("Other").Query(ctx, nil); err != nil || len(page.Entities) != 0 {
 			t.Errorf("the other's table shows %d entities, %v: the two share an ID", len(page.Entities), err)
 		}
@@ -231,7 +225,7 @@ func TestSharedCatalogRaces(t *testing.T) {
 		s := sharedmem.New()
 		a, b := openShared(t, s, nil), openShared(t, s, nil)
 		_, err := a.CreateTable(ctx, "Gone")
-		must(t, err)
+		tabletest.Must(t, err)
 		arm(s, func() error { return b.DeleteTable(ctx, "Gone") })
 		err = a.Table("Gone").SetAccessPolicy(ctx, []localtable.AccessPolicy{{ID: "p", Permission: "r"}})
 		if !errors.Is(err, localtable.ErrTableNotFound) {
@@ -241,9 +235,9 @@ func TestSharedCatalogRaces(t *testing.T) {
 			t.Errorf("the table came back: GetTable = %v", err)
 		}
 		_, err = a.CreateTable(ctx, "Gone")
-		must(t, err)
+		tabletest.Must(t, err)
 		_, err = a.Table("Gone").Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "old"})
-		must(t, err)
+		tabletest.Must(t, err)
 		arm(s, func() error {
 			if err := b.DeleteTable(ctx, "Gone"); err != nil {
 				return err
@@ -255,7 +249,7 @@ func TestSharedCatalogRaces(t *testing.T) {
 			_, err = tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "new"})
 			return err
 		})
-		must(t, a.DeleteTable(ctx, "Gone")) // deletes the re-created one
+		tabletest.Must(t, a.DeleteTable(ctx, "Gone")) // deletes the re-created one
 		if _, err := b.GetTable(ctx, "Gone"); !errors.Is(err, localtable.ErrTableNotFound) {
 			t.Errorf("after a delete that raced a re-creation: GetTable = %v, want ErrTableNotFound", err)
 		}
@@ -270,13 +264,13 @@ func TestSharedServerBusy(t *testing.T) {
 	s := sharedmem.New()
 	a := openShared(t, s, nil)
 	tbl, err := a.CreateTable(ctx, "Busy")
-	must(t, err)
+	tabletest.Must(t, err)
 	_, err = tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(0)})
-	must(t, err)
+	tabletest.Must(t, err)
 	other := s.Open()
 	key := keyenc.AppendEntityKey(nil, 1, "p", "r")
 	val, c, err := other.Get(key)
-	must(t, err)
+	tabletest.Must(t, err)
 	c.Close()
 	var spoil, inHook atomic.Bool
 	var spoilt atomic.Int64
@@ -302,7 +296,7 @@ func TestSharedServerBusy(t *testing.T) {
 		t.Errorf("gave up after %d attempts", n)
 	}
 	e, err := tbl.Get(ctx, "p", "r", nil)
-	must(t, err)
+	tabletest.Must(t, err)
 	if e.Properties["N"].Int64() != 0 {
 		t.Errorf("the refused Update applied: N = %d", e.Properties["N"].Int64())
 	}
@@ -316,21 +310,21 @@ func TestSharedServerBusy(t *testing.T) {
 func TestSharedETagsNeverRepeat(t *testing.T) {
 	s := sharedmem.New()
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	a := openShared(t, s, newFakeClock(t0).Now)
-	b := openShared(t, s, newFakeClock(t0).Now)
-	c := openShared(t, s, newFakeClock(t0.Add(-time.Hour)).Now)
+	a := openShared(t, s, tabletest.NewFakeClock(t0).Now)
+	b := openShared(t, s, tabletest.NewFakeClock(t0).Now)
+	c := openShared(t, s, tabletest.NewFakeClock(t0.Add(-time.Hour)).Now)
 	_, err := a.CreateTable(ctx, "Tags")
-	must(t, err)
+	tabletest.Must(t, err)
 	first, err := a.Table("Tags").Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(0)})
-	must(t, err)
+	tabletest.Must(t, err)
 	tags := []localtable.ETag{first}
 	last := time.Time{}
 	for i, acct := range []*localtable.Account{b, c, a, c, b} {
 		tbl := acct.Table("Tags")
 		tag, err := tbl.Update(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: counter(int64(i + 1))}, &localtable.UpdateOptions{Mode: localtable.UpdateModeMerge, IfMatch: tags[len(tags)-1]})
-		must(t, err)
+		tabletest.Must(t, err)
 		e, err := tbl.Get(ctx, "p", "r", nil)
-		must(t, err)
+		tabletest.Must(t, err)
 		if slices.Contains(tags, tag) || !e.Timestamp.After(last) {
 			t.Fatalf("update %d: ETag %s, Timestamp %v; the entity had %v before", i, tag, e.Timestamp, tags)
 		}
@@ -344,7 +338,7 @@ func TestSharedETagsNeverRepeat(t *testing.T) {
 	// c's clock went on from the Timestamps it replaced, not from its own
 	// time, an hour behind.
 	tag, err := c.Table("Tags").Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "other"})
-	must(t, err)
+	tabletest.Must(t, err)
 	if tag <= first {
 		t.Errorf("c's next ETag %s is not after the first write's, %s", tag, first)
 	}
@@ -356,18 +350,18 @@ func TestSharedETagsNeverRepeat(t *testing.T) {
 func TestSharedClockMark(t *testing.T) {
 	s := sharedmem.New()
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	behind := newFakeClock(t0)
+	behind := tabletest.NewFakeClock(t0)
 	b := openShared(t, s, behind.Now) // opened first: the mark is unset
-	a := openShared(t, s, newFakeClock(t0.Add(time.Hour)).Now)
+	a := openShared(t, s, tabletest.NewFakeClock(t0.Add(time.Hour)).Now)
 	ta, err := a.CreateTable(ctx, "Clock")
-	must(t, err)
+	tabletest.Must(t, err)
 	_, err = ta.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "a"}) // mark: t0+1h+1s
-	must(t, err)
+	tabletest.Must(t, err)
 	_, err = b.Table("Clock").Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "b"}) // b raises it to t0+1s, it thinks
-	must(t, err)
+	tabletest.Must(t, err)
 	raw := s.Open()
 	v, c, err := raw.Get(keyenc.MetaKey("clock"))
-	must(t, err)
+	tabletest.Must(t, err)
 	mark := localtable.TicksToTime(int64(binary.BigEndian.Uint64(v)))
 	c.Close()
 	if mark.Before(t0.Add(time.Hour)) {
@@ -375,13 +369,13 @@ func TestSharedClockMark(t *testing.T) {
 	}
 	a.Close()
 	b.Close()
-	later := openShared(t, s, newFakeClock(t0).Now) // a restart on a clock behind
+	later := openShared(t, s, tabletest.NewFakeClock(t0).Now) // a restart on a clock behind
 	e, err := later.Table("Clock").Get(ctx, "p", "a", nil)
-	must(t, err)
+	tabletest.Must(t, err)
 	tag, err := later.Table("Clock").Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "c"})
-	must(t, err)
+	tabletest.Must(t, err)
 	got, err := later.Table("Clock").Get(ctx, "p", "c", nil)
-	must(t, err)
+	tabletest.Must(t, err)
 	if !got.Timestamp.After(e.Timestamp) || tag == e.ETag {
 		t.Errorf("after a restart: Timestamp %v, not after %v handed out before", got.Timestamp, e.Timestamp)
 	}
@@ -395,12 +389,12 @@ func TestSharedCatalog(t *testing.T) {
 		s := sharedmem.New()
 		a, b := openShared(t, s, nil), openShared(t, s, nil)
 		_, err := a.CreateTable(ctx, "Orders")
-		must(t, err)
+		tabletest.Must(t, err)
 		if _, err := b.GetTable(ctx, "orders"); err != nil {
 			t.Errorf("GetTable of a table the other created: %v", err)
 		}
 		page, err := b.ListTables(ctx, nil)
-		must(t, err)
+		tabletest.Must(t, err)
 		if len(page.Tables) != 1 || page.Tables[0].Name != "Orders" {
 			t.Errorf("ListTables = %v, want [Orders]", page.Tables)
 		}
@@ -413,13 +407,13 @@ func TestSharedCatalog(t *testing.T) {
 		s := sharedmem.New()
 		a, b := openShared(t, s, nil), openShared(t, s, nil)
 		ta, err := a.CreateTable(ctx, "Orders")
-		must(t, err)
+		tabletest.Must(t, err)
 		_, err = ta.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "old"})
-		must(t, err)
+		tabletest.Must(t, err)
 		tb := b.Table("Orders")
 		_, err = tb.Get(ctx, "p", "old", nil) // b's cache now holds the table
-		must(t, err)
-		must(t, a.DeleteTable(ctx, "Orders"))
+		tabletest.Must(t, err)
+		tabletest.Must(t, a.DeleteTable(ctx, "Orders"))
 		if _, err := tb.Query(ctx, nil); !errors.Is(err, localtable.ErrTableNotFound) {
 			t.Errorf("Query of a table the other deleted = %v, want ErrTableNotFound", err)
 		}
@@ -442,12 +436,12 @@ func TestSharedCatalog(t *testing.T) {
 		// Cached again, then re-created by a: b's writes land in the new
 		// table, and the old entities are gone.
 		_, err = a.CreateTable(ctx, "Orders")
-		must(t, err)
+		tabletest.Must(t, err)
 		_, err = tb.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "first"})
-		must(t, err)
-		must(t, a.DeleteTable(ctx, "Orders"))
+		tabletest.Must(t, err)
+		tabletest.Must(t, a.DeleteTable(ctx, "Orders"))
 		ta2, err := a.CreateTable(ctx, "Orders")
-		must(t, err)
+		tabletest.Must(t, err)
 		if _, err := tb.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "new"}); err != nil {
 			t.Errorf("Insert into the re-created table: %v", err)
 		}
@@ -459,18 +453,18 @@ func TestSharedCatalog(t *testing.T) {
 				t.Errorf("Get of %s of an earlier incarnation = %v, want ErrEntityNotFound", rk, err)
 			}
 		}
-		must(t, a.DeleteTable(ctx, "Orders"))
+		tabletest.Must(t, a.DeleteTable(ctx, "Orders"))
 		ta3, err := a.CreateTable(ctx, "Orders")
-		must(t, err)
+		tabletest.Must(t, err)
 		_, err = ta3.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "third"})
-		must(t, err)
+		tabletest.Must(t, err)
 		page, err := tb.Query(ctx, nil)
 		if err != nil || len(page.Entities) != 1 || page.Entities[0].RowKey != "third" {
 			t.Errorf("Query of the re-created table (cached as the old one) = %v, %v; want [third]", page.Entities, err)
 		}
 		// Access policies set by one are read by the other.
 		pol := []localtable.AccessPolicy{{ID: "read", Permission: "r"}}
-		must(t, a.Table("Orders").SetAccessPolicy(ctx, pol))
+		tabletest.Must(t, a.Table("Orders").SetAccessPolicy(ctx, pol))
 		got, err := tb.GetAccessPolicy(ctx)
 		if err != nil || len(got) != 1 || got[0].ID != "read" {
 			t.Errorf("GetAccessPolicy of policies the other set = %v, %v", got, err)
@@ -512,16 +506,16 @@ func TestSharedCatalog(t *testing.T) {
 		}
 		ids := map[uint64]string{}
 		it, err := s.Open().NewIter(&storage.IterOptions{LowerBound: []byte{keyenc.PrefixCatalog}, UpperBound: []byte{keyenc.PrefixCatalog + 1}})
-		must(t, err)
+		tabletest.Must(t, err)
 		for it.First(); it.Valid(); it.Next() {
 			id, name, err := localtable.DecodeCatalogRecord(it.Value())
-			must(t, err)
+			tabletest.Must(t, err)
 			if other, dup := ids[id]; dup {
 				t.Errorf("tables %s and %s share ID %d", other, name, id)
 			}
 			ids[id] = name
 		}
-		must(t, it.Close())
+		tabletest.Must(t, it.Close())
 		if len(ids) != names {
 			t.Errorf("%d tables in the catalog, want %d", len(ids), names)
 		}
@@ -529,11 +523,11 @@ func TestSharedCatalog(t *testing.T) {
 		for i := range names {
 			name := fmt.Sprintf("T%03d", i)
 			_, err := accts[i%2].Table(name).Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: name})
-			must(t, err)
+			tabletest.Must(t, err)
 		}
 		for i := range names {
 			page, err := accts[(i+1)%2].Table(fmt.Sprintf("T%03d", i)).Query(ctx, nil)
-			must(t, err)
+			tabletest.Must(t, err)
 			if len(page.Entities) != 1 || page.Entities[0].RowKey != fmt.Sprintf("T%03d", i) {
 				t.Errorf("table T%03d holds %d entities", i, len(page.Entities))
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/sharedmem"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // wideProps returns n string properties named prefix00…, a record larger
@@ -48,20 +49,20 @@ func checkTxnRows(t *testing.T, tbl *localtable.Table, want3 bool) {
 // actions, which share one buffer (a regression: the actions after the
 // merge were stored corrupt).
 func TestTransactMergeKeepsOtherRecords(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, err := localtable.Open(&localtable.Options{Engine: eng.open(t)})
-		must(t, err)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, err := localtable.Open(&localtable.Options{Engine: eng.Open(t)})
+		tabletest.Must(t, err)
 		defer a.Close()
 		tbl, err := a.CreateTable(ctx, "Txn")
-		must(t, err)
+		tabletest.Must(t, err)
 		_, err = tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "b", Properties: wideProps("B", 20)})
-		must(t, err)
+		tabletest.Must(t, err)
 		_, err = tbl.Transact(ctx, []localtable.Action{
 			{Type: localtable.ActionUpsertReplace, Entity: localtable.Entity{PartitionKey: "p", RowKey: "a", Properties: counter(1)}},
 			{Type: localtable.ActionUpsertMerge, Entity: localtable.Entity{PartitionKey: "p", RowKey: "b", Properties: counter(2)}},
 			{Type: localtable.ActionUpsertReplace, Entity: localtable.Entity{PartitionKey: "p", RowKey: "c", Properties: counter(3)}},
 		})
-		must(t, err)
+		tabletest.Must(t, err)
 		checkTxnRows(t, tbl, true)
 	})
 }
@@ -73,22 +74,22 @@ func TestTransactMergeRetryKeepsOtherRecords(t *testing.T) {
 	s := sharedmem.New()
 	a, b := openShared(t, s, nil), openShared(t, s, nil)
 	tbl, err := a.CreateTable(ctx, "Txn")
-	must(t, err)
+	tabletest.Must(t, err)
 	_, err = tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "b", Properties: wideProps("B", 20)})
-	must(t, err)
+	tabletest.Must(t, err)
 	raced := false
 	localtable.SetBeforeCommitHook(a, func(string, []localtable.Action) {
 		if !raced {
 			raced = true
 			_, err := b.Table("Txn").Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "b", Properties: wideProps("B", 20)}, nil)
-			must(t, err)
+			tabletest.Must(t, err)
 		}
 	})
 	_, err = tbl.Transact(ctx, []localtable.Action{
 		{Type: localtable.ActionUpsertReplace, Entity: localtable.Entity{PartitionKey: "p", RowKey: "a", Properties: counter(1)}},
 		{Type: localtable.ActionUpsertMerge, Entity: localtable.Entity{PartitionKey: "p", RowKey: "b", Properties: counter(2)}},
 	})
-	must(t, err)
+	tabletest.Must(t, err)
 	if !raced {
 		t.Fatal("the hook never ran: no race")
 	}

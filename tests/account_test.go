@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 func TestTableNames(t *testing.T) {
@@ -29,8 +30,8 @@ func TestTableNames(t *testing.T) {
 		{"Tables", "InvalidInput"},
 		{"TABLES", "InvalidInput"},
 	}
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a := openAccount(t, eng, nil)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a := tabletest.OpenAccount(t, eng, nil)
 		for _, c := range cases {
 			_, err := a.CreateTable(ctx, c.name)
 			if got := localtable.ErrorCodeOf(err); got != c.code {
@@ -44,8 +45,8 @@ func TestTableNames(t *testing.T) {
 }
 
 func TestTableCaseInsensitive(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a := openAccount(t, eng, nil)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a := tabletest.OpenAccount(t, eng, nil)
 		if _, err := a.CreateTable(ctx, "MyTable"); err != nil {
 			t.Fatal(err)
 		}
@@ -76,8 +77,8 @@ func TestTableCaseInsensitive(t *testing.T) {
 }
 
 func TestDeleteTable(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
 		for i := 0; i < 50; i++ {
 			if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}); err != nil {
 				t.Fatal(err)
@@ -115,8 +116,8 @@ func (f nameFilter) KeyRanges() ([]localtable.KeyRange, bool) { return nil, fals
 func (f nameFilter) String() string                           { return "TableName ge '" + f.prefix + "'" }
 
 func TestListTablesPaged(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a := openAccount(t, eng, nil)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a := tabletest.OpenAccount(t, eng, nil)
 		var want []string
 		for i := 0; i < 25; i++ {
 			name := fmt.Sprintf("T%02dx", 24-i)
@@ -179,8 +180,8 @@ func TestListTablesPaged(t *testing.T) {
 }
 
 func TestAccessPolicies(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		ps := []localtable.AccessPolicy{{ID: "read", Permission: "r"}, {ID: "all", Permission: "raud"}}
 		if err := tbl.SetAccessPolicy(ctx, ps); err != nil {
 			t.Fatal(err)

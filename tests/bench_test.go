@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // benchEntity is a typical entity of ~10 typed properties.
@@ -24,9 +25,9 @@ func benchEntity(pk, rk string) localtable.Entity {
 }
 
 func BenchmarkInsert(b *testing.B) {
-	for _, eng := range engines {
-		b.Run(eng.name, func(b *testing.B) {
-			_, tbl := newTable(b, eng)
+	for _, eng := range tabletest.Engines {
+		b.Run(eng.Name, func(b *testing.B) {
+			_, tbl := tabletest.NewTable(b, eng)
 			i := 0
 			for b.Loop() {
 				if _, err := tbl.Insert(ctx, benchEntity(fmt.Sprintf("p%03d", i%100), fmt.Sprintf("r%09d", i))); err != nil {
@@ -41,9 +42,9 @@ func BenchmarkInsert(b *testing.B) {
 // BenchmarkTransact inserts, per op, a transaction of 100 new entities of
 // one partition (MaxTransactionActions).
 func BenchmarkTransact(b *testing.B) {
-	for _, eng := range engines {
-		b.Run(eng.name, func(b *testing.B) {
-			_, tbl := newTable(b, eng)
+	for _, eng := range tabletest.Engines {
+		b.Run(eng.Name, func(b *testing.B) {
+			_, tbl := tabletest.NewTable(b, eng)
 			acts := make([]localtable.Action, localtable.MaxTransactionActions)
 			i := 0
 			for b.Loop() {
@@ -61,9 +62,9 @@ func BenchmarkTransact(b *testing.B) {
 }
 
 func BenchmarkGet(b *testing.B) {
-	for _, eng := range engines {
-		b.Run(eng.name, func(b *testing.B) {
-			_, tbl := newTable(b, eng)
+	for _, eng := range tabletest.Engines {
+		b.Run(eng.Name, func(b *testing.B) {
+			_, tbl := tabletest.NewTable(b, eng)
 			const n = 10000
 			for i := 0; i < n; i++ {
 				if _, err := tbl.Insert(ctx, benchEntity(fmt.Sprintf("p%03d", i%100), fmt.Sprintf("r%09d", i))); err != nil {
@@ -83,9 +84,9 @@ func BenchmarkGet(b *testing.B) {
 }
 
 func BenchmarkUpdateMerge(b *testing.B) {
-	for _, eng := range engines {
-		b.Run(eng.name, func(b *testing.B) {
-			_, tbl := newTable(b, eng)
+	for _, eng := range tabletest.Engines {
+		b.Run(eng.Name, func(b *testing.B) {
+			_, tbl := tabletest.NewTable(b, eng)
 			if _, err := tbl.Insert(ctx, benchEntity("p", "r")); err != nil {
 				b.Fatal(err)
 			}

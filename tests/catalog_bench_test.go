@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // BenchmarkCatalogChurn measures the latency of reads (Get) and writes
@@ -33,7 +34,7 @@ func BenchmarkCatalogChurn(b *testing.B) {
 }
 
 func benchCatalogChurn(b *testing.B, op string, churn bool) {
-	a := openAccount(b, engines[1], nil) // pebble
+	a := tabletest.OpenAccount(b, tabletest.Engines[1], nil) // pebble
 	tbl, err := a.CreateTable(ctx, "Steady")
 	if err != nil {
 		b.Fatal(err)

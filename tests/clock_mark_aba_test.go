@@ -11,6 +11,7 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/internal/sharedmem"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -33,7 +34,7 @@ func (h *clockHookEngine) GetVersion(ctx context.Context, key []byte) ([]byte, s
 
 func storedClockMark(t *testing.T, s *sharedmem.Store) time.Time {
 	v, c, err := s.Open().Get(keyenc.MetaKey("clock"))
-	must(t, err)
+	tabletest.Must(t, err)
 	defer c.Close()
 	return localtable.TicksToTime(int64(binary.BigEndian.Uint64(v[:8]))) // ticks, then a nonce
 }
@@ -46,37 +47,37 @@ func TestClockSharedMarkNotTakenForOwn(t *testing.T) {
 	s := sharedmem.New()
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	w := &clockHookEngine{Engine: s.Open(), n: 2}
-	a, err := localtable.Open(&localtable.Options{Engine: w, Clock: newFakeClock(t0).Now})
-	must(t, err)
-	b, err := localtable.Open(&localtable.Options{Engine: s.Open(), Clock: newFakeClock(t0.Add(500 * time.Millisecond)).Now})
-	must(t, err)
+	a, err := localtable.Open(&localtable.Options{Engine: w, Clock: tabletest.NewFakeClock(t0).Now})
+	tabletest.Must(t, err)
+	b, err := localtable.Open(&localtable.Options{Engine: s.Open(), Clock: tabletest.NewFakeClock(t0.Add(500 * time.Millisecond)).Now})
+	tabletest.Must(t, err)
 	_, err = a.CreateTable(ctx, "Clk")
-	must(t, err)
+	tabletest.Must(t, err)
 	var bStamp time.Time
 	w.hook = func() { // after A's commit of the mark, before A's re-read
 		_, err := b.Table("Clk").Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "b"})
-		must(t, err)
+		tabletest.Must(t, err)
 		e, err := b.Table("Clk").Get(ctx, "p", "b", nil)
-		must(t, err)
+		tabletest.Must(t, err)
 		bStamp = e.Timestamp
-		must(t, b.Close())
+		tabletest.Must(t, b.Close())
 		t.Logf("after B's close the mark is %v", storedClockMark(t, s))
 	}
 	_, err = a.Table("Clk").Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "a"})
-	must(t, err)
-	must(t, a.Close())
+	tabletest.Must(t, err)
+	tabletest.Must(t, a.Close())
 	mark := storedClockMark(t, s)
 	t.Logf("B handed out %v; after A's close the mark is %v", bStamp, mark)
 	if mark.Before(bStamp) {
 		t.Errorf("mark %v lowered below B's Timestamp %v", mark, bStamp)
 	}
-	c, err := localtable.Open(&localtable.Options{Engine: s.Open(), Clock: newFakeClock(t0).Now})
-	must(t, err)
+	c, err := localtable.Open(&localtable.Options{Engine: s.Open(), Clock: tabletest.NewFakeClock(t0).Now})
+	tabletest.Must(t, err)
 	defer c.Close()
 	_, err = c.Table("Clk").Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "c"})
-	must(t, err)
+	tabletest.Must(t, err)
 	e, err := c.Table("Clk").Get(ctx, "p", "c", nil)
-	must(t, err)
+	tabletest.Must(t, err)
 	if !e.Timestamp.After(bStamp) {
 		t.Errorf("after a restart C stamps %v, not after B's %v", e.Timestamp, bStamp)
 	}

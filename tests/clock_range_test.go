@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -73,9 +74,9 @@ func wantClockError(t *testing.T, err error, what string) {
 // clock comes back, writes resume, and no ETag is ever handed out twice, so
 // an If-Match of an older version never matches a newer one.
 func TestClockOutOfRange(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		clk := newFakeClock(time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC))
-		a := openAccount(t, eng, &localtable.Options{Clock: clk.Now})
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		clk := tabletest.NewFakeClock(time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC))
+		a := tabletest.OpenAccount(t, eng, &localtable.Options{Clock: clk.Now})
 		tbl, err := a.CreateTable(ctx, "Clock")
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +131,7 @@ func TestClockOutOfRange(t *testing.T) {
 // a reopen, instead of wrapping and repeating an ETag. Reads go on working.
 func TestClockToMaxAndBack(t *testing.T) {
 	dir := t.TempDir()
-	clk := newFakeClock(time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC))
+	clk := tabletest.NewFakeClock(time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC))
 	open := func() *localtable.Account {
 		t.Helper()
 		db, err := pebble.Open(dir, nil)
@@ -191,9 +192,9 @@ func TestClockToMaxAndBack(t *testing.T) {
 // TestOpenClockOutOfRange opens an account on a clock outside the
 // DateTime range: Open fails with ErrClockOutOfRange.
 func TestOpenClockOutOfRange(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
 		for _, bad := range []time.Time{time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)} {
-			a, err := localtable.Open(&localtable.Options{Engine: eng.open(t), Clock: func() time.Time { return bad }})
+			a, err := localtable.Open(&localtable.Options{Engine: eng.Open(t), Clock: func() time.Time { return bad }})
 			if err == nil {
 				a.Close()
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/sharedmem"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/memory"
 )
@@ -36,14 +37,14 @@ const tick = 100 * time.Nanosecond
 // clock, one write each, stamp ten consecutive ticks, not ten seconds.
 func TestClockReopenDoesNotRunAhead(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	clk := newFakeClock(now)
+	clk := tabletest.NewFakeClock(now)
 	cases := []struct {
 		name string
 		open func() *localtable.Account
 	}{
 		{"pebble", func() func() *localtable.Account {
-			r := newReopener(t)
-			return func() *localtable.Account { return r.open(clk.Now) }
+			r := tabletest.NewReopener(t)
+			return func() *localtable.Account { return r.Open(clk.Now) }
 		}()},
 		{"shared", func() func() *localtable.Account {
 			s := sharedmem.New()
@@ -70,7 +71,7 @@ func TestClockReopenDoesNotRunAhead(t *testing.T) {
 				}
 				prev = ts
 				if c.name == "shared" { // the reopener closes the pebble one
-					must(t, a.Close())
+					tabletest.Must(t, a.Close())
 				}
 			}
 		})
@@ -88,7 +89,7 @@ func (*crashView) Close() error { return nil }
 // Timestamp, never at or below it.
 func TestClockCrashCostsOneReservation(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	clk := newFakeClock(now)
+	clk := tabletest.NewFakeClock(now)
 	eng := memory.New(nil)
 	open := func() *localtable.Account {
 		a, err := localtable.Open(&localtable.Options{Engine: &crashView{eng}, Clock: clk.Now})
@@ -121,14 +122,14 @@ func TestClockCrashCostsOneReservation(t *testing.T) {
 func TestClockSharedMarkClose(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	var s *sharedmem.Store
-	open := func(clk *fakeClock) *localtable.Account {
+	open := func(clk *tabletest.FakeClock) *localtable.Account {
 		a, err := localtable.Open(&localtable.Options{Engine: s.Open(), Clock: clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return a
 	}
-	at := func(d time.Duration) *fakeClock { return newFakeClock(now.Add(d)) }
+	at := func(d time.Duration) *tabletest.FakeClock { return tabletest.NewFakeClock(now.Add(d)) }
 	after := func(what string, a *localtable.Account, rk string, than time.Time) time.Time {
 		t.Helper()
 		ts := stamp(t, a, rk)
@@ -143,23 +144,23 @@ func TestClockSharedMarkClose(t *testing.T) {
 	a, b := open(at(0)), open(at(10*time.Second))
 	stamp(t, a, "a")
 	tb := stamp(t, b, "b")
-	must(t, a.Close())
+	tabletest.Must(t, a.Close())
 	c := open(at(0))
 	tc := after("opened after a closed, b open", c, "c", tb)
 	// c's write is the last: its Close lowers the mark to its Timestamp.
-	must(t, c.Close())
+	tabletest.Must(t, c.Close())
 	d := open(at(0))
 	if td := stamp(t, d, "d"); td.Sub(tc) != tick {
 		t.Fatalf("after the last writer closed: Timestamp %v, want the tick after %v", td, tc)
 	}
 	// d wrote the mark since: b's Close leaves it.
-	must(t, b.Close())
+	tabletest.Must(t, b.Close())
 	e := open(at(0))
 	td, err := d.Table("Clock").Get(ctx, "p", "d", nil)
-	must(t, err)
+	tabletest.Must(t, err)
 	after("opened after b closed, d open", e, "e", td.Timestamp)
-	must(t, d.Close())
-	must(t, e.Close())
+	tabletest.Must(t, d.Close())
+	tabletest.Must(t, e.Close())
 
 	// a reserves first, then b, whose clock is ahead, above it; a goes on
 	// stamping under its own reservation, past b's last Timestamp. b's
@@ -171,11 +172,11 @@ func TestClockSharedMarkClose(t *testing.T) {
 	stamp(t, b, "b")
 	clkA.Set(now.Add(900 * time.Millisecond))
 	ta := stamp(t, a, "a2")
-	must(t, b.Close())
+	tabletest.Must(t, b.Close())
 	c = open(at(0))
 	after("opened after b closed, a open", c, "c", ta)
-	must(t, a.Close())
-	must(t, c.Close())
+	tabletest.Must(t, a.Close())
+	tabletest.Must(t, c.Close())
 
 	// b's reservation is covered by a's mark, and b stamps under it past
 	// a's last Timestamp: b's write of the mark (one tick more) makes a's
@@ -187,9 +188,9 @@ func TestClockSharedMarkClose(t *testing.T) {
 	stamp(t, b, "b1")
 	clkB.Set(now.Add(900 * time.Millisecond))
 	tb = stamp(t, b, "b2")
-	must(t, a.Close())
+	tabletest.Must(t, a.Close())
 	c = open(at(0))
 	after("opened after a closed, b open", c, "c", tb)
-	must(t, b.Close())
-	must(t, c.Close())
+	tabletest.Must(t, b.Close())
+	tabletest.Must(t, c.Close())
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/pebble"
 )
@@ -35,7 +36,7 @@ func expected(err error) bool {
 // called twice at once, returns once the engine is released: a pebble
 // directory opens again at once, and holds every write acknowledged.
 func TestCloseWhileInUse(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
 		for round := range closeRounds {
 			closeRound(t, eng, round)
 			if t.Failed() {
@@ -45,10 +46,10 @@ func TestCloseWhileInUse(t *testing.T) {
 	})
 }
 
-func closeRound(t *testing.T, eng engine, round int) {
+func closeRound(t *testing.T, eng tabletest.Engine, round int) {
 	var e storage.Engine
 	var dir string
-	if eng.name == "pebble" {
+	if eng.Name == "pebble" {
 		dir = filepath.Join(t.TempDir(), "db")
 		db, err := pebble.Open(dir, nil)
 		if err != nil {
@@ -56,7 +57,7 @@ func closeRound(t *testing.T, eng engine, round int) {
 		}
 		e = db
 	} else {
-		e = eng.open(t)
+		e = eng.Open(t)
 	}
 	a, err := localtable.Open(&localtable.Options{Engine: e})
 	if err != nil {
@@ -266,8 +267,8 @@ func (f *blockingFilter) String() string                           { return "Blo
 // 5,000 entities that its filter rejects: the scan stops with ErrClosed
 // instead of reading on, and Close returns after it.
 func TestCloseStopsLongScan(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
 		bound, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		for i := 0; i < 5000; i += localtable.MaxTransactionActions {

@@ -9,14 +9,15 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // TestConcurrentETagCounter has many goroutines increment one counter with
 // read-modify-write under ETag conditions, retrying on conflict: no
 // increment may be lost.
 func TestConcurrentETagCounter(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "counter",
 			Properties: localtable.Properties{"N": localtable.Int64Value(0)}}); err != nil {
 			t.Fatal(err)
@@ -68,8 +69,8 @@ func TestConcurrentETagCounter(t *testing.T) {
 // TestConcurrentPartitions inserts into many partitions from many
 // goroutines while others read, then checks every entity.
 func TestConcurrentPartitions(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		const parts, rows = 16, 40
 		var wg sync.WaitGroup
 		for p := 0; p < parts; p++ {
@@ -118,8 +119,8 @@ func TestConcurrentPartitions(t *testing.T) {
 // re-creating their table: every write either lands in a live table or
 // fails with ErrTableNotFound.
 func TestConcurrentTableLifecycle(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		for w := 0; w < 4; w++ {
@@ -159,11 +160,11 @@ func TestConcurrentTableLifecycle(t *testing.T) {
 // began, and that the ETag read is that write's when the counter is. The
 // memory engine publishes its readers' copy lazily; run with -race.
 func TestReadYourWritesConcurrent(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		const writers, readers = 3, 3
 		writes := 400
-		if eng.name != "memory" {
+		if eng.Name != "memory" {
 			writes = 60 // each write is fsynced
 		}
 		type acked struct {

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -324,7 +325,7 @@ func TestCrash(t *testing.T) {
 		crashRunChild(t, dir, cycle, delay, m)
 
 		// Reopen with a clock far behind every stored Timestamp.
-		past := newFakeClock(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
+		past := tabletest.NewFakeClock(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
 		a := openCrashAccount(t, dir, past.Now)
 		tbl, err := a.GetTable(ctx, crashTable)
 		if err != nil {

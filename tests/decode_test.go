@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // TestDecodedEntitiesOutliveWrites checks that entities read by Get and
@@ -14,8 +15,8 @@ import (
 // the memory engine they are views of the engine's immutable records,
 // which a later write must not alter.
 func TestDecodedEntitiesOutliveWrites(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		pk, rk := "p😀", "r\U0010fffd" // keys whose encoding has escapes
 		for _, keys := range [][2]string{{pk, rk}, {"p", "r"}} {
 			if _, err := tbl.Insert(ctx, benchEntity(keys[0], keys[1])); err != nil {
@@ -115,7 +116,7 @@ func TestDecodeAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop items")
 	}
-	_, tbl := newTable(t, engines[0])
+	_, tbl := tabletest.NewTable(t, tabletest.Engines[0])
 	const rows = 200
 	acts := make([]localtable.Action, 0, 100)
 	for i := range rows {

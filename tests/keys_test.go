@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // cmpUTF16 is the service's ordinal order, written independently of the
@@ -211,10 +212,10 @@ func TestCompoundKeyTableOrder(t *testing.T) {
 	if !slices.IsSortedFunc(tuples, cmpTuple) {
 		t.Fatal("test tuples are not in order")
 	}
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		for _, i := range rand.Perm(len(tuples)) {
-			if _, err := tbl.Insert(ctx, ent("p", localtable.CompoundKey(tuples[i]...))); err != nil {
+			if _, err := tbl.Insert(ctx, tabletest.Ent("p", localtable.CompoundKey(tuples[i]...))); err != nil {
 				t.Fatalf("insert %q: %v", tuples[i], err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -14,8 +15,8 @@ import (
 // second Open must fail with ErrEngineInUse, without closing the engine
 // under the first Account.
 func TestEngineOwnedByOneAccount(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		e := eng.open(t)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		e := eng.Open(t)
 		a, err := localtable.Open(&localtable.Options{Engine: e})
 		if err != nil {
 			t.Fatal(err)

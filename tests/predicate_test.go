@@ -7,6 +7,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // nilPred is a Predicate whose methods dereference their receiver, as most
@@ -19,7 +20,7 @@ func (p *nilPred) String() string                           { return "nilPred" }
 
 // errPred is a third-party Predicate with an Err method.
 type errPred struct {
-	keyPred
+	tabletest.KeyPred
 	err error
 }
 
@@ -35,9 +36,9 @@ func partitions(from, to string) localtable.KeyRange {
 // ends, and an empty range breaks the contract: each fails the query with
 // InvalidInput naming the Predicate's type, in Query, QueryAll and Count.
 func TestQueryPredicateRangesChecked(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		fill(t, tbl, 4, 10) // p000..p003, r0000..r0009
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		tabletest.Fill(t, tbl, 4, 10) // p000..p003, r0000..r0009
 		bad := map[string][]localtable.KeyRange{
 			"overlapping":         {partitions("p000", "p001"), partitions("p001", "p002")},
 			"out of order":        {partitions("p002", "p002"), partitions("p000", "p000")},
@@ -47,11 +48,11 @@ func TestQueryPredicateRangesChecked(t *testing.T) {
 			"duplicate":           {partitions("p001", "p001"), partitions("p001", "p001")},
 		}
 		for name, rs := range bad {
-			p := keyPred{ranges: rs}
+			p := tabletest.KeyPred{Ranges: rs}
 			check := func(op string, err error) {
 				t.Helper()
-				if !errors.Is(err, localtable.ErrInvalidInput) || !strings.Contains(err.Error(), "keyPred") {
-					t.Errorf("%s: %s: %v, want InvalidInput naming keyPred", name, op, err)
+				if !errors.Is(err, localtable.ErrInvalidInput) || !strings.Contains(err.Error(), "tabletest.KeyPred") {
+					t.Errorf("%s: %s: %v, want InvalidInput naming tabletest.KeyPred", name, op, err)
 				}
 			}
 			_, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: p, PageSize: 5})
@@ -73,15 +74,15 @@ func TestQueryPredicateRangesChecked(t *testing.T) {
 			check("Count", err)
 		}
 		// Adjacent ranges, and none at all, keep the contract.
-		adjacent := keyPred{ranges: []localtable.KeyRange{
+		adjacent := tabletest.KeyPred{Ranges: []localtable.KeyRange{
 			{Start: localtable.PartitionStart("p000"), End: localtable.KeyAt("p000", "r0005")},
 			{Start: localtable.KeyAt("p000", "r0005"), End: localtable.PartitionEnd("p001")},
 			{Start: localtable.PartitionStart("p003")},
 		}}
-		if got := collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: adjacent, PageSize: 3})); len(got) != 30 {
+		if got := tabletest.CollectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: adjacent, PageSize: 3})); len(got) != 30 {
 			t.Errorf("adjacent ranges: %d entities, want 30", len(got))
 		}
-		none := keyPred{ranges: []localtable.KeyRange{}}
+		none := tabletest.KeyPred{Ranges: []localtable.KeyRange{}}
 		if page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: none}); err != nil || len(page.Entities) != 0 || page.Stats.Scanned != 0 {
 			t.Errorf("no ranges: %d entities, %d scanned, %v; want none", len(page.Entities), page.Stats.Scanned, err)
 		}
@@ -93,8 +94,8 @@ func TestQueryPredicateRangesChecked(t *testing.T) {
 // "every entity", by every query and by ListTables. A nil *filter.Filter
 // too: a nil Predicate is the one way to select everything.
 func TestQueryPredicateNil(t *testing.T) {
-	a, tbl := newTable(t, engines[0])
-	fill(t, tbl, 1, 3)
+	a, tbl := tabletest.NewTable(t, tabletest.Engines[0])
+	tabletest.Fill(t, tbl, 1, 3)
 	for _, p := range []localtable.Predicate{(*nilPred)(nil), (*filter.Filter)(nil)} {
 		check := func(op string, err error) {
 			t.Helper()
@@ -125,8 +126,8 @@ func TestQueryPredicateNil(t *testing.T) {
 // refuses the nil pointer with a message that says exactly what to pass
 // instead; a third-party Predicate's nil pointer gets the generic advice.
 func TestQueryFilterBuiltUp(t *testing.T) {
-	a, tbl := newTable(t, engines[0])
-	fill(t, tbl, 2, 3)
+	a, tbl := tabletest.NewTable(t, tabletest.Engines[0])
+	tabletest.Fill(t, tbl, 2, 3)
 	query := func(f localtable.Predicate) (int, error) {
 		n := 0
 		for _, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f}) {
@@ -184,8 +185,8 @@ func TestQueryFilterBuiltUp(t *testing.T) {
 // part of the contract: a non-nil Err fails the query with that very
 // error before anything is read.
 func TestQueryPredicateErrMethod(t *testing.T) {
-	a, tbl := newTable(t, engines[0])
-	fill(t, tbl, 1, 3)
+	a, tbl := tabletest.NewTable(t, tabletest.Engines[0])
+	tabletest.Fill(t, tbl, 1, 3)
 	mine := errors.New("my predicate is broken")
 	p := errPred{err: mine}
 	if _, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: p}); err != mine {

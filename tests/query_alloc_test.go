@@ -6,6 +6,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // TestQueryRejectsWithoutAllocating checks that a filtered scan allocates
@@ -14,7 +15,7 @@ import (
 // custom property of each type, and the keys; before filters were matched
 // on the stored record, each rejected entity cost three allocations.
 func TestQueryRejectsWithoutAllocating(t *testing.T) {
-	_, tbl := newTable(t, engines[0]) // memory: its iterators allocate nothing per step
+	_, tbl := tabletest.NewTable(t, tabletest.Engines[0]) // memory: its iterators allocate nothing per step
 	filters := []string{
 		"Age gt 1000",
 		"Name eq 'nobody'",

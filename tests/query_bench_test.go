@@ -8,6 +8,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/memory"
 	"github.com/localtable/localtable/storage/pebble"
@@ -38,9 +39,9 @@ func queryBenchEntity(p, r int) localtable.Entity {
 // engine skips the fsync of each commit, for loading speed. It returns
 // errors rather than failing parent, since the benchmark that calls it is
 // one of parent's children.
-func openQueryBench(parent *testing.B, eng engine) (*localtable.Table, error) {
+func openQueryBench(parent *testing.B, eng tabletest.Engine) (*localtable.Table, error) {
 	var e storage.Engine = memory.New(nil)
-	if eng.name == "pebble" {
+	if eng.Name == "pebble" {
 		db, err := pebble.Open(parent.TempDir(), &pebble.Options{NoSync: true})
 		if err != nil {
 			return nil, err
@@ -96,8 +97,8 @@ func orOfPoints(n int) string {
 //
 //	go test -run XXX -bench Query -benchtime 2s
 func BenchmarkQuery(b *testing.B) {
-	for _, eng := range engines {
-		b.Run(eng.name, func(b *testing.B) {
+	for _, eng := range tabletest.Engines {
+		b.Run(eng.Name, func(b *testing.B) {
 			// The parent benchmark runs once; its children share the table.
 			load := sync.OnceValues(func() (*localtable.Table, error) { return openQueryBench(b, eng) })
 			for _, c := range queryBenchCases {

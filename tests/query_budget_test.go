@@ -6,6 +6,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // TestQueryDefaultScanLimit: a query that sets no ScanLimit reads at most
@@ -14,12 +15,12 @@ import (
 // from Query, while QueryAll, QueryAs and Count, which follow
 // continuations, find the entity. A negative ScanLimit reads on.
 func TestQueryDefaultScanLimit(t *testing.T) {
-	_, tbl := newTable(t, engines[0])
+	_, tbl := tabletest.NewTable(t, tabletest.Engines[0])
 	n := localtable.DefaultScanLimit + 10
 	for i := 0; i < n; i += 100 {
 		acts := make([]localtable.Action, 0, 100)
 		for j := i; j < min(i+100, n); j++ {
-			acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: ent(fmt.Sprintf("p%04d", i/100), fmt.Sprintf("r%03d", j%100), "N", int32(j))})
+			acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: tabletest.Ent(fmt.Sprintf("p%04d", i/100), fmt.Sprintf("r%03d", j%100), "N", int32(j))})
 		}
 		if _, err := tbl.Transact(ctx, acts); err != nil {
 			t.Fatal(err)
@@ -28,7 +29,7 @@ func TestQueryDefaultScanLimit(t *testing.T) {
 	last := n - 1
 	for _, f := range []localtable.Predicate{
 		filter.Prop("N").Eq(last),
-		keyPred{match: func(e *localtable.Entity) bool { return e.Properties["N"].Int32() == int32(last) }},
+		tabletest.KeyPred{Accept: func(e *localtable.Entity) bool { return e.Properties["N"].Int32() == int32(last) }},
 	} {
 		page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: f})
 		if err != nil {
@@ -43,10 +44,10 @@ func TestQueryDefaultScanLimit(t *testing.T) {
 			t.Errorf("%T: second page: %d entities, continuation %v, %v; want the last entity and no continuation", f, len(page.Entities), page.Continuation, err)
 		}
 		want := []string{fmt.Sprintf("p%04d/r%03d", last/100, last%100)}
-		if got := collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f})); !equalStrings(got, want) {
+		if got := tabletest.CollectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f})); !equalStrings(got, want) {
 			t.Errorf("%T: QueryAll: %v, want %v", f, got, want)
 		}
-		if got := collectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f, Limit: 1})); !equalStrings(got, want) {
+		if got := tabletest.CollectKeys(t, tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f, Limit: 1})); !equalStrings(got, want) {
 			t.Errorf("%T: QueryAll with Limit 1: %v, want %v", f, got, want)
 		}
 		type row struct{ N int32 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // The differential query test: random typed data, random $filter strings
@@ -241,10 +242,10 @@ func diffResults(got, want []localtable.Entity) string {
 
 // filterGen writes random $filter strings over a data set, each with a
 // reference tree (refExpr) of what it means, built by the generator itself.
-func loadDiffTable(t *testing.T, eng engine, es []localtable.Entity, r *rand.Rand) (*localtable.Table, []localtable.Entity) {
+func loadDiffTable(t *testing.T, eng tabletest.Engine, es []localtable.Entity, r *rand.Rand) (*localtable.Table, []localtable.Entity) {
 	t.Helper()
-	clk := newFakeClock(localtable.TicksToTime(diffBase))
-	a := openAccount(t, eng, &localtable.Options{Clock: clk.Now})
+	clk := tabletest.NewFakeClock(localtable.TicksToTime(diffBase))
+	a := tabletest.OpenAccount(t, eng, &localtable.Options{Clock: clk.Now})
 	tbl, err := a.CreateTable(ctx, "diff")
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +307,7 @@ func TestQueryDifferential(t *testing.T) {
 	if testing.Short() {
 		nFilters /= 5
 	}
-	forEachEngine(t, func(t *testing.T, eng engine) {
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
 		t.Parallel()
 		r := rand.New(rand.NewPCG(seed, 1))
 		es := diffEntities(r)

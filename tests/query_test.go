@@ -10,57 +10,13 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
-// keyPred is a test Predicate: entities in ranges (and, when match is set,
-// accepted by it).
-type keyPred struct {
-	ranges []localtable.KeyRange
-	match  func(e *localtable.Entity) bool
-}
-
-func (p keyPred) Match(e *localtable.Entity) bool {
-	if p.ranges != nil && !slices.ContainsFunc(p.ranges, func(r localtable.KeyRange) bool { return r.Contains(e.PartitionKey, e.RowKey) }) {
-		return false
-	}
-	return p.match == nil || p.match(e)
-}
-func (p keyPred) KeyRanges() ([]localtable.KeyRange, bool) { return p.ranges, p.ranges != nil }
-func (p keyPred) String() string                           { return "test predicate" }
-
-func fill(t testing.TB, tbl *localtable.Table, parts, rows int) {
-	t.Helper()
-	for p := 0; p < parts; p++ {
-		acts := []localtable.Action{}
-		for r := 0; r < rows; r++ {
-			acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: ent(fmt.Sprintf("p%03d", p), fmt.Sprintf("r%04d", r), "N", p*rows+r, "Even", r%2 == 0)})
-			if len(acts) == 100 {
-				if _, err := tbl.Transact(ctx, acts); err != nil {
-					t.Fatal(err)
-				}
-				acts = acts[:0]
-			}
-		}
-		if len(acts) > 0 {
-			if _, err := tbl.Transact(ctx, acts); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
-
-func keysOf(es []localtable.Entity) []string {
-	var ks []string
-	for _, e := range es {
-		ks = append(ks, e.PartitionKey+"/"+e.RowKey)
-	}
-	return ks
-}
-
 func TestQueryPaging(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		fill(t, tbl, 5, 500) // 2500 entities
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		tabletest.Fill(t, tbl, 5, 500) // 2500 entities
 		var got []string
 		opts := localtable.QueryOptions{}
 		pages := 0
@@ -73,7 +29,7 @@ func TestQueryPaging(t *testing.T) {
 			if len(page.Entities) > 1000 {
 				t.Fatalf("page of %d entities", len(page.Entities))
 			}
-			got = append(got, keysOf(page.Entities)...)
+			got = append(got, tabletest.KeysOf(page.Entities)...)
 			if page.Continuation.IsZero() {
 				break
 			}
@@ -84,11 +40,11 @@ func TestQueryPaging(t *testing.T) {
 		}
 		// Exactly 1000: no continuation, since nothing follows.
 		_, tbl2 := func() (*localtable.Account, *localtable.Table) {
-			a := openAccount(t, eng, nil)
+			a := tabletest.OpenAccount(t, eng, nil)
 			tb, _ := a.CreateTable(ctx, "exact")
 			return a, tb
 		}()
-		fill(t, tbl2, 1, 1000)
+		tabletest.Fill(t, tbl2, 1, 1000)
 		page, err := tbl2.Query(ctx, nil)
 		if err != nil || len(page.Entities) != 1000 || !page.Continuation.IsZero() {
 			t.Errorf("exactly 1000: %d entities, continuation %v, %v", len(page.Entities), page.Continuation, err)
@@ -97,9 +53,9 @@ func TestQueryPaging(t *testing.T) {
 }
 
 func TestQueryTopAndSelect(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		fill(t, tbl, 2, 10)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		tabletest.Fill(t, tbl, 2, 10)
 		page, err := tbl.Query(ctx, &localtable.QueryOptions{PageSize: 3, Select: []string{"N", "Missing"}})
 		if err != nil {
 			t.Fatal(err)
@@ -117,7 +73,7 @@ func TestQueryTopAndSelect(t *testing.T) {
 			}
 		}
 		// Select with a residual filter on a property that is not selected.
-		page, err = tbl.Query(ctx, &localtable.QueryOptions{Select: []string{"N"}, Filter: keyPred{match: func(e *localtable.Entity) bool {
+		page, err = tbl.Query(ctx, &localtable.QueryOptions{Select: []string{"N"}, Filter: tabletest.KeyPred{Accept: func(e *localtable.Entity) bool {
 			v, ok := e.Property("Even")
 			return ok && v.Bool()
 		}}})
@@ -128,12 +84,12 @@ func TestQueryTopAndSelect(t *testing.T) {
 }
 
 func TestQueryRangesScanOnlyWhatTheyReturn(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		fill(t, tbl, 10, 200)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		tabletest.Fill(t, tbl, 10, 200)
 		// PartitionKey eq 'p003' and RowKey ge 'r0050' and RowKey lt 'r0150'
 		r := localtable.KeyRange{Start: localtable.KeyAt("p003", "r0050"), End: localtable.KeyAt("p003", "r0150")}
-		page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: keyPred{ranges: []localtable.KeyRange{r}}})
+		page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: tabletest.KeyPred{Ranges: []localtable.KeyRange{r}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +98,7 @@ func TestQueryRangesScanOnlyWhatTheyReturn(t *testing.T) {
 			t.Errorf("stats = %+v, want 100 scanned and returned from 1 range", st)
 		}
 		// A whole partition, and the union of two point lookups.
-		page, _ = tbl.Query(ctx, &localtable.QueryOptions{Filter: keyPred{ranges: []localtable.KeyRange{{Start: localtable.PartitionStart("p007"), End: localtable.PartitionEnd("p007")}}}})
+		page, _ = tbl.Query(ctx, &localtable.QueryOptions{Filter: tabletest.KeyPred{Ranges: []localtable.KeyRange{{Start: localtable.PartitionStart("p007"), End: localtable.PartitionEnd("p007")}}}})
 		if page.Stats.Scanned != 200 || page.Stats.Returned != 200 {
 			t.Errorf("partition scan stats = %+v", page.Stats)
 		}
@@ -150,12 +106,12 @@ func TestQueryRangesScanOnlyWhatTheyReturn(t *testing.T) {
 			{Start: localtable.KeyAt("p001", "r0007"), End: localtable.KeyAfter("p001", "r0007")},
 			{Start: localtable.KeyAt("p009", "r0199"), End: localtable.KeyAfter("p009", "r0199")},
 		}
-		page, _ = tbl.Query(ctx, &localtable.QueryOptions{Filter: keyPred{ranges: pts}})
-		if got := keysOf(page.Entities); !slices.Equal(got, []string{"p001/r0007", "p009/r0199"}) || page.Stats.Scanned != 2 {
+		page, _ = tbl.Query(ctx, &localtable.QueryOptions{Filter: tabletest.KeyPred{Ranges: pts}})
+		if got := tabletest.KeysOf(page.Entities); !slices.Equal(got, []string{"p001/r0007", "p009/r0199"}) || page.Stats.Scanned != 2 {
 			t.Errorf("point lookups = %v, stats %+v", got, page.Stats)
 		}
 		// A residual-only filter scans everything.
-		page, _ = tbl.Query(ctx, &localtable.QueryOptions{Filter: keyPred{match: func(e *localtable.Entity) bool { return e.RowKey == "r0001" }}})
+		page, _ = tbl.Query(ctx, &localtable.QueryOptions{Filter: tabletest.KeyPred{Accept: func(e *localtable.Entity) bool { return e.RowKey == "r0001" }}})
 		if page.Stats.Scanned != 2000 || page.Stats.Returned != 10 || !page.Stats.FullScan {
 			t.Errorf("full scan stats = %+v", page.Stats)
 		}
@@ -163,16 +119,16 @@ func TestQueryRangesScanOnlyWhatTheyReturn(t *testing.T) {
 }
 
 func TestQueryContinuationAcrossRanges(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		fill(t, tbl, 4, 30)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		tabletest.Fill(t, tbl, 4, 30)
 		rs := []localtable.KeyRange{
 			{Start: localtable.PartitionStart("p000"), End: localtable.PartitionEnd("p000")},
 			{Start: localtable.KeyAt("p002", "r0010"), End: localtable.KeyAt("p002", "r0020")},
 			{Start: localtable.PartitionStart("p003"), End: localtable.PartitionEnd("p003")},
 		}
 		var got []string
-		for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{PageSize: 7, Filter: keyPred{ranges: rs}}) {
+		for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{PageSize: 7, Filter: tabletest.KeyPred{Ranges: rs}}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,12 +141,12 @@ func TestQueryContinuationAcrossRanges(t *testing.T) {
 }
 
 func TestQueryScanLimit(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		fill(t, tbl, 1, 100)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		tabletest.Fill(t, tbl, 1, 100)
 		// Only the last entity matches; a scan limit of 30 gives empty pages
 		// that continue.
-		opts := localtable.QueryOptions{ScanLimit: 30, Filter: keyPred{match: func(e *localtable.Entity) bool { return e.RowKey == "r0099" }}}
+		opts := localtable.QueryOptions{ScanLimit: 30, Filter: tabletest.KeyPred{Accept: func(e *localtable.Entity) bool { return e.RowKey == "r0099" }}}
 		var pages, found int
 		for {
 			page, err := tbl.Query(ctx, &opts)
@@ -211,8 +167,8 @@ func TestQueryScanLimit(t *testing.T) {
 }
 
 func TestQueryBadContinuation(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		for _, c := range []localtable.Continuation{{NextPartitionKey: "garbage"}, {NextPartitionKey: "1!4!cA==", NextRowKey: "1!9!$$"}} {
 			_, err := tbl.Query(ctx, &localtable.QueryOptions{Continuation: c})
 			if localtable.ErrorCodeOf(err) != "InvalidInput" {
@@ -222,7 +178,7 @@ func TestQueryBadContinuation(t *testing.T) {
 		if _, err := localtable.Open(nil); err != nil {
 			t.Fatal(err)
 		}
-		var a *localtable.Account = openAccount(t, eng, nil)
+		var a *localtable.Account = tabletest.OpenAccount(t, eng, nil)
 		if _, err := a.Table("nosuch").Query(ctx, nil); !errors.Is(err, localtable.ErrTableNotFound) {
 			t.Errorf("query of missing table: %v", err)
 		}
@@ -233,9 +189,9 @@ func TestQueryBadContinuation(t *testing.T) {
 // entities and rewrite existing ones: every entity present for the whole
 // query is returned exactly once, in order.
 func TestQueryConcurrentWrites(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		fill(t, tbl, 3, 400)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		tabletest.Fill(t, tbl, 3, 400)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Add(1)
@@ -248,8 +204,8 @@ func TestQueryConcurrentWrites(t *testing.T) {
 				default:
 				}
 				// new rows between existing ones, and rewrites of existing ones
-				tbl.Upsert(ctx, ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d_new%d", i%400, i)), nil)
-				tbl.Upsert(ctx, ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d", (i*7)%400), "N", -1), &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
+				tbl.Upsert(ctx, tabletest.Ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d_new%d", i%400, i)), nil)
+				tbl.Upsert(ctx, tabletest.Ent(fmt.Sprintf("p%03d", i%3), fmt.Sprintf("r%04d", (i*7)%400), "N", -1), &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
 			}
 		}()
 		seen := map[string]int{}
@@ -283,11 +239,11 @@ func TestQueryConcurrentWrites(t *testing.T) {
 }
 
 func TestQueryMaxBytes(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		big := localtable.StringValue(strings.Repeat("x", 30000))
 		for i := 0; i < 10; i++ {
-			if _, err := tbl.Insert(ctx, ent("p", fmt.Sprint(i), "S", big)); err != nil {
+			if _, err := tbl.Insert(ctx, tabletest.Ent("p", fmt.Sprint(i), "S", big)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -316,9 +272,9 @@ func TestQueryMaxBytes(t *testing.T) {
 // an Err method (a filter the builder could not build) fails with that
 // error instead of scanning; so does a table listing.
 func TestQueryPredicateErr(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, tbl := newTable(t, eng)
-		fill(t, tbl, 1, 3)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
+		tabletest.Fill(t, tbl, 1, 3)
 		bad := filter.Or(filter.PartitionKey().Eq("p000"), filter.Prop("N").Eq(uint64(1)<<63))
 		if _, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: bad}); err == nil || err != bad.Err() || !errors.Is(err, localtable.ErrInvalidInput) {
 			t.Errorf("Query: %v, want %v", err, bad.Err())
@@ -347,8 +303,8 @@ func TestQueryPredicateErr(t *testing.T) {
 // however many pages there are, and later changes to the caller's options
 // do not reach them.
 func TestIteratorsRerun(t *testing.T) {
-	a, tbl := newTable(t, engines[0])
-	fill(t, tbl, 1, 5)
+	a, tbl := tabletest.NewTable(t, tabletest.Engines[0])
+	tabletest.Fill(t, tbl, 1, 5)
 	for _, name := range []string{"tbl2", "tbl3", "tbl4"} {
 		if _, err := a.CreateTable(ctx, name); err != nil {
 			t.Fatal(err)
@@ -358,7 +314,7 @@ func TestIteratorsRerun(t *testing.T) {
 	all := tbl.QueryAll(ctx, opts)
 	type row struct{ RowKey string }
 	typed := localtable.QueryAs[row](ctx, tbl, opts)
-	opts.Filter = keyPred{match: func(*localtable.Entity) bool { return false }}
+	opts.Filter = tabletest.KeyPred{Accept: func(*localtable.Entity) bool { return false }}
 	for run := range 2 {
 		n := 0
 		for _, err := range all {

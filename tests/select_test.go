@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // TestSelectNames: a Select entry that is not a property name is refused
@@ -13,9 +14,9 @@ import (
 // that is not one (400 InvalidInput), by Query and Get alike; "*" selects
 // every property, as $select=* does.
 func TestSelectNames(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		if _, err := tbl.Insert(ctx, ent("p", "r", "Name", "n", "Ünï_2", int32(2), "Other", true)); err != nil {
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		if _, err := tbl.Insert(ctx, tabletest.Ent("p", "r", "Name", "n", "Ünï_2", int32(2), "Other", true)); err != nil {
 			t.Fatal(err)
 		}
 		for _, bad := range []string{"bad name", "", "A-b", "1abc", "a.b", "Name,Other", "*A"} {

@@ -10,35 +10,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 var ctx = context.Background()
 
-// everyTypeProps returns properties of every Edm type.
-func everyTypeProps() localtable.Properties {
-	return localtable.Properties{
-		"S":   localtable.StringValue("héllo 𝄞"),
-		"I32": localtable.Int32Value(-42),
-		"I64": localtable.Int64Value(math.MaxInt64),
-		"D":   localtable.DoubleValue(1.5),
-		"NaN": localtable.DoubleValue(math.NaN()),
-		"Inf": localtable.DoubleValue(math.Inf(-1)),
-		"B":   localtable.BoolValue(true),
-		"F":   localtable.BoolValue(false),
-		"T":   localtable.DateTimeValue(time.Date(2024, 2, 29, 12, 0, 0, 123456700, time.UTC)),
-		"G":   localtable.GUIDValue(localtable.MustParseGUID("4185404a-5818-48c3-b9be-f217df0dba6f")),
-		"Bin": localtable.BinaryValue([]byte{0, 1, 2, 0xff}),
-		"E":   localtable.StringValue(""),
-	}
-}
-
-// valueCmp compares Values with Value.Equal.
-var valueCmp = cmp.Comparer(func(a, b localtable.Value) bool { return a.Equal(b) })
-
 func TestInsertGetEveryType(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: everyTypeProps()}
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: tabletest.EveryTypeProps()}
 		tag, err := tbl.Insert(ctx, e)
 		if err != nil {
 			t.Fatal(err)
@@ -50,7 +30,7 @@ func TestInsertGetEveryType(t *testing.T) {
 		if got.ETag != tag {
 			t.Errorf("ETag = %q, Insert returned %q", got.ETag, tag)
 		}
-		if diff := cmp.Diff(e.Properties, got.Properties, valueCmp); diff != "" {
+		if diff := cmp.Diff(e.Properties, got.Properties, tabletest.ValueCmp); diff != "" {
 			t.Errorf("properties (-want +got):\n%s", diff)
 		}
 		if got.Timestamp.IsZero() || got.Timestamp.Location() != time.UTC {
@@ -60,8 +40,8 @@ func TestInsertGetEveryType(t *testing.T) {
 }
 
 func TestNullIsAbsent(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"A": {}, "B": localtable.Int32Value(1)}}
 		if _, err := tbl.Insert(ctx, e); err != nil {
 			t.Fatal(err)
@@ -83,8 +63,8 @@ func TestNullIsAbsent(t *testing.T) {
 }
 
 func TestInsertExisting(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		e := localtable.Entity{PartitionKey: "p", RowKey: "r"}
 		if _, err := tbl.Insert(ctx, e); err != nil {
 			t.Fatal(err)
@@ -101,8 +81,8 @@ func TestInsertExisting(t *testing.T) {
 }
 
 func TestReplaceVsMerge(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		base := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{
 			"A": localtable.Int32Value(1), "B": localtable.Int32Value(2)}}
 		if _, err := tbl.Insert(ctx, base); err != nil {
@@ -115,22 +95,22 @@ func TestReplaceVsMerge(t *testing.T) {
 		}
 		got, _ := tbl.Get(ctx, "p", "r", nil)
 		want := localtable.Properties{"A": localtable.Int32Value(1), "B": localtable.StringValue("two"), "C": localtable.Int32Value(3)}
-		if diff := cmp.Diff(want, got.Properties, valueCmp); diff != "" {
+		if diff := cmp.Diff(want, got.Properties, tabletest.ValueCmp); diff != "" {
 			t.Errorf("after merge (-want +got):\n%s", diff)
 		}
 		if _, err := tbl.Update(ctx, patch, nil); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = tbl.Get(ctx, "p", "r", nil)
-		if diff := cmp.Diff(patch.Properties, got.Properties, valueCmp); diff != "" {
+		if diff := cmp.Diff(patch.Properties, got.Properties, tabletest.ValueCmp); diff != "" {
 			t.Errorf("after replace (-want +got):\n%s", diff)
 		}
 	})
 }
 
 func TestUpdateMissing(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		e := localtable.Entity{PartitionKey: "p", RowKey: "r"}
 		for _, mode := range []localtable.UpdateMode{localtable.UpdateModeReplace, localtable.UpdateModeMerge} {
 			_, err := tbl.Update(ctx, e, &localtable.UpdateOptions{Mode: mode, IfMatch: localtable.ETagAny})
@@ -153,7 +133,7 @@ func TestUpdateMissing(t *testing.T) {
 // TestUpdateModeUnknown: a mode other than replace or merge is refused,
 // not taken for replace, and writes nothing.
 func TestUpdateModeUnknown(t *testing.T) {
-	_, tbl := newTable(t, engines[0])
+	_, tbl := tabletest.NewTable(t, tabletest.Engines[0])
 	e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"A": localtable.Int32Value(1)}}
 	if _, err := tbl.Insert(ctx, e); err != nil {
 		t.Fatal(err)
@@ -173,8 +153,8 @@ func TestUpdateModeUnknown(t *testing.T) {
 }
 
 func TestUpsert(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"A": localtable.Int32Value(1)}}
 		t1, err := tbl.Upsert(ctx, e, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge}) // creates
 		if err != nil {
@@ -204,8 +184,8 @@ func TestUpsert(t *testing.T) {
 }
 
 func TestETagConditions(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"V": localtable.Int32Value(1)}}
 		old, err := tbl.Insert(ctx, e)
 		if err != nil {
@@ -261,9 +241,9 @@ func TestETagConditions(t *testing.T) {
 }
 
 func TestGetSelect(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: everyTypeProps()}
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: tabletest.EveryTypeProps()}
 		if _, err := tbl.Insert(ctx, e); err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +252,7 @@ func TestGetSelect(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := localtable.Properties{"I64": localtable.Int64Value(math.MaxInt64)}
-		if diff := cmp.Diff(want, got.Properties, valueCmp); diff != "" {
+		if diff := cmp.Diff(want, got.Properties, tabletest.ValueCmp); diff != "" {
 			t.Errorf("projection (-want +got):\n%s", diff)
 		}
 		if got.PartitionKey != "p" || got.RowKey != "r" || got.ETag == "" || got.Timestamp.IsZero() {
@@ -282,8 +262,8 @@ func TestGetSelect(t *testing.T) {
 }
 
 func TestEntityOnMissingTable(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a := openAccount(t, eng, nil)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a := tabletest.OpenAccount(t, eng, nil)
 		tbl := a.Table("nosuch")
 		_, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "r"})
 		if !errors.Is(err, localtable.ErrTableNotFound) || localtable.ErrorCodeOf(err) != "TableNotFound" {
@@ -296,8 +276,8 @@ func TestEntityOnMissingTable(t *testing.T) {
 }
 
 func TestEmptyKeysAndOddCharacters(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		keys := [][2]string{{"", ""}, {"", "a"}, {"a", ""}, {"it's", "x y"}, {"𝄞", "\uffff"}, {"é", "%2F"}}
 		for _, k := range keys {
 			if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: k[0], RowKey: k[1]}); err != nil {
@@ -314,10 +294,10 @@ func TestEmptyKeysAndOddCharacters(t *testing.T) {
 }
 
 func TestTimestampAndETagFromClock(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
 		start := time.Date(2021, 9, 8, 18, 58, 54, 789938800, time.UTC)
-		clk := newFakeClock(start)
-		a := openAccount(t, eng, &localtable.Options{Clock: clk.Now})
+		clk := tabletest.NewFakeClock(start)
+		a := tabletest.OpenAccount(t, eng, &localtable.Options{Clock: clk.Now})
 		tbl, _ := a.CreateTable(ctx, "tbl1")
 		tag, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "1"})
 		if err != nil {
@@ -362,8 +342,8 @@ func TestTimestampAndETagFromClock(t *testing.T) {
 }
 
 func TestClosedAccount(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
 		if err := a.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -380,8 +360,8 @@ func TestClosedAccount(t *testing.T) {
 }
 
 func TestCanceledContext(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		c, cancel := context.WithCancel(ctx)
 		cancel()
 		if _, err := tbl.Insert(c, localtable.Entity{}); !errors.Is(err, context.Canceled) {

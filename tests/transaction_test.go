@@ -8,28 +8,25 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
-func ent(pk, rk string, kv ...any) localtable.Entity {
-	return localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: props(kv...)}
-}
-
 func TestTransactAllActionTypes(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		for _, rk := range []string{"upd", "merge", "del"} {
-			if _, err := tbl.Insert(ctx, ent("p", rk, "A", "old", "Keep", "k")); err != nil {
+			if _, err := tbl.Insert(ctx, tabletest.Ent("p", rk, "A", "old", "Keep", "k")); err != nil {
 				t.Fatal(err)
 			}
 		}
 		cur, _ := tbl.Get(ctx, "p", "upd", nil)
 		tags, err := tbl.Transact(ctx, []localtable.Action{
-			{Type: localtable.ActionInsert, Entity: ent("p", "new", "A", "ins")},
-			{Type: localtable.ActionUpdateReplace, Entity: ent("p", "upd", "A", "rep"), IfMatch: cur.ETag},
-			{Type: localtable.ActionUpdateMerge, Entity: ent("p", "merge", "A", "mer")},
-			{Type: localtable.ActionUpsertReplace, Entity: ent("p", "ur", "A", "ur")},
-			{Type: localtable.ActionUpsertMerge, Entity: ent("p", "um", "A", "um")},
-			{Type: localtable.ActionDelete, Entity: ent("p", "del")},
+			{Type: localtable.ActionInsert, Entity: tabletest.Ent("p", "new", "A", "ins")},
+			{Type: localtable.ActionUpdateReplace, Entity: tabletest.Ent("p", "upd", "A", "rep"), IfMatch: cur.ETag},
+			{Type: localtable.ActionUpdateMerge, Entity: tabletest.Ent("p", "merge", "A", "mer")},
+			{Type: localtable.ActionUpsertReplace, Entity: tabletest.Ent("p", "ur", "A", "ur")},
+			{Type: localtable.ActionUpsertMerge, Entity: tabletest.Ent("p", "um", "A", "um")},
+			{Type: localtable.ActionDelete, Entity: tabletest.Ent("p", "del")},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -62,16 +59,16 @@ func TestTransactAllActionTypes(t *testing.T) {
 }
 
 func TestTransactAllOrNothing(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
-		if _, err := tbl.Insert(ctx, ent("p", "exists", "V", 1)); err != nil {
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		if _, err := tbl.Insert(ctx, tabletest.Ent("p", "exists", "V", 1)); err != nil {
 			t.Fatal(err)
 		}
 		_, err := tbl.Transact(ctx, []localtable.Action{
-			{Type: localtable.ActionInsert, Entity: ent("p", "a", "V", 1)},
-			{Type: localtable.ActionUpsertMerge, Entity: ent("p", "b", "V", 1)},
-			{Type: localtable.ActionInsert, Entity: ent("p", "exists", "V", 2)},
-			{Type: localtable.ActionInsert, Entity: ent("p", "c", "V", 1)},
+			{Type: localtable.ActionInsert, Entity: tabletest.Ent("p", "a", "V", 1)},
+			{Type: localtable.ActionUpsertMerge, Entity: tabletest.Ent("p", "b", "V", 1)},
+			{Type: localtable.ActionInsert, Entity: tabletest.Ent("p", "exists", "V", 2)},
+			{Type: localtable.ActionInsert, Entity: tabletest.Ent("p", "c", "V", 1)},
 		})
 		var te *localtable.TransactionError
 		if !errors.As(err, &te) || te.Index != 2 || te.Err.Code != "EntityAlreadyExists" {
@@ -90,16 +87,16 @@ func TestTransactAllOrNothing(t *testing.T) {
 		}
 		// An invalid entity in the middle fails with its index, before any I/O.
 		_, err = tbl.Transact(ctx, []localtable.Action{
-			{Type: localtable.ActionInsert, Entity: ent("p", "a")},
-			{Type: localtable.ActionInsert, Entity: ent("p", "b", "bad-name", 1)},
+			{Type: localtable.ActionInsert, Entity: tabletest.Ent("p", "a")},
+			{Type: localtable.ActionInsert, Entity: tabletest.Ent("p", "b", "bad-name", 1)},
 		})
 		if !errors.As(err, &te) || te.Index != 1 || te.Err.Code != "PropertyNameInvalid" {
 			t.Errorf("err = %v, want action 1 PropertyNameInvalid", err)
 		}
 		// A stale ETag.
 		_, err = tbl.Transact(ctx, []localtable.Action{
-			{Type: localtable.ActionUpsertReplace, Entity: ent("p", "a")},
-			{Type: localtable.ActionDelete, Entity: ent("p", "exists"), IfMatch: `W/"datetime'2000-01-01T00%3A00%3A00.0000000Z'"`},
+			{Type: localtable.ActionUpsertReplace, Entity: tabletest.Ent("p", "a")},
+			{Type: localtable.ActionDelete, Entity: tabletest.Ent("p", "exists"), IfMatch: `W/"datetime'2000-01-01T00%3A00%3A00.0000000Z'"`},
 		})
 		if !errors.As(err, &te) || te.Index != 1 || !errors.Is(err, localtable.ErrConditionNotMet) {
 			t.Errorf("err = %v, want action 1 UpdateConditionNotSatisfied", err)
@@ -114,7 +111,7 @@ func TestTransactRules(t *testing.T) {
 	many := func(n int) []localtable.Action {
 		acts := make([]localtable.Action, n)
 		for i := range acts {
-			acts[i] = localtable.Action{Type: localtable.ActionUpsertReplace, Entity: ent("p", fmt.Sprint(i))}
+			acts[i] = localtable.Action{Type: localtable.ActionUpsertReplace, Entity: tabletest.Ent("p", fmt.Sprint(i))}
 		}
 		return acts
 	}
@@ -122,7 +119,7 @@ func TestTransactRules(t *testing.T) {
 		acts := make([]localtable.Action, n)
 		text := localtable.StringValue(strings.Repeat("x", 32000))
 		for i := range acts {
-			e := ent("p", fmt.Sprint(i))
+			e := tabletest.Ent("p", fmt.Sprint(i))
 			for j := 0; j < 16; j++ {
 				e.Properties[fmt.Sprintf("S%02d", j)] = text
 			}
@@ -139,13 +136,13 @@ func TestTransactRules(t *testing.T) {
 		{"100 actions", many(100), "", -1},
 		{"101 actions", many(101), "InvalidInput", -1},
 		{"empty", nil, "InvalidInput", -1},
-		{"two partitions", []localtable.Action{{Entity: ent("p", "1")}, {Entity: ent("q", "2")}}, "CommandsInBatchActOnDifferentPartitions", 1},
-		{"same row twice", []localtable.Action{{Entity: ent("p", "1")}, {Type: localtable.ActionDelete, Entity: ent("p", "1")}}, "InvalidDuplicateRow", 1},
+		{"two partitions", []localtable.Action{{Entity: tabletest.Ent("p", "1")}, {Entity: tabletest.Ent("q", "2")}}, "CommandsInBatchActOnDifferentPartitions", 1},
+		{"same row twice", []localtable.Action{{Entity: tabletest.Ent("p", "1")}, {Type: localtable.ActionDelete, Entity: tabletest.Ent("p", "1")}}, "InvalidDuplicateRow", 1},
 		{"8 entities of 512 KB", bigs(8), "", -1},
 		{"9 entities of 512 KB", bigs(9), "RequestBodyTooLarge", -1},
 	}
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
 		for _, c := range cases {
 			_, err := tbl.Transact(ctx, c.acts)
 			if got := localtable.ErrorCodeOf(err); got != c.code {
@@ -173,7 +170,7 @@ func TestTransactRules(t *testing.T) {
 			t.Errorf("%d entities p/0..100 exist, want 100", n)
 		}
 		// A missing table fails with TableNotFound at index 0.
-		_, err := a.Table("missing").Transact(ctx, []localtable.Action{{Entity: ent("p", "1")}})
+		_, err := a.Table("missing").Transact(ctx, []localtable.Action{{Entity: tabletest.Ent("p", "1")}})
 		var te *localtable.TransactionError
 		var le *localtable.Error
 		if !errors.As(err, &te) || te.Index != 0 || !errors.Is(err, localtable.ErrTableNotFound) || !errors.As(err, &le) || le.Code != localtable.CodeTableNotFound {
@@ -186,13 +183,13 @@ func TestTransactRules(t *testing.T) {
 // applied: a transaction rewrites two entities with the same value, and
 // readers must always see them equal.
 func TestTransactIsolation(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		pair := func(v int) []localtable.Action {
 			return []localtable.Action{
 				// b first: a non-atomic apply would expose new b with old a.
-				{Type: localtable.ActionUpsertReplace, Entity: ent("p", "b", "V", v)},
-				{Type: localtable.ActionUpsertReplace, Entity: ent("p", "a", "V", v)},
+				{Type: localtable.ActionUpsertReplace, Entity: tabletest.Ent("p", "b", "V", v)},
+				{Type: localtable.ActionUpsertReplace, Entity: tabletest.Ent("p", "a", "V", v)},
 			}
 		}
 		if _, err := tbl.Transact(ctx, pair(0)); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 type reading struct {
@@ -22,8 +23,8 @@ type reading struct {
 // TestQueryAs: typed iteration yields each entity unmarshalled, honours
 // the filter, Select and Limit, and stops at the first error.
 func TestQueryAs(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		a, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
 		note := "calibrated"
 		want := []reading{
 			{PartitionKey: "kitchen", RowKey: "001", Celsius: 21.5, Sensor: "k1", Note: &note},
@@ -60,7 +61,7 @@ func TestQueryAs(t *testing.T) {
 		// Filter, Select and Limit pass through: the unselected field
 		// stays zero.
 		got = nil
-		f := keyPred{ranges: []localtable.KeyRange{{Start: localtable.PartitionStart("kitchen"), End: localtable.PartitionEnd("kitchen")}}}
+		f := tabletest.KeyPred{Ranges: []localtable.KeyRange{{Start: localtable.PartitionStart("kitchen"), End: localtable.PartitionEnd("kitchen")}}}
 		for r, err := range localtable.QueryAs[reading](ctx, tbl, &localtable.QueryOptions{Filter: f, Select: []string{"Celsius"}, Limit: 1}) {
 			if err != nil {
 				t.Fatal(err)
@@ -75,7 +76,7 @@ func TestQueryAs(t *testing.T) {
 
 		// An entity that does not fit T ends the iteration with the error
 		// and a zero T, after the entities before it.
-		if _, err := tbl.Insert(ctx, ent("kitchen", "003", "Celsius", "warm")); err != nil {
+		if _, err := tbl.Insert(ctx, tabletest.Ent("kitchen", "003", "Celsius", "warm")); err != nil {
 			t.Fatal(err)
 		}
 		var n int

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // writePaths are the ways to write an entity; every rule is checked on each.
@@ -42,18 +43,6 @@ var writePaths = []struct {
 		_, err := tbl.Transact(ctx, []localtable.Action{{Type: localtable.ActionUpsertReplace, Entity: e}})
 		return err
 	}},
-}
-
-func props(kv ...any) localtable.Properties {
-	p := localtable.Properties{}
-	for i := 0; i < len(kv); i += 2 {
-		v, err := localtable.AnyValue(kv[i+1])
-		if err != nil {
-			panic(err)
-		}
-		p[kv[i].(string)] = v
-	}
-	return p
 }
 
 func manyProps(n int) localtable.Properties {
@@ -99,16 +88,16 @@ func TestEntityRules(t *testing.T) {
 		{"key 513 units", localtable.Entity{PartitionKey: strings.Repeat("k", 513)}, "KeyValueTooLarge"},
 		{"key 256 astral", localtable.Entity{RowKey: strings.Repeat("𝄞", 256)}, ""},
 		{"key 257 astral", localtable.Entity{RowKey: strings.Repeat("𝄞", 257)}, "KeyValueTooLarge"},
-		{"name 255", localtable.Entity{Properties: props(strings.Repeat("n", 255), 1)}, ""},
-		{"name 256", localtable.Entity{Properties: props(strings.Repeat("n", 256), 1)}, "PropertyNameTooLong"},
-		{"name underscore", localtable.Entity{Properties: props("_x1", 1, "é", 1)}, ""},
-		{"name dash", localtable.Entity{Properties: props("a-b", 1)}, "PropertyNameInvalid"},
-		{"name digit first", localtable.Entity{Properties: props("1a", 1)}, "PropertyNameInvalid"},
-		{"name dot", localtable.Entity{Properties: props("odata.type", 1)}, "PropertyNameInvalid"},
-		{"name space", localtable.Entity{Properties: props("a b", 1)}, "PropertyNameInvalid"},
-		{"name empty", localtable.Entity{Properties: props("", 1)}, "PropertyNameInvalid"},
-		{"name PartitionKey", localtable.Entity{Properties: props("PartitionKey", "x")}, "PropertyNameInvalid"},
-		{"name Timestamp", localtable.Entity{Properties: props("Timestamp", time.Now())}, "PropertyNameInvalid"},
+		{"name 255", localtable.Entity{Properties: tabletest.Props(strings.Repeat("n", 255), 1)}, ""},
+		{"name 256", localtable.Entity{Properties: tabletest.Props(strings.Repeat("n", 256), 1)}, "PropertyNameTooLong"},
+		{"name underscore", localtable.Entity{Properties: tabletest.Props("_x1", 1, "é", 1)}, ""},
+		{"name dash", localtable.Entity{Properties: tabletest.Props("a-b", 1)}, "PropertyNameInvalid"},
+		{"name digit first", localtable.Entity{Properties: tabletest.Props("1a", 1)}, "PropertyNameInvalid"},
+		{"name dot", localtable.Entity{Properties: tabletest.Props("odata.type", 1)}, "PropertyNameInvalid"},
+		{"name space", localtable.Entity{Properties: tabletest.Props("a b", 1)}, "PropertyNameInvalid"},
+		{"name empty", localtable.Entity{Properties: tabletest.Props("", 1)}, "PropertyNameInvalid"},
+		{"name PartitionKey", localtable.Entity{Properties: tabletest.Props("PartitionKey", "x")}, "PropertyNameInvalid"},
+		{"name Timestamp", localtable.Entity{Properties: tabletest.Props("Timestamp", time.Now())}, "PropertyNameInvalid"},
 		{"252 properties", localtable.Entity{Properties: manyProps(252)}, ""},
 		{"253 properties", localtable.Entity{Properties: manyProps(253)}, "TooManyProperties"},
 		{"253 with a null", localtable.Entity{Properties: func() localtable.Properties {
@@ -116,14 +105,14 @@ func TestEntityRules(t *testing.T) {
 			p["Null"] = localtable.Value{}
 			return p
 		}()}, ""},
-		{"string 32768 units", localtable.Entity{Properties: props("S", strings.Repeat("s", 32768))}, ""},
-		{"string 32769 units", localtable.Entity{Properties: props("S", strings.Repeat("s", 32769))}, "PropertyValueTooLarge"},
-		{"string 16384 astral", localtable.Entity{Properties: props("S", strings.Repeat("𝄞", 16384))}, ""},
-		{"string 16385 astral", localtable.Entity{Properties: props("S", strings.Repeat("𝄞", 16385))}, "PropertyValueTooLarge"},
-		{"string 32768 2-byte", localtable.Entity{Properties: props("S", strings.Repeat("é", 32768))}, ""},
-		{"string invalid UTF-8", localtable.Entity{Properties: props("S", "a\xffb")}, "InvalidInput"},
-		{"binary 64 KiB", localtable.Entity{Properties: props("B", make([]byte, 65536))}, ""},
-		{"binary 64 KiB + 1", localtable.Entity{Properties: props("B", make([]byte, 65537))}, "PropertyValueTooLarge"},
+		{"string 32768 units", localtable.Entity{Properties: tabletest.Props("S", strings.Repeat("s", 32768))}, ""},
+		{"string 32769 units", localtable.Entity{Properties: tabletest.Props("S", strings.Repeat("s", 32769))}, "PropertyValueTooLarge"},
+		{"string 16384 astral", localtable.Entity{Properties: tabletest.Props("S", strings.Repeat("𝄞", 16384))}, ""},
+		{"string 16385 astral", localtable.Entity{Properties: tabletest.Props("S", strings.Repeat("𝄞", 16385))}, "PropertyValueTooLarge"},
+		{"string 32768 2-byte", localtable.Entity{Properties: tabletest.Props("S", strings.Repeat("é", 32768))}, ""},
+		{"string invalid UTF-8", localtable.Entity{Properties: tabletest.Props("S", "a\xffb")}, "InvalidInput"},
+		{"binary 64 KiB", localtable.Entity{Properties: tabletest.Props("B", make([]byte, 65536))}, ""},
+		{"binary 64 KiB + 1", localtable.Entity{Properties: tabletest.Props("B", make([]byte, 65537))}, "PropertyValueTooLarge"},
 		{"datetime min", localtable.Entity{Properties: localtable.Properties{"T": dt(localtable.MinDateTime)}}, ""},
 		{"datetime min - 100ns", localtable.Entity{Properties: localtable.Properties{"T": dt(localtable.MinDateTime.Add(-100))}}, "OutOfRangeInput"},
 		{"datetime max", localtable.Entity{Properties: localtable.Properties{"T": dt(localtable.MaxDateTime)}}, ""},
@@ -133,8 +122,8 @@ func TestEntityRules(t *testing.T) {
 		{"entity 1 MiB", sizedEntity(localtable.MaxEntitySize), ""},
 		{"entity 1 MiB + 1", sizedEntity(localtable.MaxEntitySize + 1), "EntityTooLarge"},
 	}
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		for _, c := range cases {
 			for _, w := range writePaths {
 				e := c.e.Clone()
@@ -177,8 +166,8 @@ func TestEntitySizeFormula(t *testing.T) {
 }
 
 func TestDateTimePrecision(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		in := time.Date(2020, 1, 2, 3, 4, 5, 123456789, time.FixedZone("x", 3600))
 		e := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"T": localtable.DateTimeValue(in)}}
 		if _, err := tbl.Insert(ctx, e); err != nil {
@@ -193,8 +182,8 @@ func TestDateTimePrecision(t *testing.T) {
 }
 
 func TestMergeBeyondLimits(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, eng engine) {
-		_, tbl := newTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
 		base := localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: manyProps(200)}
 		if _, err := tbl.Insert(ctx, base); err != nil {
 			t.Fatal(err)
@@ -269,7 +258,7 @@ func TestPropertyNameASCII(t *testing.T) {
 // TestValidateKeys: ValidatePartitionKey and ValidateRowKey apply the
 // rules every write applies to keys, and their errors name the key.
 func TestValidateKeys(t *testing.T) {
-	_, tbl := newTable(t, engines[0])
+	_, tbl := tabletest.NewTable(t, tabletest.Engines[0])
 	for _, c := range []struct {
 		key  string
 		want error
