@@ -50,11 +50,6 @@ func newLiveTable(rec *tableRecord) *liveTable {
 	return t
 }
 
-// record returns the table's catalog record.
-func (t *liveTable) record() tableRecord {
-	return tableRecord{ID: t.id, Name: t.name, Policies: *t.policies.Load()}
-}
-
 // catalog is a set of tables. Once published it is never modified.
 type catalog struct {
 	byName map[string]*liveTable // by lower-cased name

@@ -39,17 +39,14 @@ type clock struct {
 // second. A reopen resumes at most this far ahead of the last write.
 const clockReserve = ticksPerSecond
 
-// next returns the next Timestamp tick. ctx bounds the write of a new
-// reservation, when one is needed. It never returns a tick outside
-// [minTicks, maxTicks], nor one it returned before: a source outside the
-// range is ErrClockOutOfRange, and so is every call after the one that
-// returned maxTicks.
-func (c *clock) next(ctx context.Context) (int64, error) { return c.nextAfter(ctx, -1) }
-
-// nextAfter is next, but returns a tick above floor too: a write on a
-// shared engine passes the largest Timestamp of the entities it replaces,
-// which another process's clock may have handed out, so that each
-// entity's ETags strictly increase. The clock then goes on from there.
+// nextAfter returns the next Timestamp tick, above floor too. ctx bounds
+// the write of a new reservation, when one is needed. It never returns a
+// tick outside [minTicks, maxTicks], nor one it returned before: a source
+// outside the range is ErrClockOutOfRange, and so is every call after the
+// one that returned maxTicks. A write passes as floor the largest
+// Timestamp of the entities it replaces (-1 for none), which on a shared
+// engine another process's clock may have handed out, so that each
+// entity's ETags strictly increase; the clock then goes on from there.
 func (c *clock) nextAfter(ctx context.Context, floor int64) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
