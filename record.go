@@ -291,9 +291,8 @@ type recordWalker struct {
 // view, the names and the String, Binary and Guid payloads next returns
 // are views of b; otherwise substrings of one copy of it.
 func (w *recordWalker) init(b []byte, view bool) (ticks int64, err error) {
-	*w = recordWalker{}
 	if ticks, err = recordTicks(b); err != nil {
-		return 0, err
+		return w.refuse()
 	}
 	b = b[9:]
 	var n uint64
@@ -304,13 +303,15 @@ func (w *recordWalker) init(b []byte, view bool) (ticks int64, err error) {
 		n, l = uvarint(b)
 	}
 	if l <= 0 || n > uint64(len(b)) {
-		return 0, errCorruptRecord
+		return w.refuse()
 	}
 	b = b[l:]
 	if n == 0 && len(b) != 0 {
-		return 0, errCorruptRecord
+		return w.refuse()
 	}
-	w.b, w.n = b, n
+	// The fields are set one by one: a composite literal is built aside
+	// and copied in wide moves, which stall on the narrow stores just made.
+	w.b, w.s, w.i, w.n, w.p, w.prev, w.err = b, "", 0, n, 0, "", nil
 	if n > 0 {
 		if view {
 			w.s = bytesView(b)
@@ -319,6 +320,12 @@ func (w *recordWalker) init(b []byte, view bool) (ticks int64, err error) {
 		}
 	}
 	return ticks, nil
+}
+
+// refuse is init's failure: a walker that reads nothing.
+func (w *recordWalker) refuse() (int64, error) {
+	*w = recordWalker{err: errCorruptRecord}
+	return 0, errCorruptRecord
 }
 
 // collect reads the rest of the properties into props, keeping only those
@@ -342,7 +349,7 @@ func (w *recordWalker) collect(sel selection, props Properties) error {
 // it checks that names are valid UTF-8 and strictly ascend (from the last
 // name next returned).
 func (w *recordWalker) next() (name string, v Value, ok bool) {
-	name, kind, at, ok := w.seek("")
+	name, kind, at, _, ok := w.seek("")
 	if !ok {
 		return "", Value{}, false
 	}
@@ -364,17 +371,17 @@ func (w *recordWalker) next() (name string, v Value, ok bool) {
 }
 
 // seek steps over the properties named below target, and returns the
-// name and kind of the next one, and where its payload starts in b (it
-// ends at i, where the walk goes on); with target "", that is the next
-// property. It returns ok false after the last property or at the first
-// corruption (then err is set). Reading past the last property checks
-// that no bytes follow it.
+// name and kind of the next one, where its payload starts in b (it ends at
+// i, where the walk goes on), and whether it is named target; with target
+// "", that is the next property. It returns ok false after the last
+// property or at the first corruption (then err is set). Reading past the
+// last property checks that no bytes follow it.
 //
 // It is the one loop over the record's layout, and checks all of it:
 // lengths within the record, kinds known, payloads whole, Bools 0 or 1.
 // It does not check the names themselves (next does): a seek for one
 // property reads no more than it must.
-func (w *recordWalker) seek(target string) (name string, kind Kind, at int, ok bool) {
+func (w *recordWalker) seek(target string) (name string, kind Kind, at int, found, ok bool) {
 	b, s, i, p := w.b, w.s, w.i, w.p
 	for ; p < w.n; p++ {
 		// Names and strings are mostly short: their one-byte lengths are
@@ -426,17 +433,27 @@ func (w *recordWalker) seek(target string) (name string, kind Kind, at int, ok b
 			return w.fail()
 		}
 		at, i = i, i+size
-		if target != "" && nameLess(name, target) {
-			continue
+		if target != "" {
+			// Names mostly differ in their first byte, compared inline.
+			var c int
+			if name != "" && name[0] != target[0] {
+				c = int(name[0]) - int(target[0])
+			} else {
+				c = strings.Compare(name, target)
+			}
+			if c < 0 {
+				continue
+			}
+			found = c == 0
 		}
 		w.i, w.p = i, p+1
-		return name, kind, at, true
+		return name, kind, at, found, true
 	}
 	w.i, w.p = i, p
 	if i != len(b) && w.err == nil {
 		w.err = errCorruptRecord
 	}
-	return "", 0, 0, false
+	return "", 0, 0, false, false
 }
 
 // value returns the value of the property seek last returned, of kind and
@@ -454,9 +471,9 @@ func (w *recordWalker) value(kind Kind, at int) Value {
 }
 
 // fail stops the walk at a corruption.
-func (w *recordWalker) fail() (string, Kind, int, bool) {
+func (w *recordWalker) fail() (string, Kind, int, bool, bool) {
 	w.err, w.p, w.i = errCorruptRecord, w.n, len(w.b)
-	return "", 0, 0, false
+	return "", 0, 0, false, false
 }
 
 // The catalog record of a table. Version 1:

@@ -126,8 +126,8 @@ func findProperty(rec []byte, name string) (Value, bool, error) {
 	if _, err := w.init(rec, true); err != nil {
 		return Value{}, false, err
 	}
-	pname, kind, at, ok := w.seek(name)
-	if !ok || pname != name {
+	_, kind, at, found, ok := w.seek(name)
+	if !ok || !found {
 		return Value{}, false, w.err
 	}
 	return w.value(kind, at), true, nil
