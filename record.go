@@ -23,8 +23,8 @@ import (
 //	           Int64, Double, DateTime: 8 bytes; Bool: 1 byte (0 or 1);
 //	           Guid: 16 bytes. Fixed-width integers are big endian.
 //
-// Decoding checks every length and kind, so garbage yields an error, never
-// a panic.
+// Records are read only through recordWalker, which checks every length
+// and kind, so garbage yields an error, never a panic.
 const recordVersion = 1
 
 var errCorruptRecord = errors.New("localtable: corrupt entity record")
@@ -228,54 +228,42 @@ func decodeSelected(b []byte, sel selection) (ticks int64, props Properties, err
 // of b instead of a copy: for a stable engine's reads (see
 // storage.StableReader), which never change.
 func decodeProps(b []byte, sel selection, view bool) (ticks int64, props Properties, err error) {
-	props = make(Properties, min(recordCount(b), 16))
-	ticks, err = decodeInto(b, sel, props, view)
-	if err != nil {
+	var w recordWalker
+	if ticks, err = w.init(b, view); err != nil {
+		return 0, nil, err
+	}
+	props = make(Properties, min(w.n, 16))
+	if err = w.collect(sel, props); err != nil {
 		return 0, nil, err
 	}
 	return ticks, props, nil
-}
-
-// recordCount returns the property count a record declares, or 0.
-func recordCount(b []byte) int {
-	if len(b) < 9 {
-		return 0
-	}
-	n, w := uvarint(b[9:])
-	if w <= 0 || n > uint64(len(b)) {
-		return 0
-	}
-	return int(n)
 }
 
 // decodeInto decodes a record's properties into props, which the caller
 // has emptied, and returns its Timestamp ticks. With view, the strings are
 // views of b; otherwise substrings of one copy of it.
 func decodeInto(b []byte, sel selection, props Properties, view bool) (ticks int64, err error) {
-	var r recordIter
-	if ticks, err = r.init(b, view); err != nil {
+	var w recordWalker
+	if ticks, err = w.init(b, view); err != nil {
 		return 0, err
 	}
-	all := !sel.on
-	for {
-		name, v, ok := r.next()
-		if !ok {
-			break
-		}
-		if all || sel.has(name) {
-			props[name] = v
-		}
-	}
-	if r.err != nil {
-		return 0, r.err
+	if err = w.collect(sel, props); err != nil {
+		return 0, err
 	}
 	return ticks, nil
 }
 
-// recordIter reads the properties of a record one by one, checking every
-// length, kind and name as it goes: a corrupt record stops it with err
-// set, never a panic.
-type recordIter struct {
+// recordWalker is the one reader of the entity record format: init reads
+// the header, seek is the one loop that steps over the properties' layout
+// (name, kind, payload), value reads a payload, and next, on top of seek,
+// reads the properties one by one and checks their names. Every length,
+// kind and payload is checked on the way: a corrupt record stops the walk
+// with err set to errCorruptRecord, never a panic. Every reader of records
+// walks them with it: decoding (decodeProps, decodeInto, and so Get,
+// Verify and the writes' reads), finding one property for a filter
+// (findProperty), and visiting them as stored (storedVisit); recordTicks,
+// which init calls, reads the header alone.
+type recordWalker struct {
 	b    []byte
 	s    string // s[i:] is b[i:] as a string
 	i    int    // the read position in b and s
@@ -287,120 +275,190 @@ type recordIter struct {
 // init starts reading record b and returns its Timestamp ticks. With
 // view, the names and the String, Binary and Guid payloads next returns
 // are views of b; otherwise substrings of one copy of it.
-func (r *recordIter) init(b []byte, view bool) (ticks int64, err error) {
-	*r = recordIter{}
+func (w *recordWalker) init(b []byte, view bool) (ticks int64, err error) {
 	if ticks, err = recordTicks(b); err != nil {
-		return 0, err
+		return w.refuse()
 	}
 	b = b[9:]
-	n, w := uvarint(b)
-	if w <= 0 || n > uint64(len(b)) {
-		return 0, errCorruptRecord
+	var n uint64
+	var l int
+	if len(b) > 0 && b[0] < 0x80 { // the count of most records, inline
+		n, l = uint64(b[0]), 1
+	} else {
+		n, l = uvarint(b)
 	}
-	b = b[w:]
+	if l <= 0 || n > uint64(len(b)) {
+		return w.refuse()
+	}
+	b = b[l:]
 	if n == 0 && len(b) != 0 {
-		return 0, errCorruptRecord
+		return w.refuse()
 	}
-	r.b, r.n = b, n
+	// The fields are set one by one: a composite literal is built aside
+	// and copied in wide moves, which stall on the narrow stores just made.
+	w.b, w.s, w.i, w.n, w.p, w.prev, w.err = b, "", 0, n, 0, "", nil
 	if n > 0 {
 		if view {
-			r.s = bytesView(b)
+			w.s = bytesView(b)
 		} else {
-			r.s = string(b)
+			w.s = string(b)
 		}
 	}
 	return ticks, nil
 }
 
-// next returns the next property, or ok false after the last one or at
-// the first corruption (then err is set).
-func (r *recordIter) next() (name string, v Value, ok bool) {
-	b, s, i := r.b, r.s, r.i
-	if r.p == r.n {
-		if i != len(b) && r.err == nil {
-			r.err = errCorruptRecord
+// refuse is init's failure: a walker that reads nothing.
+func (w *recordWalker) refuse() (int64, error) {
+	*w = recordWalker{err: errCorruptRecord}
+	return 0, errCorruptRecord
+}
+
+// collect reads the rest of the properties into props, keeping only those
+// sel selects, and returns the walk's error.
+func (w *recordWalker) collect(sel selection, props Properties) error {
+	all := !sel.on
+	for {
+		name, v, ok := w.next()
+		if !ok {
+			break
 		}
+		if all || sel.has(name) {
+			props[name] = v
+		}
+	}
+	return w.err
+}
+
+// next returns the next property, or ok false after the last one or at
+// the first corruption (then err is set). Besides the layout seek checks,
+// it checks that names are valid UTF-8 and strictly ascend (from the last
+// name next returned).
+func (w *recordWalker) next() (name string, v Value, ok bool) {
+	name, kind, at, _, ok := w.seek("")
+	if !ok {
 		return "", Value{}, false
 	}
-	// Names and strings are mostly short, and names ASCII: their one-byte
-	// lengths and their ASCII are checked inline.
-	var l uint64
-	var w int
-	if i < len(b) && b[i] < 0x80 {
-		l, w = uint64(b[i]), 1
-	} else {
-		l, w = uvarint(b[i:])
-	}
-	if w <= 0 || l > uint64(len(b)-i-w) {
-		return r.fail()
-	}
-	name = s[i+w : i+w+int(l)]
-	i += w + int(l)
-	if r.p > 0 && !nameLess(r.prev, name) { // names strictly ascend
-		return r.fail()
+	if w.p > 1 && !nameLess(w.prev, name) { // names strictly ascend
+		w.fail()
+		return "", Value{}, false
 	}
 	for j := 0; j < len(name); j++ {
 		if name[j] >= utf8.RuneSelf {
 			if !utf8.ValidString(name) {
-				return r.fail()
+				w.fail()
+				return "", Value{}, false
 			}
 			break
 		}
 	}
-	if i >= len(b) {
-		return r.fail()
-	}
-	kind := Kind(b[i])
-	i++
-	switch kind {
-	case KindString, KindBinary:
-		var l uint64
-		var w int
-		if i < len(b) && b[i] < 0x80 {
-			l, w = uint64(b[i]), 1
-		} else {
-			l, w = uvarint(b[i:])
-		}
-		if w <= 0 || l > uint64(len(b)-i-w) {
-			return r.fail()
-		}
-		v = Value{kind: kind, str: s[i+w : i+w+int(l)]}
-		i += w + int(l)
-	case KindInt32:
-		if len(b)-i < 4 {
-			return r.fail()
-		}
-		v = Int32Value(int32(binary.BigEndian.Uint32(b[i:])))
-		i += 4
-	case KindInt64, KindDouble, KindDateTime:
-		if len(b)-i < 8 {
-			return r.fail()
-		}
-		v = Value{kind: kind, num: binary.BigEndian.Uint64(b[i:])}
-		i += 8
-	case KindBool:
-		if len(b)-i < 1 || b[i] > 1 {
-			return r.fail()
-		}
-		v = BoolValue(b[i] == 1)
-		i++
-	case KindGUID:
-		if len(b)-i < 16 {
-			return r.fail()
-		}
-		v = Value{kind: KindGUID, str: s[i : i+16]}
-		i += 16
-	default:
-		return r.fail()
-	}
-	r.i, r.p, r.prev = i, r.p+1, name
-	return name, v, true
+	w.prev = name
+	return name, w.value(kind, at), true
 }
 
-// fail stops the iteration at a corruption.
-func (r *recordIter) fail() (string, Value, bool) {
-	r.err, r.p, r.i = errCorruptRecord, r.n, len(r.b)
-	return "", Value{}, false
+// seek steps over the properties named below target, and returns the
+// name and kind of the next one, where its payload starts in b (it ends at
+// i, where the walk goes on), and whether it is named target; with target
+// "", that is the next property. It returns ok false after the last
+// property or at the first corruption (then err is set). Reading past the
+// last property checks that no bytes follow it.
+//
+// It is the one loop over the record's layout, and checks all of it:
+// lengths within the record, kinds known, payloads whole, Bools 0 or 1.
+// It does not check the names themselves (next does): a seek for one
+// property reads no more than it must.
+func (w *recordWalker) seek(target string) (name string, kind Kind, at int, found, ok bool) {
+	b, s, i, p := w.b, w.s, w.i, w.p
+	for ; p < w.n; p++ {
+		// Names and strings are mostly short: their one-byte lengths are
+		// read inline.
+		var l uint64
+		var lw int
+		if i < len(b) && b[i] < 0x80 {
+			l, lw = uint64(b[i]), 1
+		} else {
+			l, lw = uvarint(b[i:])
+		}
+		if lw <= 0 || l > uint64(len(b)-i-lw) {
+			return w.fail()
+		}
+		name = s[i+lw : i+lw+int(l)]
+		i += lw + int(l)
+		if i >= len(b) {
+			return w.fail()
+		}
+		kind = Kind(b[i])
+		i++
+		var size int
+		switch kind {
+		case KindString, KindBinary:
+			var l uint64
+			var lw int
+			if i < len(b) && b[i] < 0x80 {
+				l, lw = uint64(b[i]), 1
+			} else {
+				l, lw = uvarint(b[i:])
+			}
+			if lw <= 0 || l > uint64(len(b)-i-lw) {
+				return w.fail()
+			}
+			i += lw
+			size = int(l)
+		case KindInt32:
+			size = 4
+		case KindInt64, KindDouble, KindDateTime:
+			size = 8
+		case KindBool:
+			size = 1
+		case KindGUID:
+			size = 16
+		default:
+			return w.fail()
+		}
+		if len(b)-i < size || (kind == KindBool && b[i] > 1) {
+			return w.fail()
+		}
+		at, i = i, i+size
+		if target != "" {
+			// Names mostly differ in their first byte, compared inline.
+			var c int
+			if name != "" && name[0] != target[0] {
+				c = int(name[0]) - int(target[0])
+			} else {
+				c = strings.Compare(name, target)
+			}
+			if c < 0 {
+				continue
+			}
+			found = c == 0
+		}
+		w.i, w.p = i, p+1
+		return name, kind, at, found, true
+	}
+	w.i, w.p = i, p
+	if i != len(b) && w.err == nil {
+		w.err = errCorruptRecord
+	}
+	return "", 0, 0, false, false
+}
+
+// value returns the value of the property seek last returned, of kind and
+// with its payload at b[at:i].
+func (w *recordWalker) value(kind Kind, at int) Value {
+	switch kind {
+	case KindInt32:
+		return Int32Value(int32(binary.BigEndian.Uint32(w.b[at:])))
+	case KindInt64, KindDouble, KindDateTime:
+		return Value{kind: kind, num: binary.BigEndian.Uint64(w.b[at:])}
+	case KindBool:
+		return BoolValue(w.b[at] == 1)
+	}
+	return Value{kind: kind, str: w.s[at:w.i]}
+}
+
+// fail stops the walk at a corruption.
+func (w *recordWalker) fail() (string, Kind, int, bool, bool) {
+	w.err, w.p, w.i = errCorruptRecord, w.n, len(w.b)
+	return "", 0, 0, false, false
 }
 
 // The catalog record of a table. Version 1:

@@ -1,8 +1,6 @@
 package localtable
 
 import (
-	"encoding/binary"
-	"strings"
 	"unsafe"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -117,109 +115,22 @@ func bytesView(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// findProperty finds the named custom property in a record without
-// decoding the others, and returns its value, whose String, Binary and
+// findProperty finds the named custom property in a record, walking it
+// with a recordWalker, and returns its value, whose String, Binary and
 // Guid payloads are views of rec. Names are sorted in the record, so the
-// walk stops at the first name past the one sought. It checks every length
-// and kind it passes, returning errCorruptRecord rather than reading out
-// of bounds.
+// walk stops at the first name at or past the one sought: the properties
+// after it are not read, nor checked. A corruption met before is
+// errCorruptRecord.
 func findProperty(rec []byte, name string) (Value, bool, error) {
-	if len(rec) < 9 || rec[0] != recordVersion {
-		return Value{}, false, errCorruptRecord
+	var w recordWalker
+	if _, err := w.init(rec, true); err != nil {
+		return Value{}, false, err
 	}
-	b := rec[9:]
-	n, w := uvarint(b)
-	if w <= 0 || n > uint64(len(b)) {
-		return Value{}, false, errCorruptRecord
+	_, kind, at, found, ok := w.seek(name)
+	if !ok || !found {
+		return Value{}, false, w.err
 	}
-	i := w
-	for p := uint64(0); p < n; p++ {
-		// Lengths below 128, one byte, are read inline: a scan passes
-		// the names and strings of every entity it reads.
-		var l uint64
-		var w int
-		if i < len(b) && b[i] < 0x80 {
-			l, w = uint64(b[i]), 1
-		} else {
-			l, w = uvarint(b[i:])
-		}
-		if w <= 0 || l > uint64(len(b)-i-w) {
-			return Value{}, false, errCorruptRecord
-		}
-		i += w
-		pname := b[i : i+int(l)]
-		i += int(l)
-		if i >= len(b) {
-			return Value{}, false, errCorruptRecord
-		}
-		kind := Kind(b[i])
-		i++
-		// The payload's extent.
-		var size int
-		switch kind {
-		case KindString, KindBinary:
-			var l uint64
-			var w int
-			if i < len(b) && b[i] < 0x80 {
-				l, w = uint64(b[i]), 1
-			} else {
-				l, w = uvarint(b[i:])
-			}
-			if w <= 0 || l > uint64(len(b)-i-w) {
-				return Value{}, false, errCorruptRecord
-			}
-			i += w
-			size = int(l)
-		case KindInt32:
-			size = 4
-		case KindInt64, KindDouble, KindDateTime:
-			size = 8
-		case KindBool:
-			size = 1
-		case KindGUID:
-			size = 16
-		default:
-			return Value{}, false, errCorruptRecord
-		}
-		if len(b)-i < size {
-			return Value{}, false, errCorruptRecord
-		}
-		// Names mostly differ in their first byte, compared inline.
-		var c int
-		switch {
-		case len(pname) > 0 && len(name) > 0 && pname[0] != name[0]:
-			c = int(pname[0]) - int(name[0])
-		default:
-			c = compareName(pname, name)
-		}
-		switch {
-		case c < 0:
-			i += size
-			continue
-		case c > 0:
-			return Value{}, false, nil
-		}
-		payload := b[i : i+size]
-		switch kind {
-		case KindString, KindBinary, KindGUID:
-			return Value{kind: kind, str: bytesView(payload)}, true, nil
-		case KindInt32:
-			return Int32Value(int32(binary.BigEndian.Uint32(payload))), true, nil
-		case KindBool:
-			if payload[0] > 1 {
-				return Value{}, false, errCorruptRecord
-			}
-			return BoolValue(payload[0] == 1), true, nil
-		}
-		return Value{kind: kind, num: binary.BigEndian.Uint64(payload)}, true, nil
-	}
-	return Value{}, false, nil
-}
-
-// compareName compares a name in a record with a name sought, bytewise,
-// the order of the record's names.
-func compareName(a []byte, b string) int {
-	return strings.Compare(bytesView(a), b)
+	return w.value(kind, at), true, nil
 }
 
 // stableReads reports whether eng's reads are stable (see

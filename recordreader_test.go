@@ -94,5 +94,81 @@ func FuzzFindProperty(f *testing.F) {
 		if err != nil || ok != has || (ok && !v.Equal(want)) {
 			t.Fatalf("findProperty(%x, %q) = %v, %v, %v; the decoder has %v, %v", b, name, v, ok, err, want, has)
 		}
+		// Every property is found, and a name past them all walks the
+		// whole record without error.
+		for name, want := range props {
+			if v, ok, err := findProperty(b, name); err != nil || !ok || !v.Equal(want) {
+				t.Fatalf("findProperty(%x, %q) = %v, %v, %v; the decoder has %v", b, name, v, ok, err, want)
+			}
+		}
+		if v, ok, err := findProperty(b, "\xff"); ok || err != nil {
+			t.Fatalf("findProperty(%x, past all) = %v, %v, %v", b, v, ok, err)
+		}
+	})
+}
+
+// TestRecordWalkerCorrupt checks that the readers of records refuse the
+// same corruptions with errCorruptRecord: the decoder, and a search for a
+// name past every name, which walks the whole layout.
+func TestRecordWalkerCorrupt(t *testing.T) {
+	good := appendRecord(nil, 7, Properties{"A": BoolValue(true), "B": Int32Value(1), "C": StringValue("x")})
+	bad := map[string][]byte{
+		"version":         append([]byte{2}, good[1:]...),
+		"short header":    good[:8],
+		"count":           append(append([]byte(nil), good[:9]...), 0xff),
+		"bool byte":       bytesReplaced(good, 1+8+1+1+1+1, 2),
+		"kind":            bytesReplaced(good, 1+8+1+1+1, 99),
+		"trailing":        append(append([]byte(nil), good...), 0),
+		"truncated":       good[:len(good)-1],
+		"empty, trailing": append(appendRecord(nil, 7, nil), 0),
+	}
+	for what, rec := range bad {
+		if _, _, err := decodeRecord(rec, nil); err != errCorruptRecord {
+			t.Errorf("%s: decodeRecord: %v", what, err)
+		}
+		if _, _, err := findProperty(rec, "\xff"); err != errCorruptRecord {
+			t.Errorf("%s: findProperty: %v", what, err)
+		}
+	}
+	// Names out of order, or not UTF-8, are the decoder's to refuse.
+	for what, rec := range map[string][]byte{
+		"order": bytesReplaced(good, 1+8+1+1, 'D'),
+		"utf-8": bytesReplaced(good, 1+8+1+1, 0xc0),
+	} {
+		if _, _, err := decodeRecord(rec, nil); err != errCorruptRecord {
+			t.Errorf("%s: decodeRecord: %v", what, err)
+		}
+	}
+}
+
+// bytesReplaced returns a copy of b with b[i] set to c.
+func bytesReplaced(b []byte, i int, c byte) []byte {
+	b = append([]byte(nil), b...)
+	b[i] = c
+	return b
+}
+
+// BenchmarkRecordWalk measures the record walker's readers on the record
+// of benchProps: finding its first and its last property by name (as a
+// filter's MatchReader does on each scanned entity), and decoding it whole
+// (as each returned entity is). The cpu-ns/op figure is the one to
+// compare on a busy machine.
+func BenchmarkRecordWalk(b *testing.B) {
+	rec := benchRecord()
+	for _, name := range []string{"Active", "Score"} {
+		b.Run("FindProperty/"+name, func(b *testing.B) {
+			loop(b, func() {
+				if _, ok, err := findProperty(rec, name); !ok || err != nil {
+					b.Fatal(ok, err)
+				}
+			})
+		})
+	}
+	b.Run("DecodeView", func(b *testing.B) {
+		loop(b, func() {
+			if _, _, err := decodeProps(rec, selection{}, true); err != nil {
+				b.Fatal(err)
+			}
+		})
 	})
 }

@@ -29,7 +29,7 @@ func (t *Table) queryStored(ctx context.Context, opts QueryOptions, visit visitF
 type storedVisit struct {
 	visit visitFunc
 	rec   []byte // the record being visited
-	it    recordIter
+	it    recordWalker
 	props iter.Seq2[string, Value] // all, made once
 }
 
