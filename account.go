@@ -74,6 +74,9 @@ type Account struct {
 	// contributors add their writes to every commit (contrib.go); set at
 	// Open, then never changed.
 	contributors []contributor
+	// contribMu serializes, on an engine the account owns, the commits
+	// whose contributors read keys of their own (see strategy.exclusive).
+	contribMu sync.Mutex
 
 	// parts serializes writes to one partition: a write locks the stripe
 	// of its (table, PartitionKey), reads its entities, and commits.

@@ -67,9 +67,14 @@ type commitContext struct {
 }
 
 // read reads keys for the contributor, through the commit's read: on a
-// shared engine the commit is conditioned on them. found[i] false: keys[i]
-// is absent. The values are valid until the commit.
+// shared engine the commit is conditioned on them; locally the commits
+// whose contributors read are serialized from their first read to their
+// commit, so what they read stays true until then. found[i] false:
+// keys[i] is absent. The values are valid until the commit.
 func (c *commitContext) read(keys ...[]byte) (vals [][]byte, found []bool, err error) {
+	if c.rs.release == nil {
+		c.rs.release = c.a.strategy.exclusive()
+	}
 	from := len(c.rs.keys)
 	if err := c.a.strategy.read(c.ctx, c.rs, nil, keys); err != nil {
 		return nil, nil, err

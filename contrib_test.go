@@ -166,9 +166,10 @@ func TestContributorSameCommit(t *testing.T) {
 // randomWrite makes one random entity write into tbl, on a small key
 // space, so that many fail (existing, missing, stale ETags).
 func randomWrite(ctx context.Context, tbl *Table, r *rand.Rand) {
+	pk := fmt.Sprintf("p%d", r.IntN(3)) // the count is shared by the partitions
 	key := func() string { return fmt.Sprintf("r%d", r.IntN(12)) }
 	ent := func(rk string) Entity {
-		return Entity{PartitionKey: "p", RowKey: rk, Properties: Properties{"N": Int64Value(r.Int64N(100)), fmt.Sprintf("P%d", r.IntN(3)): Int32Value(1)}}
+		return Entity{PartitionKey: pk, RowKey: rk, Properties: Properties{"N": Int64Value(r.Int64N(100)), fmt.Sprintf("P%d", r.IntN(3)): Int32Value(1)}}
 	}
 	switch r.IntN(6) {
 	case 0:
@@ -178,7 +179,7 @@ func randomWrite(ctx context.Context, tbl *Table, r *rand.Rand) {
 	case 2:
 		tbl.Upsert(ctx, ent(key()), &UpsertOptions{Mode: UpdateMode(r.IntN(2))})
 	case 3:
-		tbl.Delete(ctx, "p", key(), nil)
+		tbl.Delete(ctx, pk, key(), nil)
 	default:
 		var acts []Action
 		seen := map[string]bool{}

@@ -64,6 +64,13 @@ type strategy interface {
 	// at most budget times, then ErrServerBusy naming what.
 	run(ctx context.Context, what string, budget int, w attempter) error
 
+	// exclusive is taken by a commit whose contributors read keys of
+	// their own, before the first such read, and released after the
+	// commit: locally it serializes those commits (the pipeline's locks
+	// cover the write's own keys only); on a shared engine the commit's
+	// conditions already cover what they read, and it does nothing.
+	exclusive() (release func())
+
 	// nonce tags the clock's mark written by this account (0: none; see
 	// encodeMark).
 	nonce() uint64
@@ -103,6 +110,7 @@ type readSet struct {
 	found   []bool
 	vers    []storage.Version // NoVersion on an engine without Versions
 	closers []io.Closer
+	release func() // set: called by close (see strategy.exclusive)
 
 	inline struct {
 		keys, vals [2][]byte
@@ -132,12 +140,17 @@ func (rs *readSet) add(k, v []byte, found bool, ver storage.Version) {
 	rs.vers = append(rs.vers, ver)
 }
 
-// close releases the values read.
+// close releases the values read, and what the write held (see
+// strategy.exclusive).
 func (rs *readSet) close() {
 	for _, c := range rs.closers {
 		c.Close()
 	}
 	rs.closers = rs.closers[:0]
+	if rs.release != nil {
+		rs.release()
+		rs.release = nil
+	}
 }
 
 // write is one write of a commit's write set: value under key, or, with
@@ -224,3 +237,8 @@ func (s local) run(ctx context.Context, _ string, _ int, w attempter) error {
 }
 
 func (s local) nonce() uint64 { return 0 }
+
+func (s local) exclusive() func() {
+	s.a.contribMu.Lock()
+	return s.a.contribMu.Unlock
+}

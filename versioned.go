@@ -71,6 +71,8 @@ func errBusy(what string, attempts int) error {
 
 func (s *versioned) nonce() uint64 { return s.token }
 
+func (s *versioned) exclusive() func() { return func() {} }
+
 func (s *versioned) run(ctx context.Context, what string, budget int, w attempter) error {
 	wait := backoffBase
 	for n := 1; ; n++ {
