@@ -111,7 +111,9 @@ func (w *entityWrite) release() {
 	clear(w.keys)
 	clear(w.steps)
 	clear(w.ws)
-	*w = entityWrite{recs: w.recs[:0], keyBuf: w.keyBuf[:0], keys: w.keys[:0], steps: w.steps[:0], ws: w.ws[:0]}
+	w.t, w.actions, w.tx, w.ends, w.tags = nil, nil, false, nil, nil
+	w.recs, w.keyBuf, w.keys, w.steps, w.ws = w.recs[:0], w.keyBuf[:0], w.keys[:0], w.steps[:0], w.ws[:0]
+	w.rs.reset() // keeps its slices, emptied
 	entityWrites.Put(w)
 }
 

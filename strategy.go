@@ -124,11 +124,20 @@ type readSet struct {
 func newReadSet() *readSet { return new(readSet).reset() }
 
 // reset empties rs and returns it.
+// A read set that grew beyond its inline arrays keeps the larger slices:
+// a pooled one (see entityWrite) reads as many keys again without
+// growing them anew.
 func (rs *readSet) reset() *readSet {
+	if rs.keys == nil {
+		rs.keys, rs.vals, rs.found = rs.inline.keys[:0], rs.inline.vals[:0], rs.inline.found[:0]
+		rs.vers, rs.closers = rs.inline.vers[:0], rs.inline.closers[:0]
+		return rs
+	}
 	clear(rs.keys)
 	clear(rs.vals)
-	rs.keys, rs.vals, rs.found = rs.inline.keys[:0], rs.inline.vals[:0], rs.inline.found[:0]
-	rs.vers, rs.closers = rs.inline.vers[:0], rs.inline.closers[:0]
+	clear(rs.closers)
+	rs.keys, rs.vals, rs.found = rs.keys[:0], rs.vals[:0], rs.found[:0]
+	rs.vers, rs.closers = rs.vers[:0], rs.closers[:0]
 	return rs
 }
 
