@@ -81,11 +81,15 @@ func (a *Account) Restore(ctx context.Context, c *Checkpoint) error {
 			lt.mu.Unlock()
 		}
 	}()
+	// The clock's lock is held from here: the restored state's mark may
+	// be below the ticks handed out since, and must never be left so.
+	a.clock.mu.Lock()
+	defer a.clock.mu.Unlock()
 	var err error
 	if c.cp != nil {
 		err = a.eng.(storage.Checkpointer).Restore(c.cp)
 	} else {
-		err = copyBack(a.eng, c.snap)
+		err = a.copyBack(c.snap)
 	}
 	var cat *catalog
 	var nextID uint64
@@ -100,13 +104,12 @@ func (a *Account) Restore(ctx context.Context, c *Checkpoint) error {
 	}
 	a.nextID = max(a.nextID, nextID)
 	a.cat.Store(cat)
-	// The restored clock mark may be below the ticks handed out since:
-	// persist the current one again, so that a reopen never reuses them.
-	a.clock.mu.Lock()
-	defer a.clock.mu.Unlock()
-	if a.clock.reserved == 0 {
-		return nil // no Timestamp handed out yet
+	if c.cp == nil || a.clock.reserved == 0 {
+		return nil // the mark was restored with the data; or no Timestamp was handed out yet
 	}
+	// An engine that restores a checkpoint itself (in memory) restored the
+	// old mark: persist the current one again, so that a reopen never
+	// reuses the ticks handed out since.
 	return a.persistClock(ctx, a.clock.reserved)
 }
 
@@ -122,9 +125,15 @@ func (c *Checkpoint) Close() error {
 	return c.snap.Close()
 }
 
-// copyBack replaces every key of eng with the snapshot's, in one batch.
-func copyBack(eng storage.Engine, snap storage.Snapshot) error {
-	b := eng.NewBatch()
+// copyBack replaces every key of the account's engine with the
+// snapshot's, in one batch, except two: the clock's mark, which becomes
+// the higher of the snapshot's and the one the clock reserved since, and
+// the next table ID, likewise. A crash, at any moment, leaves either the
+// state before or the restored state with a mark that covers every tick
+// handed out: never a clock behind its own Timestamps, which would let an
+// abandoned ETag match again. a.clock.mu must be held.
+func (a *Account) copyBack(snap storage.Snapshot) error {
+	b := a.eng.NewBatch()
 	defer b.Close()
 	// Every key starts with a prefix byte below 0xff (internal/keyenc).
 	if err := b.DeleteRange([]byte{}, []byte{0xff}); err != nil {
@@ -134,7 +143,20 @@ func copyBack(eng storage.Engine, snap storage.Snapshot) error {
 	if err != nil {
 		return err
 	}
+	mark, next := a.clock.reserved, int64(a.nextID)
 	for ok := it.First(); ok; ok = it.Next() {
+		switch k := it.Key(); {
+		case string(k) == string(metaClock):
+			if t, _, ok := decodeMark(it.Value()); ok {
+				mark = max(mark, t)
+			}
+			continue
+		case string(k) == string(metaNextID):
+			if n, ok := decodeTicks(it.Value()); ok {
+				next = max(next, n)
+			}
+			continue
+		}
 		if err := b.Set(it.Key(), it.Value()); err != nil {
 			it.Close()
 			return err
@@ -143,5 +165,20 @@ func copyBack(eng storage.Engine, snap storage.Snapshot) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	return b.Commit(true)
+	if mark > 0 {
+		if err := b.Set(metaClock, encodeMark(mark, a.strategy.nonce())); err != nil {
+			return err
+		}
+	}
+	if err := b.Set(metaNextID, encodeTicks(next)); err != nil {
+		return err
+	}
+	if err := b.Commit(true); err != nil {
+		return err
+	}
+	if mark > 0 {
+		a.clockWrote, a.clockPrev = mark, mark
+	}
+	a.clock.reserved = max(a.clock.reserved, mark)
+	return nil
 }
