@@ -146,6 +146,10 @@ func (a *Account) persistClock(ctx context.Context, mark int64) error {
 		return &metaPlan{
 			writes:  ws,
 			changes: []change{{kind: changeClockMark}},
+			// Synced even when the engine's commits are not (bulk loads):
+			// else a power loss could take the mark with the writes that
+			// used it, and hand their Timestamps, so their ETags, out again.
+			durable: true,
 			finish: func(err error) {
 				if err == nil {
 					a.clockWrote, a.clockPrev = wrote, prev

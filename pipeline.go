@@ -228,6 +228,9 @@ func (a *Account) update(ctx context.Context, what string, budget int, keys [][]
 			p.prepare()
 		}
 		err = a.strategy.commit(ctx, rs, ws)
+		if err == nil && p.durable {
+			err = a.strategy.sync()
+		}
 		if p.finish != nil {
 			p.finish(err)
 		}
@@ -241,4 +244,7 @@ type metaPlan struct {
 	changes []change
 	prepare func()
 	finish  func(err error)
+	// durable: the commit must be durable even on an engine that skips
+	// syncs (the clock's mark: see strategy.sync).
+	durable bool
 }

@@ -71,6 +71,11 @@ type strategy interface {
 	// conditions already cover what they read, and it does nothing.
 	exclusive() (release func())
 
+	// sync makes every commit acknowledged so far durable, on an engine
+	// whose commits may not be (pebble with NoSync: storage.Syncer); it
+	// does nothing on others.
+	sync() error
+
 	// nonce tags the clock's mark written by this account (0: none; see
 	// encodeMark).
 	nonce() uint64
@@ -246,6 +251,13 @@ func (s local) run(ctx context.Context, _ string, _ int, w attempter) error {
 }
 
 func (s local) nonce() uint64 { return 0 }
+
+func (s local) sync() error {
+	if sy, ok := s.a.eng.(storage.Syncer); ok {
+		return sy.Sync()
+	}
+	return nil
+}
 
 func (s local) exclusive() func() {
 	s.a.contribMu.Lock()

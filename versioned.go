@@ -73,6 +73,8 @@ func (s *versioned) nonce() uint64 { return s.token }
 
 func (s *versioned) exclusive() func() { return func() {} }
 
+func (s *versioned) sync() error { return nil } // its commits are durable
+
 func (s *versioned) run(ctx context.Context, what string, budget int, w attempter) error {
 	wait := backoffBase
 	for n := 1; ; n++ {
