@@ -72,6 +72,11 @@ type httpTarget struct {
 func newClient(p *serverProc, workers int) (*aztables.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 4*workers, 4*workers
+	// Node (Azurite) closes a keep-alive connection idle for 5 s; a POST
+	// sent on one as it closes fails with "connection reset by peer" and
+	// is not retried (it is not idempotent). Drop idle connections well
+	// before that.
+	tr.IdleConnTimeout = 2 * time.Second
 	svc, err := aztables.NewServiceClientFromConnectionString(p.connString(), &aztables.ClientOptions{
 		ClientOptions: azcore.ClientOptions{
 			Retry:     policy.RetryOptions{MaxRetries: -1},
