@@ -46,6 +46,13 @@ type Options struct {
 	// 1601-01-01 … 9999-12-31T23:59:59.9999999Z is refused: Open and
 	// writes fail with ErrClockOutOfRange rather than stamp it.
 	Clock func() time.Time
+
+	// Feed, if set, turns on the account's change feed (see Watch) and
+	// says how much of it is kept. nil: no feed, at no cost to writes.
+	// Every commit then also writes its changes to the feed, in the same
+	// commit; a store keeps its feed across reopens, and an account that
+	// opens it without Feed neither extends nor prunes it.
+	Feed *FeedOptions
 }
 
 // Account is a namespace of tables over one storage engine, the unit the
@@ -74,6 +81,7 @@ type Account struct {
 	// contributors add their writes to every commit (contrib.go); set at
 	// Open, then never changed.
 	contributors []contributor
+	feed         *feedLog // the change feed's contributor; nil: none
 	// contribMu serializes, on an engine the account owns, the commits
 	// whose contributors read keys of their own (see strategy.exclusive).
 	contribMu sync.Mutex
@@ -127,6 +135,10 @@ func Open(opts *Options) (*Account, error) {
 	}
 	a.strategy = newStrategy(a)
 	a.clockWrote = -1
+	if o.Feed != nil {
+		a.feed = newFeedLog(a, *o.Feed)
+		a.contributors = append(a.contributors, a.feed)
+	}
 	a.clock = clock{now: o.Clock, persist: a.persistClock, lower: a.lowerClock}
 	if !claimEngine(o.Engine) {
 		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)
@@ -225,6 +237,9 @@ func (a *Account) getMeta(key []byte) (uint64, bool, error) {
 // is released and return ErrClosed.
 func (a *Account) Close() error {
 	first := a.gate.shut()
+	if a.feed != nil {
+		a.feed.shut() // the watchers waiting for commits stop
+	}
 	<-a.gate.drained
 	if !first {
 		<-a.released

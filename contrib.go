@@ -64,6 +64,23 @@ type commitContext struct {
 	rs      *readSet
 	changes []change
 	writes  []write
+	after   []func() // run once the commit is made (see afterCommit)
+}
+
+// afterCommit makes f run once the commit is made, and not at all if it
+// fails: for what the contributor must say only of committed writes (a
+// change feed wakes its watchers).
+func (c *commitContext) afterCommit(f func()) { c.after = append(c.after, f) }
+
+// committed runs the afterCommit functions of a commit that was made; c
+// may be nil (no contributor ran).
+func (c *commitContext) committed() {
+	if c == nil {
+		return
+	}
+	for _, f := range c.after {
+		f()
+	}
 }
 
 // read reads keys for the contributor, through the commit's read: on a
@@ -98,15 +115,16 @@ func (c *commitContext) delRange(start, end []byte) {
 }
 
 // contribute runs the account's contributors on the changes of a commit
-// whose write set is ws and read set rs, and returns ws with their writes.
-func (a *Account) contribute(ctx context.Context, rs *readSet, ws []write, changes []change) ([]write, error) {
+// whose write set is ws and read set rs: its writes are c.writes, ws with
+// theirs, and c.committed must be called once it is made.
+func (a *Account) contribute(ctx context.Context, rs *readSet, ws []write, changes []change) (*commitContext, error) {
 	c := &commitContext{ctx: ctx, a: a, rs: rs, changes: changes, writes: ws}
 	for _, k := range a.contributors {
 		if err := k.contribute(c); err != nil {
 			return nil, err
 		}
 	}
-	return c.writes, nil
+	return c, nil
 }
 
 // entityChanges returns the changes of an entity write into lt: for

@@ -168,10 +168,12 @@ func (w *entityWrite) attempt(ctx context.Context) error {
 	}
 	ws, tags := p.writeSet(w.actions, w.keys, w.recs, w.ends, ticks, w.ws[:0])
 	w.ws = ws
+	var cc *commitContext
 	if a.contributors != nil {
-		if ws, err = a.contribute(ctx, rs, ws, entityChanges(lt, w.actions, rs, ws)); err != nil {
+		if cc, err = a.contribute(ctx, rs, ws, entityChanges(lt, w.actions, rs, ws)); err != nil {
 			return err
 		}
+		ws = cc.writes
 	}
 	if h := a.beforeCommit; h != nil {
 		h(w.t.name, w.actions)
@@ -179,6 +181,7 @@ func (w *entityWrite) attempt(ctx context.Context) error {
 	if err := a.strategy.commit(ctx, rs, ws); err != nil {
 		return err
 	}
+	cc.committed()
 	w.tags = tags
 	return nil
 }
@@ -205,8 +208,9 @@ func appendEntityKeys(buf []byte, keys [][]byte, id uint64, actions []Action) ([
 // hands what it read to plan, which returns the write set (nil: nothing to
 // write) and the changes it makes; the write set, with the contributors'
 // writes, is committed on condition that the keys read are unchanged.
-// prepare, if plan sets it, runs just before the commit, and finish, if
-// set, right after it, with its outcome.
+// prepare, if plan sets it, runs before the contributors and the commit,
+// and finish, if set, right after the commit, with its outcome (or the
+// contributors' error).
 func (a *Account) update(ctx context.Context, what string, budget int, keys [][]byte, plan func(rs *readSet) (*metaPlan, error)) error {
 	return a.strategy.run(ctx, what, budget, attemptFunc(func(context.Context) error {
 		rs := newReadSet()
@@ -218,21 +222,32 @@ func (a *Account) update(ctx context.Context, what string, budget int, keys [][]
 		if err != nil || p == nil || p.writes == nil {
 			return err
 		}
-		ws := p.writes
-		if a.contributors != nil && len(p.changes) > 0 {
-			if ws, err = a.contribute(ctx, rs, ws, p.changes); err != nil {
-				return err
-			}
-		}
+		// prepare takes the locks the commit needs (DeleteTable: its
+		// table's) before the contributors run: they may take
+		// strategy.exclusive, which entity writes take under their table's
+		// lock, so it always comes second.
 		if p.prepare != nil {
 			p.prepare()
 		}
-		err = a.strategy.commit(ctx, rs, ws)
+		ws := p.writes
+		var cc *commitContext
+		if a.contributors != nil && len(p.changes) > 0 {
+			cc, err = a.contribute(ctx, rs, ws, p.changes)
+			if cc != nil {
+				ws = cc.writes
+			}
+		}
+		if err == nil {
+			err = a.strategy.commit(ctx, rs, ws)
+		}
 		if err == nil && p.durable {
 			err = a.strategy.sync()
 		}
 		if p.finish != nil {
 			p.finish(err)
+		}
+		if err == nil {
+			cc.committed()
 		}
 		return err
 	}))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -75,6 +76,11 @@ type strategy interface {
 	// whose commits may not be (pebble with NoSync: storage.Syncer); it
 	// does nothing on others.
 	sync() error
+
+	// pollInterval is how often a watcher of the change feed looks for
+	// commits it was not woken for: other processes' on a shared engine;
+	// 0 locally, where every commit wakes it.
+	pollInterval() time.Duration
 
 	// nonce tags the clock's mark written by this account (0: none; see
 	// encodeMark).
@@ -251,6 +257,8 @@ func (s local) run(ctx context.Context, _ string, _ int, w attempter) error {
 }
 
 func (s local) nonce() uint64 { return 0 }
+
+func (s local) pollInterval() time.Duration { return 0 }
 
 func (s local) sync() error {
 	if sy, ok := s.a.eng.(storage.Syncer); ok {

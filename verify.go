@@ -160,8 +160,13 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 				clockMark = t
 			case string(k) == string(metaNextID):
 				nextID = uint64(t)
+			case string(k) == string(metaFeedRev):
 			default:
 				addProblem(&rep.Problems, &more, "unknown metadata %q", k[1:])
+			}
+		case keyenc.PrefixFeed:
+			if _, err := decodeFeedRecord(k, v, func(*Change) bool { return true }); err != nil {
+				addProblem(&rep.Problems, &more, "feed record %q does not decode: %v", k, err)
 			}
 		default:
 			addProblem(&rep.Problems, &more, "unknown key %q", k)

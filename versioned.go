@@ -71,6 +71,12 @@ func errBusy(what string, attempts int) error {
 
 func (s *versioned) nonce() uint64 { return s.token }
 
+// feedPoll is how often a watcher on a shared engine looks for the
+// commits of other processes, which do not wake it.
+const feedPoll = 50 * time.Millisecond
+
+func (s *versioned) pollInterval() time.Duration { return feedPoll }
+
 func (s *versioned) exclusive() func() { return func() {} }
 
 func (s *versioned) sync() error { return nil } // its commits are durable

@@ -42,6 +42,7 @@ import (
 const (
 	PrefixCatalog = 'c'
 	PrefixEntity  = 'e'
+	PrefixFeed    = 'f'
 	PrefixMeta    = 'm'
 )
 
@@ -217,6 +218,13 @@ func DecodePair(b []byte) (pk, rk string, err error) {
 // lower-cased.
 func CatalogKey(lowerName string) []byte {
 	return append([]byte{PrefixCatalog}, lowerName...)
+}
+
+// FeedKey returns the key of the change feed's record that starts at
+// revision rev: the prefix and rev, big endian, so records sort by
+// revision.
+func FeedKey(rev uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{PrefixFeed}, rev)
 }
 
 // MetaKey returns the key of an account metadata record.

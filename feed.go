@@ -1,0 +1,226 @@
+package localtable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The change feed.
+//
+// With Options.Feed set, every commit of the account also writes what it
+// changed to the account's feed, in the same atomic commit (the feed is a
+// contributor of the write pipeline: see docs/architecture.md), under
+// revisions that strictly increase in commit order. Watch reads the feed
+// from any revision still retained, then waits for the commits that
+// follow: a watcher reads the stored feed, so it never holds up a writer,
+// however slow it is, and a watcher restarted from the last revision it
+// saw, in this process or after a reopen or a crash, gets exactly the
+// changes after it.
+
+// Revision is the position of a change in an account's feed: revisions
+// strictly increase in commit order, from 1.
+type Revision uint64
+
+// FeedOptions turn on an account's change feed and say how much of it is
+// kept.
+type FeedOptions struct {
+	// KeepChanges is how many of the latest changes are kept, at least:
+	// a watcher can resume from any of them. 0 means DefaultFeedChanges.
+	KeepChanges int
+	// KeepFor, if set, also drops changes older than this, by the
+	// account's clock (Options.Clock), even when fewer than KeepChanges
+	// are kept.
+	KeepFor time.Duration
+}
+
+// DefaultFeedChanges is how many changes a feed keeps by default: enough
+// for a watcher that was away for a while to catch up without a gap. A
+// change takes its entity's record and about 40 bytes more.
+const DefaultFeedChanges = 100_000
+
+// ChangeKind is the kind of a change.
+type ChangeKind uint8
+
+// The kinds of change.
+const (
+	ChangeInsert       ChangeKind = ChangeKind(changeInsert)       // an entity was inserted
+	ChangeReplace      ChangeKind = ChangeKind(changeReplace)      // an existing entity was replaced
+	ChangeMerge        ChangeKind = ChangeKind(changeMerge)        // properties were merged into an existing entity
+	ChangeDelete       ChangeKind = ChangeKind(changeDelete)       // an entity was deleted
+	ChangeTableCreated ChangeKind = ChangeKind(changeTableCreated) // a table was created
+	ChangeTableDeleted ChangeKind = ChangeKind(changeTableDeleted) // a table was deleted with its entities
+)
+
+var changeKindNames = map[ChangeKind]string{
+	ChangeInsert: "Insert", ChangeReplace: "Replace", ChangeMerge: "Merge", ChangeDelete: "Delete",
+	ChangeTableCreated: "TableCreated", ChangeTableDeleted: "TableDeleted",
+}
+
+// String returns the kind's name.
+func (k ChangeKind) String() string {
+	if s, ok := changeKindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("ChangeKind(%d)", uint8(k))
+}
+
+// Change is one change of an account's feed.
+type Change struct {
+	// Revision is the change's position in the feed.
+	Revision Revision
+	// Commit is the revision of the first change of the commit that made
+	// this one: the changes of one commit (a transaction's actions) share
+	// it and arrive together, in their order. Last marks the last of them.
+	Commit Revision
+	Last   bool
+	Kind   ChangeKind
+	// Table is the table's name, as created.
+	Table string
+	// Entity is the entity after an insert, replace or merge (all its
+	// properties, its Timestamp and ETag), and only its keys after a
+	// delete. It is empty for a table's changes.
+	Entity Entity
+}
+
+// WatchOptions select what Watch delivers. A nil *WatchOptions watches
+// every table of the account from now on.
+type WatchOptions struct {
+	// Table, if set, selects the changes of that table (case-insensitive).
+	Table string
+	// Filter, if set, selects the entity changes whose entity it matches:
+	// after an insert, replace or merge, the entity as written; after a
+	// delete, its keys. Table changes always pass.
+	Filter Predicate
+	// After starts the watch after this revision: the first change
+	// delivered is the one that follows it. 0 starts at the oldest change
+	// kept. A revision older than that fails with a *FeedCompactedError.
+	After Revision
+	// FromNow starts at the next commit, whatever After says.
+	FromNow bool
+}
+
+// ErrFeedOff is returned by Watch and Revision on an account opened
+// without Options.Feed.
+var ErrFeedOff = errors.New("localtable: the account has no change feed (Options.Feed)")
+
+// FeedCompactedError is the error of a watch that asks for changes the
+// feed no longer keeps: resuming After a revision older than Oldest-1
+// would skip changes. errors.Is(err, ErrFeedCompacted) is true.
+type FeedCompactedError struct {
+	After  Revision // the revision asked for
+	Oldest Revision // the oldest revision the feed keeps
+}
+
+// ErrFeedCompacted matches a *FeedCompactedError with errors.Is.
+var ErrFeedCompacted = errors.New("localtable: the feed no longer keeps the changes asked for")
+
+func (e *FeedCompactedError) Error() string {
+	return fmt.Sprintf("localtable: the feed keeps revisions from %d; changes after %d are gone (compacted): reread the data, then watch from the current revision", e.Oldest, e.After)
+}
+
+// Is reports whether target is ErrFeedCompacted.
+func (e *FeedCompactedError) Is(target error) bool { return target == ErrFeedCompacted }
+
+// Revision returns the account's current revision: the last one its feed
+// holds (0 before the first change). Watching After it delivers the
+// changes of the commits that follow.
+func (a *Account) Revision(ctx context.Context) (Revision, error) {
+	if a.feed == nil {
+		return 0, ErrFeedOff
+	}
+	if err := a.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer a.exit()
+	next, err := a.feed.next(ctx)
+	return next - 1, err
+}
+
+// Watch returns the changes of the account's feed that opts select, in
+// revision order, each once: first those kept after opts.After, then
+// each commit's as it is made, until ctx ends (the iterator then stops
+// without an error) or the account is closed (it yields ErrClosed). An
+// error ends it: resume with After set to the last Revision received.
+func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Change, error] {
+	var o WatchOptions
+	if opts != nil {
+		o = *opts
+	} else {
+		o.FromNow = true
+	}
+	return func(yield func(Change, error) bool) {
+		if a.feed == nil {
+			yield(Change{}, ErrFeedOff)
+			return
+		}
+		if err := checkPredicate(o.Filter); err != nil {
+			yield(Change{}, err)
+			return
+		}
+		after := o.After
+		if o.FromNow {
+			rev, err := a.Revision(ctx)
+			if err != nil {
+				yield(Change{}, err)
+				return
+			}
+			after = rev
+		}
+		table := strings.ToLower(o.Table)
+		for {
+			wake := a.feed.wait() // before the read: a commit after it wakes us
+			n, err := a.feed.read(ctx, after, func(c *Change) bool {
+				after = c.Revision
+				if table != "" && strings.ToLower(c.Table) != table {
+					return true
+				}
+				if o.Filter != nil && c.Entity.PartitionKey != "" && !o.Filter.Match(&c.Entity) {
+					return true
+				}
+				return yield(*c, nil)
+			})
+			if err != nil {
+				if ctx.Err() == nil {
+					yield(Change{}, err)
+				}
+				return
+			}
+			if n < 0 { // yield asked to stop
+				return
+			}
+			if err := a.feed.waitFor(ctx, wake); err != nil {
+				if !errors.Is(err, ctx.Err()) {
+					yield(Change{}, err)
+				}
+				return
+			}
+		}
+	}
+}
+
+// broadcaster wakes every waiter at once: wait returns a channel that the
+// next wake closes.
+type broadcaster struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newBroadcaster() *broadcaster { return &broadcaster{ch: make(chan struct{})} }
+
+func (b *broadcaster) wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ch
+}
+
+func (b *broadcaster) wake() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	close(b.ch)
+	b.ch = make(chan struct{})
+}

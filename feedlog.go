@@ -1,0 +1,320 @@
+package localtable
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/storage"
+)
+
+// The feed's storage. Each commit that changes entities or tables writes
+// one feed record under keyenc.FeedKey(its first revision):
+//
+//	byte     version (1)
+//	int64    the commit's time in ticks, by the account's clock (retention)
+//	uvarint  change count n (1 to 100)
+//	per change:
+//	  byte    kind (ChangeKind)
+//	  uvarint len, table name
+//	  uvarint len, PartitionKey   (entity changes; 0 for a table's)
+//	  uvarint len, RowKey
+//	  uvarint len, the entity's record after the change (empty for a
+//	          delete and a table's changes)
+//
+// and raises the next revision, metaFeedRev, by n: the record's changes
+// have revisions first … first+n-1. Both are written in the commit, by the
+// feed's contributor; on a shared engine the commit is conditioned on the
+// revision it read, so revisions follow commit order across processes.
+
+const feedRecordVersion = 1
+
+// metaFeedRev holds the next revision of the feed.
+var metaFeedRev = keyenc.MetaKey("feedrev")
+
+// feedPruneEvery is how many revisions go by between two prunings of the
+// feed: each is one range deletion, not one per commit.
+const feedPruneEvery = 1024
+
+// feedLog is an account's change feed: the contributor that writes it, and
+// what its watchers wait on.
+type feedLog struct {
+	a      *Account
+	opts   FeedOptions
+	b      *broadcaster
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newFeedLog(a *Account, opts FeedOptions) *feedLog {
+	if opts.KeepChanges <= 0 {
+		opts.KeepChanges = DefaultFeedChanges
+	}
+	return &feedLog{a: a, opts: opts, b: newBroadcaster(), closed: make(chan struct{})}
+}
+
+// inFeed reports whether a change of kind k goes in the feed.
+func inFeed(k changeKind) bool { return k >= changeInsert && k <= changeTableDeleted }
+
+func (f *feedLog) contribute(c *commitContext) error {
+	n := 0
+	for i := range c.changes {
+		if inFeed(c.changes[i].kind) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	vals, found, err := c.read(metaFeedRev)
+	if err != nil {
+		return err
+	}
+	first := Revision(1)
+	if found[0] {
+		v, ok := decodeTicks(vals[0])
+		if !ok {
+			return fmt.Errorf("localtable: corrupt metadata %q", metaFeedRev)
+		}
+		first = Revision(v)
+	}
+	now, _ := clockTicks(f.a.clock.now())
+	c.set(keyenc.FeedKey(uint64(first)), appendFeedRecord(nil, now, c.changes, n))
+	next := first + Revision(n)
+	c.set(metaFeedRev, encodeTicks(int64(next)))
+	if (next-1)/feedPruneEvery != (first-1)/feedPruneEvery {
+		if err := f.prune(c, next-1, now); err != nil {
+			return err
+		}
+	}
+	c.afterCommit(f.b.wake)
+	return nil
+}
+
+// prune adds to c the deletion of the feed records that retention lets
+// go, the last revision being last and the time now.
+func (f *feedLog) prune(c *commitContext, last Revision, now int64) error {
+	// By count: a record holds at most MaxTransactionActions changes, so
+	// the records that start below the cut minus that hold none of the
+	// KeepChanges latest changes.
+	var cut Revision
+	if keep := Revision(f.opts.KeepChanges) + MaxTransactionActions; last > keep {
+		cut = last - keep
+	}
+	if f.opts.KeepFor > 0 {
+		old := now - int64(f.opts.KeepFor/100) // ticks are 100 ns
+		it, err := storage.NewIterContext(c.ctx, f.a.eng, feedBounds)
+		if err != nil {
+			return err
+		}
+		for it.First(); it.Valid(); it.Next() {
+			first, ticks, ok := feedRecordHead(it.Key(), it.Value())
+			if !ok || ticks >= old {
+				break
+			}
+			cut = max(cut, first+1) // this record goes
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+	}
+	if cut > 1 {
+		c.delRange(keyenc.FeedKey(0), keyenc.FeedKey(uint64(cut)))
+	}
+	return nil
+}
+
+// feedBounds are the bounds of the feed's records.
+var feedBounds = &storage.IterOptions{
+	LowerBound: []byte{keyenc.PrefixFeed},
+	UpperBound: []byte{keyenc.PrefixFeed + 1},
+}
+
+// appendFeedRecord appends the feed record of the first n changes that go
+// in the feed, made at ticks now.
+func appendFeedRecord(dst []byte, now int64, changes []change, n int) []byte {
+	dst = append(dst, feedRecordVersion)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(now))
+	dst = binary.AppendUvarint(dst, uint64(n))
+	for i := range changes {
+		ch := &changes[i]
+		if !inFeed(ch.kind) {
+			continue
+		}
+		dst = append(dst, byte(ch.kind))
+		dst = appendString(dst, ch.table)
+		var pk, rk string
+		if ch.key != nil {
+			pk, rk, _ = keyenc.DecodeEntityKey(ch.key) // the pipeline's own key: it decodes
+		}
+		dst = appendString(dst, pk)
+		dst = appendString(dst, rk)
+		dst = binary.AppendUvarint(dst, uint64(len(ch.new)))
+		dst = append(dst, ch.new...)
+	}
+	return dst
+}
+
+var errCorruptFeed = errors.New("localtable: corrupt feed record")
+
+// feedRecordHead returns the first revision and the time of a feed
+// record.
+func feedRecordHead(key, rec []byte) (first Revision, ticks int64, ok bool) {
+	if len(key) != 9 || len(rec) < 9 || rec[0] != feedRecordVersion {
+		return 0, 0, false
+	}
+	return Revision(binary.BigEndian.Uint64(key[1:])), int64(binary.BigEndian.Uint64(rec[1:9])), true
+}
+
+// decodeFeedRecord calls fn with each change of the feed record under key,
+// numbered from its first revision, until fn returns false; it reports
+// whether fn always returned true.
+func decodeFeedRecord(key, rec []byte, fn func(c *Change) bool) (bool, error) {
+	first, _, ok := feedRecordHead(key, rec)
+	if !ok {
+		return false, errCorruptFeed
+	}
+	b := rec[9:]
+	n, w := uvarint(b)
+	if w <= 0 || n == 0 || n > MaxTransactionActions {
+		return false, errCorruptFeed
+	}
+	b = b[w:]
+	for i := range n {
+		if len(b) < 1 {
+			return false, errCorruptFeed
+		}
+		c := Change{Revision: first + Revision(i), Commit: first, Last: i == n-1, Kind: ChangeKind(b[0])}
+		if !inFeed(changeKind(c.Kind)) {
+			return false, errCorruptFeed
+		}
+		var pk, rk string
+		var ok bool
+		if c.Table, b, ok = readString(b[1:]); !ok {
+			return false, errCorruptFeed
+		}
+		if pk, b, ok = readString(b); !ok {
+			return false, errCorruptFeed
+		}
+		if rk, b, ok = readString(b); !ok {
+			return false, errCorruptFeed
+		}
+		l, w := uvarint(b)
+		if w <= 0 || l > uint64(len(b)-w) {
+			return false, errCorruptFeed
+		}
+		entity := b[w : w+int(l)]
+		b = b[w+int(l):]
+		if pk != "" || rk != "" {
+			c.Entity = Entity{PartitionKey: pk, RowKey: rk}
+			if len(entity) > 0 {
+				ticks, props, err := decodeSelected(entity, selection{})
+				if err != nil {
+					return false, err
+				}
+				c.Entity = makeEntity(pk, rk, ticks, props)
+			}
+		}
+		if !fn(&c) {
+			return false, nil
+		}
+	}
+	if len(b) != 0 {
+		return false, errCorruptFeed
+	}
+	return true, nil
+}
+
+// next returns the feed's next revision, as stored.
+func (f *feedLog) next(ctx context.Context) (Revision, error) {
+	v, c, err := storage.GetContext(ctx, f.a.eng, metaFeedRev)
+	if errors.Is(err, storage.ErrNotFound) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	n, ok := decodeTicks(v)
+	if !ok {
+		return 0, fmt.Errorf("localtable: corrupt metadata %q", metaFeedRev)
+	}
+	return Revision(n), nil
+}
+
+// read calls fn with each change of the feed after revision after, in
+// order, until fn returns false (read then returns -1) or the changes
+// stored run out (it returns how many it handed over). A revision the
+// feed no longer keeps is a *FeedCompactedError.
+func (f *feedLog) read(ctx context.Context, after Revision, fn func(c *Change) bool) (int, error) {
+	a := f.a
+	if err := a.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer a.exit()
+	it, err := storage.NewIterContext(ctx, a.eng, feedBounds)
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	if after > 0 && it.First() {
+		if oldest, _, ok := feedRecordHead(it.Key(), it.Value()); ok && oldest > after+1 {
+			return 0, &FeedCompactedError{After: after, Oldest: oldest}
+		}
+	}
+	// The change after `after` is in a record that starts at most
+	// MaxTransactionActions-1 revisions before it.
+	from := Revision(0)
+	if after >= MaxTransactionActions {
+		from = after + 1 - MaxTransactionActions
+	}
+	n := 0
+	for it.SeekGE(keyenc.FeedKey(uint64(from))); it.Valid(); it.Next() {
+		more, err := decodeFeedRecord(it.Key(), it.Value(), func(c *Change) bool {
+			if c.Revision <= after {
+				return true
+			}
+			n++
+			return fn(c)
+		})
+		if err != nil {
+			return 0, fmt.Errorf("%w (key %q)", err, it.Key())
+		}
+		if !more {
+			return -1, nil
+		}
+	}
+	return n, it.Error()
+}
+
+// wait returns a channel that the next commit to the feed closes.
+func (f *feedLog) wait() <-chan struct{} { return f.b.wait() }
+
+// waitFor waits until wake is closed, ctx ends (its error), the account
+// closes (ErrClosed), or, on a shared engine, it is time to look for
+// other processes' commits.
+func (f *feedLog) waitFor(ctx context.Context, wake <-chan struct{}) error {
+	var poll <-chan time.Time
+	if d := f.a.strategy.pollInterval(); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		poll = t.C
+	}
+	select {
+	case <-wake:
+		return nil
+	case <-poll:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-f.closed:
+		return ErrClosed
+	}
+}
+
+// shut ends the waits of the watchers: the account is closing.
+func (f *feedLog) shut() { f.once.Do(func() { close(f.closed) }) }

@@ -1,0 +1,378 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/sharedmem"
+	"github.com/localtable/localtable/internal/tabletest"
+	"github.com/localtable/localtable/storage/pebble"
+)
+
+var feedOn = &localtable.Options{Feed: &localtable.FeedOptions{}}
+
+// collect reads n changes of a watch, failing the test after a while.
+func collect(t *testing.T, a *localtable.Account, opts *localtable.WatchOptions, n int) []localtable.Change {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var got []localtable.Change
+	if n == 0 {
+		return nil
+	}
+	for c, err := range a.Watch(ctx, opts) {
+		if err != nil {
+			t.Fatalf("Watch after %d changes: %v", len(got), err)
+		}
+		got = append(got, c)
+		if len(got) == n {
+			return got
+		}
+	}
+	t.Fatalf("Watch ended after %d changes, want %d", len(got), n)
+	return nil
+}
+
+func describeChanges(cs []localtable.Change) []string {
+	var out []string
+	for _, c := range cs {
+		s := fmt.Sprintf("%d/%d %v %s", c.Revision, c.Commit, c.Kind, c.Table)
+		if c.Entity.PartitionKey != "" {
+			s += fmt.Sprintf(" %s/%s %v", c.Entity.PartitionKey, c.Entity.RowKey, c.Entity.Properties["N"])
+		}
+		if c.Last {
+			s += " last"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestFeedChanges checks what the feed holds for each kind of write, on
+// every engine: a change per committed action, revisions from 1 in commit
+// order, a transaction's changes together and marked, nothing for writes
+// that failed, and a watch resumed from any revision.
+func TestFeedChanges(t *testing.T) {
+	ctx := context.Background()
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a := tabletest.OpenAccount(t, eng, feedOn)
+		tbl, err := a.CreateTable(ctx, "Orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := func(i int64) localtable.Properties { return localtable.Properties{"N": localtable.Int64Value(i)} }
+		e := func(rk string, i int64) localtable.Entity {
+			return localtable.Entity{PartitionKey: "p", RowKey: rk, Properties: n(i)}
+		}
+		tag, _ := tbl.Insert(ctx, e("a", 1))
+		tbl.Insert(ctx, e("a", 2))             // fails: exists
+		tbl.Transact(ctx, []localtable.Action{ // fails at its 2nd action: nothing
+			{Type: localtable.ActionInsert, Entity: e("x", 0)},
+			{Type: localtable.ActionUpdateReplace, Entity: e("missing", 0)},
+		})
+		tbl.Transact(ctx, []localtable.Action{
+			{Type: localtable.ActionInsert, Entity: e("b", 3)},
+			{Type: localtable.ActionUpdateMerge, Entity: e("a", 4), IfMatch: tag},
+			{Type: localtable.ActionUpsertReplace, Entity: e("c", 5)},
+		})
+		tbl.Update(ctx, e("a", 6), &localtable.UpdateOptions{IfMatch: tag}) // fails: stale
+		tbl.Delete(ctx, "p", "b", nil)
+		a.DeleteTable(ctx, "Orders")
+		want := []string{
+			"1/1 TableCreated Orders last",
+			"2/2 Insert Orders p/a 1 last",
+			"3/3 Insert Orders p/b 3",
+			"4/3 Merge Orders p/a 4",
+			"5/3 Insert Orders p/c 5 last",
+			"6/6 Delete Orders p/b <null> last",
+			"7/7 TableDeleted Orders last",
+		}
+		got := collect(t, a, &localtable.WatchOptions{}, len(want))
+		if d := describeChanges(got); !slices.Equal(d, want) {
+			t.Fatalf("feed:\n%q\nwant\n%q", d, want)
+		}
+		if got[3].Entity.ETag == "" || got[3].Entity.ETag != got[2].Entity.ETag {
+			t.Errorf("a transaction's changes have ETags %q and %q, want its one ETag", got[2].Entity.ETag, got[3].Entity.ETag)
+		}
+		if rev, err := a.Revision(ctx); err != nil || rev != 7 {
+			t.Errorf("Revision = %d, %v; want 7", rev, err)
+		}
+		// Resumed from any revision: exactly the changes after it.
+		for after := range want {
+			got := collect(t, a, &localtable.WatchOptions{After: localtable.Revision(after)}, len(want)-after)
+			if d := describeChanges(got); !slices.Equal(d, want[after:]) {
+				t.Errorf("after %d: %q", after, d)
+			}
+		}
+		// A table and a filter select.
+		if _, err := a.CreateTable(ctx, "Other"); err != nil {
+			t.Fatal(err)
+		}
+		a.Table("Other").Insert(ctx, e("z", 9))
+		sel := collect(t, a, &localtable.WatchOptions{Table: "other"}, 2)
+		if d := describeChanges(sel); d[0] != "8/8 TableCreated Other last" || d[1] != "9/9 Insert Other p/z 9 last" {
+			t.Errorf("table Other: %q", d)
+		}
+	})
+}
+
+func TestFeedOff(t *testing.T) {
+	a := tabletest.OpenAccount(t, tabletest.Engines[0], nil)
+	for _, err := range a.Watch(context.Background(), nil) {
+		if !errors.Is(err, localtable.ErrFeedOff) {
+			t.Fatalf("Watch without a feed: %v", err)
+		}
+		return
+	}
+	t.Fatal("Watch without a feed yielded nothing")
+}
+
+// TestFeedCompacted checks retention by count: a watch from a revision
+// the feed no longer keeps fails with the oldest one it keeps.
+func TestFeedCompacted(t *testing.T) {
+	ctx := context.Background()
+	a := tabletest.OpenAccount(t, tabletest.Engines[0], &localtable.Options{Feed: &localtable.FeedOptions{KeepChanges: 10}})
+	tbl, err := a.CreateTable(ctx, "Busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2100 {
+		if _, err := tbl.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i % 7)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ce *localtable.FeedCompactedError
+	for _, err := range a.Watch(ctx, &localtable.WatchOptions{After: 5}) {
+		if !errors.As(err, &ce) || !errors.Is(err, localtable.ErrFeedCompacted) || ce.Oldest <= 6 {
+			t.Fatalf("Watch after 5: %v", err)
+		}
+		break
+	}
+	// From the oldest kept on, nothing is missing.
+	got := collect(t, a, &localtable.WatchOptions{After: ce.Oldest - 1}, int(2101-ce.Oldest+1))
+	for i, c := range got {
+		if c.Revision != ce.Oldest+localtable.Revision(i) {
+			t.Fatalf("change %d has revision %d", i, c.Revision)
+		}
+	}
+	if got[len(got)-1].Revision != 2101 {
+		t.Fatalf("last revision %d", got[len(got)-1].Revision)
+	}
+}
+
+// TestFeedWatchersSeeHistory runs writers making random writes (failing
+// ones among them) and watchers, some restarting from their last revision
+// mid-run; every watcher must see the same sequence, with no gap and no
+// duplicate, in which each writer's acknowledged writes appear in the
+// order they were acknowledged. On a shared engine two accounts write and
+// watch one store.
+func TestFeedWatchersSeeHistory(t *testing.T) {
+	ctx := context.Background()
+	for _, eng := range tabletest.Engines {
+		t.Run(eng.Name, func(t *testing.T) {
+			var accounts []*localtable.Account
+			if eng.Name == "shared" {
+				store := sharedmem.New()
+				for range 2 {
+					accounts = append(accounts, tabletest.OpenAccount(t, eng, &localtable.Options{Engine: store.Open(), Feed: &localtable.FeedOptions{}}))
+				}
+			} else {
+				accounts = append(accounts, tabletest.OpenAccount(t, eng, feedOn))
+			}
+			if _, err := accounts[0].CreateTable(ctx, "Hist"); err != nil {
+				t.Fatal(err)
+			}
+			const writers, perWriter, watchers = 4, 60, 6
+			// Watchers, each on one of the accounts, run while the writers
+			// write, some restarting midway from the last revision they
+			// saw; each stops at the end marker written last.
+			seen := make([][]localtable.Change, watchers)
+			var wwg sync.WaitGroup
+			for m := range watchers {
+				wwg.Add(1)
+				go func() {
+					defer wwg.Done()
+					a := accounts[m%len(accounts)]
+					var after localtable.Revision
+					ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+					defer cancel()
+					for restarts := 0; ; restarts++ {
+						for c, err := range a.Watch(ctx, &localtable.WatchOptions{After: after}) {
+							if err != nil {
+								t.Errorf("watcher %d: %v", m, err)
+								return
+							}
+							seen[m] = append(seen[m], c)
+							after = c.Revision
+							if c.Entity.PartitionKey == "end" {
+								return
+							}
+							if m%2 == 1 && restarts < 3 && len(seen[m])%25 == 0 {
+								break // restart from after
+							}
+						}
+					}
+				}()
+			}
+			acked := make([][]string, writers) // each writer's acknowledged writes: pk/rk N
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					tbl := accounts[w%len(accounts)].Table("Hist")
+					r := rand.New(rand.NewPCG(uint64(w), 3))
+					for i := range perWriter {
+						e := localtable.Entity{PartitionKey: fmt.Sprintf("w%d", w), RowKey: fmt.Sprint(r.IntN(5)), Properties: localtable.Properties{"N": localtable.Int64Value(int64(i))}}
+						var err error
+						if r.IntN(4) == 0 {
+							_, err = tbl.Insert(ctx, e) // fails when it exists
+						} else {
+							_, err = tbl.Upsert(ctx, e, nil)
+						}
+						if err == nil {
+							acked[w] = append(acked[w], fmt.Sprintf("%s/%s %d", e.PartitionKey, e.RowKey, i))
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if _, err := accounts[0].Table("Hist").Insert(ctx, localtable.Entity{PartitionKey: "end", RowKey: "end"}); err != nil {
+				t.Fatal(err)
+			}
+			wwg.Wait()
+			total := 2 // the table's creation and the end marker
+			for _, a := range acked {
+				total += len(a)
+			}
+			if len(seen[0]) != total {
+				t.Fatalf("watcher 0 saw %d changes, %d were committed", len(seen[0]), total)
+			}
+			for m := 1; m < watchers; m++ {
+				if !slices.Equal(describeChanges(seen[m]), describeChanges(seen[0])) {
+					t.Fatalf("watcher %d saw another sequence than watcher 0", m)
+				}
+			}
+			for i, c := range seen[0] {
+				if c.Revision != localtable.Revision(i+1) {
+					t.Fatalf("change %d has revision %d: a gap or a duplicate", i, c.Revision)
+				}
+			}
+			// Each writer's acknowledged writes, in order, and nothing else.
+			byWriter := make([][]string, writers)
+			for _, c := range seen[0][1 : total-1] {
+				var w int
+				fmt.Sscanf(c.Entity.PartitionKey, "w%d", &w)
+				byWriter[w] = append(byWriter[w], fmt.Sprintf("%s/%s %v", c.Entity.PartitionKey, c.Entity.RowKey, c.Entity.Properties["N"]))
+			}
+			for w := range writers {
+				if !slices.Equal(byWriter[w], acked[w]) {
+					t.Errorf("writer %d: feed %q\nacknowledged %q", w, byWriter[w], acked[w])
+				}
+			}
+		})
+	}
+}
+
+// TestFeedLive checks that a watcher from now receives the commits made
+// while it waits, in order.
+func TestFeedLive(t *testing.T) {
+	ctx := context.Background()
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a := tabletest.OpenAccount(t, eng, feedOn)
+		tbl, err := a.CreateTable(ctx, "Live")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan []localtable.Change)
+		ready := make(chan struct{})
+		go func() {
+			rev, _ := a.Revision(ctx)
+			close(ready)
+			done <- collect(t, a, &localtable.WatchOptions{After: rev}, 50)
+		}()
+		<-ready
+		for i := range 50 {
+			if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := <-done
+		for i, c := range got {
+			if c.Entity.RowKey != fmt.Sprint(i) || c.Kind != localtable.ChangeInsert {
+				t.Fatalf("change %d: %v %s", i, c.Kind, c.Entity.RowKey)
+			}
+		}
+	})
+}
+
+// TestFeedReopenAndPowerLoss writes on pebble, loses power (with only what
+// was synced kept) and reopens: the feed holds exactly the changes of the
+// writes that survived, and goes on from there.
+func TestFeedReopenAndPowerLoss(t *testing.T) {
+	ctx := context.Background()
+	mem := vfs.NewCrashableMem()
+	open := func(fs vfs.FS, noSync bool) *localtable.Account {
+		db, err := pebble.Open("db", &pebble.Options{FS: fs, NoSync: noSync})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := localtable.Open(&localtable.Options{Engine: db, Feed: &localtable.FeedOptions{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a := open(mem, false)
+	tbl, _ := a.CreateTable(ctx, "Durable")
+	for i := range 20 {
+		tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)})
+	}
+	a.Close()
+	// Reopened: the history is there, and revisions go on.
+	a = open(mem, true) // now without syncs: a power loss will lose writes
+	tbl = a.Table("Durable")
+	for i := 20; i < 40; i++ {
+		tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)})
+	}
+	img := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 50, RNG: rand.New(rand.NewPCG(1, 2))})
+	if got := collect(t, a, &localtable.WatchOptions{}, 41); got[40].Revision != 41 || got[40].Entity.RowKey != "39" {
+		t.Fatalf("before the power loss, the feed ends with %v", got[40])
+	}
+	a.Close()
+
+	b := open(img, false)
+	defer b.Close()
+	var rows []string
+	for e, err := range b.Table("Durable").QueryAll(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, e.RowKey)
+	}
+	rev, err := b.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := collect(t, b, &localtable.WatchOptions{}, int(rev))
+	var fed []string
+	for _, c := range feed[1:] {
+		fed = append(fed, c.Entity.RowKey)
+	}
+	slices.Sort(rows)
+	slices.Sort(fed)
+	if !slices.Equal(rows, fed) {
+		t.Fatalf("after the power loss: entities %q, feed %q", rows, fed)
+	}
+	if len(rows) < 20 {
+		t.Fatalf("%d entities survived; the 20 synced ones must", len(rows))
+	}
+}
