@@ -75,8 +75,12 @@ type Options struct {
 	// over HTTPS (r.TLS set) and whose claims are valid: a well-formed
 	// JWT for Azure Storage (aud) from a Microsoft Entra ID issuer (iss),
 	// within its lifetime (nbf, exp) by Clock. The token's signature is
-	// not verified. A bearer token over plain HTTP is 403
-	// AuthenticationFailed either way. Set this when serving HTTPS.
+	// not verified, as by Azurite's --oauth basic: anyone who can reach
+	// the server can forge a token, so this is emulator-style token
+	// acceptance for clients that insist on a token credential, to be set
+	// only when asked for (the command's --oauth basic), never because
+	// the server has a certificate. A bearer token over plain HTTP is 403
+	// AuthenticationFailed either way.
 	AcceptBearerTokens bool
 
 	// QueryScanLimit bounds the entities one page of a query reads, as
