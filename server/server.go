@@ -67,7 +67,11 @@ type Options struct {
 	// Accounts are further accounts to serve, each with its own data.
 	Accounts []AccountConfig
 
-	// DisableAuth accepts every request without checking its credentials.
+	// DisableAuth accepts every request without checking its credentials,
+	// except a browser's: a request with an Origin header is 403
+	// AuthorizationFailure unless a CORS rule of the account (Set Table
+	// Service Properties) allows its origin and method, so that a page on
+	// another site cannot use the server.
 	DisableAuth bool
 
 	// AcceptBearerTokens accepts requests authorized with

@@ -142,7 +142,7 @@ func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
 	fs.StringVar(&cfg.cert, "cert", "", "TLS certificate file: serve HTTPS (authentication is unchanged)")
 	fs.StringVar(&cfg.oauth, "oauth", "", "with --cert: `basic` accepts bearer tokens (Microsoft Entra ID) as Azurite's --oauth basic does: claims checked, signature NOT checked, so anyone who can reach the server can forge one")
 	fs.StringVar(&cfg.keyFile, "key", "", "TLS key file")
-	fs.BoolVar(&cfg.noAuth, "no-auth", false, "accept requests (and open the explorer) without checking credentials")
+	fs.BoolVar(&cfg.noAuth, "no-auth", false, "accept requests (and open the explorer) without checking credentials; a browser's request only from an origin the account's CORS rules allow")
 	fs.BoolVar(&cfg.noExplorer, "no-explorer", false, "do not serve the web explorer")
 	fs.StringVar(&cfg.restore, "restore", "", "in memory only: load the backup `FILE` (localtable backup) into its account before serving")
 	fs.IntVar(&cfg.maxPageSize, "max-page-size", 0, "paging torture: at most `N` entities (or tables) a page; 0: the service's 1000")
