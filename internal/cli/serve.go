@@ -71,6 +71,12 @@ HTTP. --oauth basic also accepts bearer tokens (for clients that only take a
 token credential) as Azurite's --oauth basic does: their claims are checked,
 their signature is not, so anyone who can reach the server can forge one.
 
+On a loopback address (the default) the API, the explorer and the admin
+endpoints answer only requests whose Host is a loopback name (localhost,
+*.localhost, 127.0.0.0/8, [::1]) or a name given with --allow-host, so that a
+web site whose name resolves to 127.0.0.1 (DNS rebinding) cannot reach them;
+--allow-host also turns the check on for other addresses.
+
 The explorer asks for an account's key (a session cookie then holds the
 login), unless --no-auth. While it serves, 'localtable backup --endpoint'
 takes a consistent backup through it (GET /-/admin/backup, signed with the
@@ -96,6 +102,7 @@ type serveConfig struct {
 	etcd, etcdPrefix              string
 	etcdMaxRequestBytes           int
 	accounts                      accountFlags
+	allowHosts                    hostFlags
 	noAuth, noExplorer            bool
 	restore                       string
 	logLevel, logFormat           string
@@ -142,6 +149,7 @@ func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
 	fs.StringVar(&cfg.cert, "cert", "", "TLS certificate file: serve HTTPS (authentication is unchanged)")
 	fs.StringVar(&cfg.oauth, "oauth", "", "with --cert: `basic` accepts bearer tokens (Microsoft Entra ID) as Azurite's --oauth basic does: claims checked, signature NOT checked, so anyone who can reach the server can forge one")
 	fs.StringVar(&cfg.keyFile, "key", "", "TLS key file")
+	fs.Var(&cfg.allowHosts, "allow-host", "also answer requests whose Host header is `NAME` (repeatable); on a loopback address (or with this flag) any other name but localhost, *.localhost, 127.0.0.0/8 and [::1] is refused, against DNS rebinding")
 	fs.BoolVar(&cfg.noAuth, "no-auth", false, "accept requests (and open the explorer) without checking credentials; a browser's request only from an origin the account's CORS rules allow")
 	fs.BoolVar(&cfg.noExplorer, "no-explorer", false, "do not serve the web explorer")
 	fs.StringVar(&cfg.restore, "restore", "", "in memory only: load the backup `FILE` (localtable backup) into its account before serving")
@@ -304,6 +312,9 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 	}
 	h := http.Handler(srv)
 	h = mountTools(h, &toolsConfig{accounts: accounts, engines: engines, noAuth: cfg.noAuth, explorer: !cfg.noExplorer, log: log})
+	if loopback || len(cfg.allowHosts) > 0 {
+		h = checkHost(h, cfg.allowHosts)
+	}
 	h = logRequests(log, h)
 	hs := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	printBanner(e.stdout, cfg, p, accounts, scheme, host, loopback, restored)
