@@ -197,3 +197,34 @@ func TestServeOAuthFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestBannerWarnsOffLoopback: the banner names the authentication in force
+// and warns when a mode without real credentials listens on an address
+// other machines reach.
+func TestBannerWarnsOffLoopback(t *testing.T) {
+	c := commands["serve"]
+	for _, tc := range []struct {
+		cfg      serveConfig
+		loopback bool
+		auth     string
+		warn     bool
+	}{
+		{serveConfig{addr: "127.0.0.1:10002"}, true, "SAS (account keys)\n", false},
+		{serveConfig{addr: "0.0.0.0:10002"}, false, "SAS (account keys)\n", false},
+		{serveConfig{addr: "127.0.0.1:10002", noAuth: true}, true, "none (--no-auth)", false},
+		{serveConfig{addr: "0.0.0.0:10002", noAuth: true}, false, "none (--no-auth)", true},
+		{serveConfig{addr: "127.0.0.1:10002", cert: "c", keyFile: "k", oauth: "basic"}, true, "signature NOT checked", false},
+		{serveConfig{addr: "0.0.0.0:10002", cert: "c", keyFile: "k", oauth: "basic"}, false, "signature NOT checked", true},
+		{serveConfig{addr: "0.0.0.0:10002", cert: "c", keyFile: "k"}, false, "SAS (account keys)\n", false},
+	} {
+		p, err := planServe(c, &tc.cfg, newEngines(&Config{}), nil)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.cfg, err)
+		}
+		var b strings.Builder
+		printBanner(&b, &tc.cfg, p, p.accounts, "http", "127.0.0.1:10002", tc.loopback, nil)
+		if !strings.Contains(b.String(), tc.auth) || strings.Contains(b.String(), "WARNING") != tc.warn {
+			t.Errorf("%+v (loopback %v): want %q, warning %v:\n%s", tc.cfg, tc.loopback, tc.auth, tc.warn, b.String())
+		}
+	}
+}
