@@ -40,8 +40,9 @@ func errBadValue(name, typ string, detail string) error {
 
 // ReadObject reads a request body that must be one JSON object into its
 // member names, in order, and each member's raw JSON, as the service reads
-// it: a name given twice is DuplicatePropertiesSpecified, anything but one
-// object InvalidInput (*localtable.Error values).
+// it: a name given twice is DuplicatePropertiesSpecified, a name of
+// invalid UTF-8 or with a lone surrogate escape PropertyNameInvalid,
+// anything but one object InvalidInput (*localtable.Error values).
 func ReadObject(body []byte) (keys []string, vals map[string]json.RawMessage, err error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
