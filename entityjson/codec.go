@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"math"
@@ -39,8 +40,9 @@ func errBadValue(name, typ string, detail string) error {
 
 // ReadObject reads a request body that must be one JSON object into its
 // member names, in order, and each member's raw JSON, as the service reads
-// it: a name given twice is DuplicatePropertiesSpecified, anything but one
-// object InvalidInput (*localtable.Error values).
+// it: a name given twice is DuplicatePropertiesSpecified, a name of
+// invalid UTF-8 or with a lone surrogate escape PropertyNameInvalid,
+// anything but one object InvalidInput (*localtable.Error values).
 func ReadObject(body []byte) (keys []string, vals map[string]json.RawMessage, err error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -54,6 +56,7 @@ func ReadObject(body []byte) (keys []string, vals map[string]json.RawMessage, er
 	}
 	vals = make(map[string]json.RawMessage)
 	for dec.More() {
+		before := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			return nil, nil, bad(err.Error())
@@ -61,6 +64,12 @@ func ReadObject(body []byte) (keys []string, vals map[string]json.RawMessage, er
 		k, ok := tok.(string)
 		if !ok {
 			return nil, nil, bad("a member name is not a string")
+		}
+		// The decoder replaces invalid text with U+FFFD: check the name
+		// as sent, the bytes it has just read (a separator, space, then
+		// the quoted name).
+		if sent := body[before:dec.InputOffset()]; !validText(sent[bytes.IndexByte(sent, '"')+1:]) {
+			return nil, nil, errNameText()
 		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
@@ -128,6 +137,9 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys, fro
 			}
 			s, err := unquote(raw, frozen)
 			if err != nil {
+				if err == errText {
+					return e, false, errValueText(k)
+				}
 				return e, false, errValueType(k, "Edm.String")
 			}
 			if k == localtable.PartitionKeyName {
@@ -140,7 +152,9 @@ func decodeMembers(keys []string, vals map[string]json.RawMessage, needKeys, fro
 		typ := ""
 		ann := append(append(annBuf[:0], k...), AnnotationSuffix...)
 		if a, ok := vals[string(ann)]; ok {
-			if typ, err = unquote(a, frozen); err != nil {
+			if typ, err = unquote(a, frozen); err == errText {
+				return e, false, errValueText(k)
+			} else if err != nil {
 				return e, false, errInvalidInput("The annotation " + odata.Quote(k+AnnotationSuffix) + " is not a string.")
 			}
 		}
@@ -183,9 +197,81 @@ func unquote(raw json.RawMessage, frozen bool) (string, error) {
 			return string(in), nil
 		}
 	}
+	// encoding/json replaces invalid UTF-8 and lone surrogate escapes
+	// with U+FFFD: refuse them first, as the service refuses them, rather
+	// than store text the client did not send.
+	if len(raw) >= 2 && raw[0] == '"' && !validText(raw[1:len(raw)-1]) {
+		return "", errText
+	}
 	var s string
 	err := json.Unmarshal(raw, &s)
 	return s, err
+}
+
+// errText is unquote's error for a string of invalid text.
+var errText = errors.New("invalid UTF-8 or a lone surrogate escape")
+
+// validText reports whether the inside of a JSON string literal (and
+// what may follow it) is valid text: valid UTF-8 (which excludes encoded
+// surrogates), and every \u escape of a surrogate one of a high-low pair.
+// It stops at the string's closing quote; the JSON syntax itself is
+// checked elsewhere.
+func validText(in []byte) bool {
+	for i := 0; i < len(in); {
+		c := in[i]
+		switch {
+		case c == '"':
+			return true
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(in[i:])
+			if r == utf8.RuneError && n == 1 {
+				return false
+			}
+			i += n
+		case c != '\\':
+			i++
+		case i+1 < len(in) && in[i+1] == 'u':
+			r := hex4(in[i+2:])
+			i += 6
+			switch {
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return false
+			case r >= 0xD800 && r < 0xDC00:
+				if i+1 >= len(in) || in[i] != '\\' || in[i+1] != 'u' {
+					return false
+				}
+				if lo := hex4(in[i+2:]); lo < 0xDC00 || lo > 0xDFFF {
+					return false
+				}
+				i += 6
+			}
+		default:
+			i += 2
+		}
+	}
+	return true
+}
+
+// hex4 reads the four hex digits an escape \u has at the start of b: -1
+// if there are not four.
+func hex4(b []byte) int {
+	if len(b) < 4 {
+		return -1
+	}
+	n := 0
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			n = n<<4 | int(c-'0')
+		case c >= 'a' && c <= 'f':
+			n = n<<4 | int(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			n = n<<4 | int(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return n
 }
 
 // decodeValue types one JSON value, by its annotation typ when not empty.
@@ -198,7 +284,9 @@ func decodeValue(name string, raw json.RawMessage, typ string, frozen bool) (loc
 	isStr := raw[0] == '"'
 	if isStr {
 		var err error
-		if str, err = unquote(raw, frozen); err != nil {
+		if str, err = unquote(raw, frozen); err == errText {
+			return localtable.Value{}, errValueText(name)
+		} else if err != nil {
 			return localtable.Value{}, errInvalidInput("The value of property " + odata.Quote(name) + " is not valid JSON.")
 		}
 	}

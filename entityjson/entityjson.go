@@ -77,7 +77,9 @@ func Append(b []byte, e *localtable.Entity, opts *Options) []byte {
 // Timestamp (as a response carries them); otherwise they are ignored, as a
 // write ignores them. Errors are *localtable.Error values with the
 // service's codes (InvalidInput, PropertiesNeedValue,
-// DuplicatePropertiesSpecified).
+// DuplicatePropertiesSpecified). A string of invalid UTF-8, or with a lone
+// surrogate escape such as "\ud800", is refused (InvalidInput naming the
+// property; PropertyNameInvalid for a member name), never read as U+FFFD.
 func Decode(data []byte, system bool) (localtable.Entity, error) {
 	keys, vals, ok := scanFlatObject(data, false)
 	if !ok {

@@ -29,7 +29,7 @@ const TokenClockSkew = auth.TokenClockSkew
 // everything.
 func (s *Server) authenticate(rc *reqCtx) error {
 	if s.opts.DisableAuth {
-		return nil
+		return rc.checkBrowserOrigin()
 	}
 	g, err := auth.Authenticate(&auth.Request{
 		HTTP:               rc.r,
@@ -73,4 +73,19 @@ func (rc *reqCtx) storedPolicy(table, id string) (localtable.AccessPolicy, bool)
 // reqclass.Access.
 func (rc *reqCtx) authorize(o reqclass.Op, table, pk, rk string) error {
 	return rc.grant.Authorize(o.Access(), table, pk, rk)
+}
+
+// checkBrowserOrigin is the one check of a request without authentication
+// (Options.DisableAuth): a request with an Origin header comes from a
+// browser running some site's script, and is refused (403
+// AuthorizationFailure) unless a CORS rule of the account allows that
+// origin and method. Without it any page the user visits could write to
+// the server, as its POSTs of text/plain or form bodies need no
+// preflight. Clients other than browsers send no Origin.
+func (rc *reqCtx) checkBrowserOrigin() error {
+	origin := rc.r.Header.Get("Origin")
+	if origin == "" || rc.acct.cors.Allows(origin, rc.r.Method) {
+		return nil
+	}
+	return wireError(codeAuthorizationFailure, "This request is not authorized to perform this operation: authentication is off (no-auth), and no CORS rule of the account allows a browser request from origin "+origin+" with "+rc.r.Method+".")
 }

@@ -60,7 +60,8 @@
 //     operation.
 //   - Bearer tokens (Microsoft Entra ID, what azidentity credentials
 //     send), when Options.AcceptBearerTokens is set (the command sets it
-//     when it serves HTTPS) and the request arrived over TLS: the token
+//     with --oauth basic, which needs HTTPS) and the request arrived over
+//     TLS: the token
 //     must be a well-formed JWT whose aud is Azure Storage
 //     (https://storage.azure.com) or the account's table endpoint, whose
 //     iss is a Microsoft Entra ID issuer (https://sts.windows.net/{tenant}/,

@@ -33,6 +33,14 @@ const (
 	codeTableBeingDeleted      localtable.ErrorCode = "TableBeingDeleted"
 )
 
+// More codes of the protocol: a JSON operation's body of a media type other
+// than application/json (see checkJSONBody), and a request refused although
+// its credentials are valid, or not checked (see checkBrowserOrigin).
+const (
+	codeMediaTypeNotSupported localtable.ErrorCode = "MediaTypeNotSupported"
+	codeAuthorizationFailure  localtable.ErrorCode = "AuthorizationFailure"
+)
+
 // wireError returns an *localtable.Error with any code, for the
 // protocol's own failures. Its status is the code's (HTTPStatus).
 func wireError(code localtable.ErrorCode, msg string) *localtable.Error {

@@ -71,7 +71,20 @@ func parseFormat(s string) (metaLevel, error) {
 	return metaMinimal, nil
 }
 
-// checkJSONBody rejects a request body that says it is not JSON.
+// checkJSONBody rejects a request body that says it is not JSON: Atom or
+// XML is 415 AtomFormatNotSupported, any other type but application/json
+// (with any parameters: odata=…, charset, streaming) 415
+// MediaTypeNotSupported. The service reads a JSON payload only as
+// application/json (Insert Entity, Create Table: "Content-Type: … Set
+// this header to application/json" for the JSON format) and answers any
+// other media type with 415 "None of the provided media types are
+// supported." (the answer quoted in Azure/azure-sdk-for-python#13514;
+// the Table service's error-code table lists its two 415s, Atom and
+// JSON). The SDKs (Go aztables, JS @azure/data-tables, Python) send
+// application/json. Refusing text/plain, form and multipart bodies also
+// means a page on another site cannot write with a POST that needs no
+// CORS preflight. A body without Content-Type is read as JSON, as before.
+// A $batch (multipart/mixed) does not come here: package batch reads it.
 func checkJSONBody(r *http.Request) error {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
@@ -81,8 +94,11 @@ func checkJSONBody(r *http.Request) error {
 	if err != nil {
 		return wireError(codeInvalidHeaderValue, "The Content-Type header is not valid.")
 	}
-	if mt == "application/atom+xml" || mt == "application/xml" {
+	switch mt {
+	case "application/json":
+		return nil
+	case "application/atom+xml", "application/xml":
 		return wireError(codeAtomFormatNotSupported, "Atom format is not supported: send application/json.")
 	}
-	return nil
+	return wireError(codeMediaTypeNotSupported, "None of the provided media types are supported: the body must be application/json, not "+mt+".")
 }

@@ -125,6 +125,11 @@ func TestWireEntityJSONErrors(t *testing.T) {
 		{`{"PartitionKey":"p","RowKey":"a\\b"}`, 400, "InvalidInput"},
 		{`{"PartitionKey":"p","RowKey":"a\u0001b"}`, 400, "InvalidInput"},
 		{`{` + keys + `"1X":1}`, 400, "PropertyNameInvalid"},
+		// Invalid text is refused, not stored as U+FFFD (issue 22).
+		{`{` + keys + `"X":"a` + "\xff" + `"}`, 400, "InvalidInput"},
+		{`{` + keys + `"X":"\ud800"}`, 400, "InvalidInput"},
+		{`{"PartitionKey":"\udc00","RowKey":"r"}`, 400, "InvalidInput"},
+		{`{` + keys + `"X` + "\xff" + `":1}`, 400, "PropertyNameInvalid"},
 		{`{` + keys + `"` + strings.Repeat("N", 256) + `":1}`, 400, "PropertyNameTooLong"},
 		{`{` + keys + `"X@odata.type":"Edm.Binary","X":"` + strings.Repeat("A", 87384) + `"}`, 400, "PropertyValueTooLarge"},
 		{`{` + keys + `"X":"` + strings.Repeat("x", 32769) + `"}`, 400, "PropertyValueTooLarge"},

@@ -67,7 +67,11 @@ type Options struct {
 	// Accounts are further accounts to serve, each with its own data.
 	Accounts []AccountConfig
 
-	// DisableAuth accepts every request without checking its credentials.
+	// DisableAuth accepts every request without checking its credentials,
+	// except a browser's: a request with an Origin header is 403
+	// AuthorizationFailure unless a CORS rule of the account (Set Table
+	// Service Properties) allows its origin and method, so that a page on
+	// another site cannot use the server.
 	DisableAuth bool
 
 	// AcceptBearerTokens accepts requests authorized with
@@ -75,8 +79,12 @@ type Options struct {
 	// over HTTPS (r.TLS set) and whose claims are valid: a well-formed
 	// JWT for Azure Storage (aud) from a Microsoft Entra ID issuer (iss),
 	// within its lifetime (nbf, exp) by Clock. The token's signature is
-	// not verified. A bearer token over plain HTTP is 403
-	// AuthenticationFailed either way. Set this when serving HTTPS.
+	// not verified, as by Azurite's --oauth basic: anyone who can reach
+	// the server can forge a token, so this is emulator-style token
+	// acceptance for clients that insist on a token credential, to be set
+	// only when asked for (the command's --oauth basic), never because
+	// the server has a certificate. A bearer token over plain HTTP is 403
+	// AuthenticationFailed either way.
 	AcceptBearerTokens bool
 
 	// QueryScanLimit bounds the entities one page of a query reads, as

@@ -55,6 +55,7 @@ var statuses = map[localtable.ErrorCode]int{
 	codeJSONFormatNotSupported:         http.StatusUnsupportedMediaType,
 	codeMethodNotAllowed:               http.StatusMethodNotAllowed,
 	codeAtomFormatNotSupported:         http.StatusUnsupportedMediaType,
+	codeMediaTypeNotSupported:          http.StatusUnsupportedMediaType,
 	codeXMethodIncorrectCount:          http.StatusBadRequest,
 	codeXMethodIncorrectValue:          http.StatusBadRequest,
 	codeXMethodNotUsingPost:            http.StatusBadRequest,

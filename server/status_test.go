@@ -65,6 +65,7 @@ var documented = map[localtable.ErrorCode]int{
 	"RequestBodyTooLarge":                     413,
 	"JsonFormatNotSupported":                  415,
 	"AtomFormatNotSupported":                  415,
+	"MediaTypeNotSupported":                   415, // the service's answer to a body of another media type (Azure/azure-sdk-for-python#13514)
 	"InternalError":                           500,
 	"OperationTimedOut":                       500,
 	"ServerBusy":                              503,

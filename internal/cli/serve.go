@@ -66,6 +66,17 @@ code, duration, request id); request and response bodies at debug. SIGINT
 or SIGTERM finish the requests in flight and close the stores; a second
 signal ends it at once.
 
+With --cert and --key it serves HTTPS; authentication stays what it is over
+HTTP. --oauth basic also accepts bearer tokens (for clients that only take a
+token credential) as Azurite's --oauth basic does: their claims are checked,
+their signature is not, so anyone who can reach the server can forge one.
+
+On a loopback address (the default) the API, the explorer and the admin
+endpoints answer only requests whose Host is a loopback name (localhost,
+*.localhost, 127.0.0.0/8, [::1]) or a name given with --allow-host, so that a
+web site whose name resolves to 127.0.0.1 (DNS rebinding) cannot reach them;
+--allow-host also turns the check on for other addresses.
+
 The explorer asks for an account's key (a session cookie then holds the
 login), unless --no-auth. While it serves, 'localtable backup --endpoint'
 takes a consistent backup through it (GET /-/admin/backup, signed with the
@@ -77,7 +88,8 @@ localtable serve --etcd 10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --etcd-prefix 
 localtable --addr 127.0.0.1:0 --no-auth           # any free port, no credentials checked
 localtable --account myacct:$(head -c32 /dev/urandom | base64) --log-format json --log-level debug
 localtable --restore backup.ltbk                  # in memory, loaded from a backup
-localtable --cert cert.pem --key key.pem          # HTTPS; bearer tokens accepted
+localtable --cert cert.pem --key key.pem          # HTTPS, account keys and SAS as over HTTP
+localtable --cert cert.pem --key key.pem --oauth basic   # HTTPS, and bearer tokens (signature not checked)
 localtable --max-page-size 2 --empty-first-page   # hostile paging, to prove clients' paging loops`,
 		run: runServe,
 	})
@@ -86,9 +98,11 @@ localtable --max-page-size 2 --empty-first-page   # hostile paging, to prove cli
 // serveConfig is what serve's flags say.
 type serveConfig struct {
 	addr, location, cert, keyFile string
+	oauth                         string // "" or "basic"
 	etcd, etcdPrefix              string
 	etcdMaxRequestBytes           int
 	accounts                      accountFlags
+	allowHosts                    hostFlags
 	noAuth, noExplorer            bool
 	restore                       string
 	logLevel, logFormat           string
@@ -132,9 +146,11 @@ func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
 	fs.StringVar(&cfg.etcdPrefix, "etcd-prefix", "localtable/", "with --etcd: the key `prefix`; each account's keys are under PREFIX + account + /")
 	fs.IntVar(&cfg.etcdMaxRequestBytes, "etcd-max-request-bytes", 0, "with --etcd: the cluster's --max-request-bytes; 0: etcd's default (1.5 MiB), which refuses transactions over about 1.4 MiB; 6291456 lets 4 MiB transactions through")
 	fs.Var(&cfg.accounts, "account", "account as name:base64key (repeatable); default devstoreaccount1 with the emulator key")
-	fs.StringVar(&cfg.cert, "cert", "", "TLS certificate file: serve HTTPS (bearer tokens then accepted: claims checked, signature not)")
+	fs.StringVar(&cfg.cert, "cert", "", "TLS certificate file: serve HTTPS (authentication is unchanged)")
+	fs.StringVar(&cfg.oauth, "oauth", "", "with --cert: `basic` accepts bearer tokens (Microsoft Entra ID) as Azurite's --oauth basic does: claims checked, signature NOT checked, so anyone who can reach the server can forge one")
 	fs.StringVar(&cfg.keyFile, "key", "", "TLS key file")
-	fs.BoolVar(&cfg.noAuth, "no-auth", false, "accept requests (and open the explorer) without checking credentials")
+	fs.Var(&cfg.allowHosts, "allow-host", "also answer requests whose Host header is `NAME` (repeatable); on a loopback address (or with this flag) any other name but localhost, *.localhost, 127.0.0.0/8 and [::1] is refused, against DNS rebinding")
+	fs.BoolVar(&cfg.noAuth, "no-auth", false, "accept requests (and open the explorer) without checking credentials; a browser's request only from an origin the account's CORS rules allow")
 	fs.BoolVar(&cfg.noExplorer, "no-explorer", false, "do not serve the web explorer")
 	fs.StringVar(&cfg.restore, "restore", "", "in memory only: load the backup `FILE` (localtable backup) into its account before serving")
 	fs.IntVar(&cfg.maxPageSize, "max-page-size", 0, "paging torture: at most `N` entities (or tables) a page; 0: the service's 1000")
@@ -162,6 +178,15 @@ type servePlan struct {
 func planServe(c *command, cfg *serveConfig, engines engineRegistry, log *slog.Logger) (*servePlan, error) {
 	if (cfg.cert == "") != (cfg.keyFile == "") {
 		return nil, usagef(c, "--cert and --key go together")
+	}
+	switch cfg.oauth {
+	case "":
+	case "basic":
+		if cfg.cert == "" {
+			return nil, usagef(c, "--oauth basic needs HTTPS (--cert and --key): bearer tokens are refused over HTTP")
+		}
+	default:
+		return nil, usagef(c, "--oauth %q: the only mode is basic", cfg.oauth)
 	}
 	if cfg.restore != "" && cfg.location != "" {
 		return nil, usagef(c, "--restore loads a backup into memory; for a data directory use 'localtable restore'")
@@ -261,7 +286,7 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 	srv := server.New(nil, &server.Options{
 		Accounts:                accounts,
 		DisableAuth:             cfg.noAuth,
-		AcceptBearerTokens:      cfg.cert != "",
+		AcceptBearerTokens:      cfg.oauth == "basic",
 		Logger:                  log,
 		MaxPageSize:             cfg.maxPageSize,
 		EmptyFirstPage:          cfg.emptyFirstPage,
@@ -281,11 +306,18 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 		scheme = "https"
 	}
 	host := dialAddr(ln.Addr())
+	loopback := isLoopback(ln.Addr())
+	if cfg.oauth != "" && !loopback {
+		log.Warn("--oauth basic on a non-loopback address: anyone who can reach it can forge a bearer token (signatures are not checked)", "addr", ln.Addr().String())
+	}
 	h := http.Handler(srv)
 	h = mountTools(h, &toolsConfig{accounts: accounts, engines: engines, noAuth: cfg.noAuth, explorer: !cfg.noExplorer, log: log})
+	if loopback || len(cfg.allowHosts) > 0 {
+		h = checkHost(h, cfg.allowHosts)
+	}
 	h = logRequests(log, h)
 	hs := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	printBanner(e.stdout, cfg, p, accounts, scheme, host, restored)
+	printBanner(e.stdout, cfg, p, accounts, scheme, host, loopback, restored)
 	return runUntilSignal(ctx, hs, ln, log)
 }
 
@@ -349,7 +381,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 
 // printBanner writes what is served, and the connection strings, then the
 // ready line.
-func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.AccountConfig, scheme, host string, restored *archiveHeader) {
+func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.AccountConfig, scheme, host string, loopback bool, restored *archiveHeader) {
 	fmt.Fprintln(w, versionString())
 	engine, data := p.kind.banner(&p.opts)
 	if restored != nil {
@@ -359,10 +391,13 @@ func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.
 	switch {
 	case cfg.noAuth:
 		auth = "none (--no-auth): every request is accepted"
-	case cfg.cert != "":
-		auth += ", bearer tokens (claims checked)"
+	case cfg.oauth == "basic":
+		auth += ", bearer tokens (--oauth basic: claims checked, signature NOT checked)"
 	}
 	fmt.Fprintf(w, "  engine:    %s\n  data:      %s\n  auth:      %s\n", engine, data, auth)
+	if !loopback && (cfg.noAuth || cfg.oauth != "") {
+		fmt.Fprintf(w, "  WARNING:   listening on %s, not loopback: anyone who can reach it can read and write every account\n", cfg.addr)
+	}
 	if !cfg.noExplorer {
 		fmt.Fprintf(w, "  explorer:  %s://%s/\n", scheme, host)
 	}
@@ -372,6 +407,13 @@ func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.
 		fmt.Fprintln(w, server.ConnectionString(endpoint, a.Name, base64.StdEncoding.EncodeToString(a.Key)))
 	}
 	fmt.Fprintf(w, "localtable: ready (%s://%s%s)\n", scheme, host, server.HealthPath)
+}
+
+// isLoopback reports whether a listener's address is a loopback one
+// (127.0.0.0/8, ::1): only this machine can connect.
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // dialAddr returns the host:port clients dial for a listener's address:

@@ -508,6 +508,12 @@ func firstCORSRule(rules []corsRule, origin, method string) *corsRule {
 	return nil
 }
 
+// Allows reports whether a rule allows an actual request of method from
+// origin.
+func (c *Config) Allows(origin, method string) bool {
+	return firstCORSRule(c.rules(), origin, method) != nil
+}
+
 // Preflight answers a CORS preflight with request headers req: the
 // headers of a rule that allows it are set in out, or the error is the
 // service's (400 InvalidHeaderValue without Origin or
