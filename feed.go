@@ -179,7 +179,7 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 				if table != "" && strings.ToLower(c.Table) != table {
 					return true
 				}
-				if o.Filter != nil && c.Entity.PartitionKey != "" && !o.Filter.Match(&c.Entity) {
+				if o.Filter != nil && c.Kind != ChangeTableCreated && c.Kind != ChangeTableDeleted && !o.Filter.Match(&c.Entity) {
 					return true
 				}
 				return yield(*c, nil)

@@ -21,8 +21,8 @@ import (
 //	per change:
 //	  byte    kind (ChangeKind)
 //	  uvarint len, table name
-//	  uvarint len, PartitionKey   (entity changes; 0 for a table's)
-//	  uvarint len, RowKey
+//	  uvarint len, the entity's keys as its engine key encodes them
+//	          (keyenc.DecodePair; empty for a table's changes)
 //	  uvarint len, the entity's record after the change (empty for a
 //	          delete and a table's changes)
 //
@@ -147,12 +147,12 @@ func appendFeedRecord(dst []byte, now int64, changes []change, n int) []byte {
 		}
 		dst = append(dst, byte(ch.kind))
 		dst = appendString(dst, ch.table)
-		var pk, rk string
-		if ch.key != nil {
-			pk, rk, _ = keyenc.DecodeEntityKey(ch.key) // the pipeline's own key: it decodes
+		var keys []byte
+		if len(ch.key) > keyenc.TablePrefixLen {
+			keys = ch.key[keyenc.TablePrefixLen:]
 		}
-		dst = appendString(dst, pk)
-		dst = appendString(dst, rk)
+		dst = binary.AppendUvarint(dst, uint64(len(keys)))
+		dst = append(dst, keys...)
 		dst = binary.AppendUvarint(dst, uint64(len(ch.new)))
 		dst = append(dst, ch.new...)
 	}
@@ -192,24 +192,29 @@ func decodeFeedRecord(key, rec []byte, fn func(c *Change) bool) (bool, error) {
 		if !inFeed(changeKind(c.Kind)) {
 			return false, errCorruptFeed
 		}
-		var pk, rk string
 		var ok bool
 		if c.Table, b, ok = readString(b[1:]); !ok {
-			return false, errCorruptFeed
-		}
-		if pk, b, ok = readString(b); !ok {
-			return false, errCorruptFeed
-		}
-		if rk, b, ok = readString(b); !ok {
 			return false, errCorruptFeed
 		}
 		l, w := uvarint(b)
 		if w <= 0 || l > uint64(len(b)-w) {
 			return false, errCorruptFeed
 		}
+		var pk, rk string
+		if l > 0 {
+			var err error
+			if pk, rk, err = keyenc.DecodePair(b[w : w+int(l)]); err != nil {
+				return false, errCorruptFeed
+			}
+		}
+		b = b[w+int(l):]
+		l, w = uvarint(b)
+		if w <= 0 || l > uint64(len(b)-w) {
+			return false, errCorruptFeed
+		}
 		entity := b[w : w+int(l)]
 		b = b[w+int(l):]
-		if pk != "" || rk != "" {
+		if k := c.Kind; k != ChangeTableCreated && k != ChangeTableDeleted {
 			c.Entity = Entity{PartitionKey: pk, RowKey: rk}
 			if len(entity) > 0 {
 				ticks, props, err := decodeSelected(entity, selection{})
