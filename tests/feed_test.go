@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/internal/sharedmem"
 	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/storage/pebble"
@@ -45,7 +46,7 @@ func describeChanges(cs []localtable.Change) []string {
 	var out []string
 	for _, c := range cs {
 		s := fmt.Sprintf("%d/%d %v %s", c.Revision, c.Commit, c.Kind, c.Table)
-		if c.Entity.PartitionKey != "" {
+		if c.Kind != localtable.ChangeTableCreated && c.Kind != localtable.ChangeTableDeleted {
 			s += fmt.Sprintf(" %s/%s %v", c.Entity.PartitionKey, c.Entity.RowKey, c.Entity.Properties["N"])
 		}
 		if c.Last {
@@ -392,5 +393,30 @@ func TestFeedVerify(t *testing.T) {
 	rep, err := a.Verify(ctx)
 	if err != nil || !rep.OK() {
 		t.Fatalf("Verify of a store with a feed: %+v, %v", rep, err)
+	}
+}
+
+// TestFeedFilter checks that a watch's filter selects entity changes
+// (with an empty PartitionKey too) and lets table changes through.
+func TestFeedFilter(t *testing.T) {
+	ctx := context.Background()
+	a := tabletest.OpenAccount(t, tabletest.Engines[0], feedOn)
+	tbl, err := a.CreateTable(ctx, "Filtered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		e := localtable.Entity{PartitionKey: "", RowKey: fmt.Sprint(i), Properties: localtable.Properties{"N": localtable.Int64Value(int64(i))}}
+		if _, err := tbl.Insert(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := filter.Parse("N ge 4L")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, a, &localtable.WatchOptions{Filter: f}, 3)
+	if d := describeChanges(got); !slices.Equal(d, []string{"1/1 TableCreated Filtered last", "6/6 Insert Filtered /4 4 last", "7/7 Insert Filtered /5 5 last"}) {
+		t.Fatalf("filtered feed: %q", d)
 	}
 }
