@@ -67,9 +67,10 @@ type strategy interface {
 
 	// exclusive is taken by a commit whose contributors read keys of
 	// their own, before the first such read, and released after the
-	// commit: locally it serializes those commits (the pipeline's locks
-	// cover the write's own keys only); on a shared engine the commit's
-	// conditions already cover what they read, and it does nothing.
+	// commit: it serializes those commits of this account (locally the
+	// pipeline's locks cover the write's own keys only; on a shared
+	// engine the commit's conditions keep other processes' apart, and
+	// this spares the account's own commits conflicts with one another).
 	exclusive() (release func())
 
 	// sync makes every commit acknowledged so far durable, on an engine

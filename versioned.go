@@ -77,7 +77,13 @@ const feedPoll = 50 * time.Millisecond
 
 func (s *versioned) pollInterval() time.Duration { return feedPoll }
 
-func (s *versioned) exclusive() func() { return func() {} }
+// exclusive serializes this process's commits whose contributors read
+// (the feed's revision): they would only conflict with one another and
+// re-run. Other processes' are kept apart by the commits' conditions.
+func (s *versioned) exclusive() func() {
+	s.a.contribMu.Lock()
+	return s.a.contribMu.Unlock
+}
 
 func (s *versioned) sync() error { return nil } // its commits are durable
 
