@@ -75,10 +75,12 @@ type Change struct {
 	Revision Revision
 	// Commit is the revision of the first change of the commit that made
 	// this one: the changes of one commit (a transaction's actions) share
-	// it and arrive together, in their order. Last marks the last of them.
+	// it and arrive together, in their order.
 	Commit Revision
-	Last   bool
-	Kind   ChangeKind
+	// Last marks the last change of its commit.
+	Last bool
+	// Kind is what the change did.
+	Kind ChangeKind
 	// Table is the table's name, as created.
 	Table string
 	// Entity is the entity after an insert, replace or merge (all its
@@ -119,6 +121,7 @@ type FeedCompactedError struct {
 // ErrFeedCompacted matches a *FeedCompactedError with errors.Is.
 var ErrFeedCompacted = errors.New("localtable: the feed no longer keeps the changes asked for")
 
+// Error says which revisions are gone and what to do.
 func (e *FeedCompactedError) Error() string {
 	return fmt.Sprintf("localtable: the feed keeps revisions from %d; changes after %d are gone (compacted): reread the data, then watch from the current revision", e.Oldest, e.After)
 }
