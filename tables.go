@@ -224,17 +224,20 @@ func (a *Account) listTables(ctx context.Context, opts ListTablesOptions) (Table
 		i, _ = slices.BinarySearch(cat.sorted, strings.ToLower(opts.NextTableName))
 	}
 	probe := Entity{Properties: Properties{}}
+	// The next page starts at the next table the filter selects, so that
+	// the last page of a TableName range has no continuation, as the
+	// service's has not, whatever tables follow the range.
 	for ; i < len(cat.sorted); i++ {
 		lt := cat.byName[cat.sorted[i]]
-		if len(page.Tables) == top {
-			page.NextTableName = lt.name
-			break
-		}
 		if opts.Filter != nil {
 			probe.Properties["TableName"] = StringValue(lt.name)
 			if !opts.Filter.Match(&probe) {
 				continue
 			}
+		}
+		if len(page.Tables) == top {
+			page.NextTableName = lt.name
+			break
 		}
 		page.Tables = append(page.Tables, TableInfo{Name: lt.name})
 	}

@@ -161,6 +161,10 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 			case string(k) == string(metaNextID):
 				nextID = uint64(t)
 			case string(k) == string(metaFeedRev):
+			case string(k) == string(metaFormat):
+				if t != formatVersion {
+					addProblem(&rep.Problems, &more, "the store's format version is %d; this localtable reads version %d", t, formatVersion)
+				}
 			default:
 				addProblem(&rep.Problems, &more, "unknown metadata %q", k[1:])
 			}

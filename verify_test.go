@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/internal/keyenc"
 )
 
@@ -87,4 +88,49 @@ func mustRecord(t *testing.T, acct *localtable.Account) []byte {
 	}
 	defer c.Close()
 	return append([]byte(nil), v...)
+}
+
+// A key in a form the encoder never writes (a character above U+FFFF as raw
+// UTF-8) is reported by Verify and refused by queries: decoded, it would be
+// an entity that Get and Delete cannot reach.
+func TestVerifyReportsNonCanonicalKey(t *testing.T) {
+	ctx := context.Background()
+	acct, err := localtable.Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer acct.Close()
+	tb, _ := acct.CreateTable(ctx, "Orders") // table ID 1
+	if _, err := tb.Insert(ctx, localtable.Entity{PartitionKey: "a", RowKey: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	raw := keyenc.AppendString(keyenc.AppendTableID(nil, 1), "a")
+	raw = append(raw, "\xf0\x90\x80\x80\x00\x01"...) // RowKey U+10000, not as S() writes it
+	b := localtable.EngineOf(acct).NewBatch()
+	b.Set(raw, mustRecord(t, acct))
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	rep, err := acct.Verify(ctx)
+	if err != nil || rep.OK() {
+		t.Fatalf("Verify: %v %+v", err, rep)
+	}
+	if all := strings.Join(rep.Tables[0].Problems, "\n"); !strings.Contains(all, "does not decode") {
+		t.Errorf("Orders' problems: %s", all)
+	}
+	for e, err := range tb.QueryAll(ctx, nil) {
+		if err == nil && e.RowKey != "1" {
+			t.Errorf("query returned the entity of the non-canonical key %q", e.RowKey)
+		}
+	}
+	f, err := filter.Parse("RowKey gt '2'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e, err := range tb.QueryAll(ctx, &localtable.QueryOptions{Filter: f}) {
+		if err == nil {
+			t.Errorf("filtered query returned the entity of the non-canonical key %q", e.RowKey)
+		}
+	}
 }

@@ -22,7 +22,7 @@ type signedIdentifiers struct {
 }
 
 type signedIdentifier struct {
-	ID     string           `xml:"Id"`
+	ID     *string          `xml:"Id"`
 	Policy *xmlAccessPolicy `xml:"AccessPolicy"`
 }
 
@@ -67,7 +67,7 @@ func (rc *reqCtx) serveACL() {
 		}
 		doc := signedIdentifiers{Identifiers: []signedIdentifier{}}
 		for _, p := range ps {
-			doc.Identifiers = append(doc.Identifiers, signedIdentifier{ID: p.ID, Policy: &xmlAccessPolicy{
+			doc.Identifiers = append(doc.Identifiers, signedIdentifier{ID: &p.ID, Policy: &xmlAccessPolicy{
 				Start: formatXMLTime(p.Start), Expiry: formatXMLTime(p.Expiry), Permission: p.Permission,
 			}})
 		}
@@ -91,7 +91,13 @@ func (rc *reqCtx) serveACL() {
 		}
 		ps := make([]localtable.AccessPolicy, 0, len(doc.Identifiers))
 		for _, si := range doc.Identifiers {
-			p := localtable.AccessPolicy{ID: si.ID}
+			if si.ID == nil {
+				// The service answers a SignedIdentifier without <Id> as a
+				// document that is not valid, not as an invalid ID.
+				rc.fail(errXML("A SignedIdentifier has no Id."))
+				return
+			}
+			p := localtable.AccessPolicy{ID: *si.ID}
 			if si.Policy != nil {
 				if p.Start, err = parseXMLTime(si.Policy.Start); err == nil {
 					p.Expiry, err = parseXMLTime(si.Policy.Expiry)

@@ -268,7 +268,11 @@ func (rc *reqCtx) changesetFailure(index int, op *batch.Operation, err error) ba
 func (rc *reqCtx) batchQuery(sr *subRequest) batch.Response {
 	rec := &recorder{header: http.Header{}, code: http.StatusOK}
 	inner := &reqCtx{s: rc.s, w: rec, id: rc.id, start: rc.start, version: rc.version, acct: rc.acct, acctName: rc.acctName, grant: rc.grant,
-		query: sr.cls.Query, method: http.MethodGet, cls: sr.cls}
+		query: sr.cls.Query, method: http.MethodGet, cls: sr.cls,
+		// The service answers the batch's only operation failing with
+		// the index prefix of a changeset's failures:
+		// "0:The specified resource does not exist."
+		errPrefix: "0:"}
 	inner.r = (&http.Request{Method: http.MethodGet, Header: sr.op.Header.HTTPHeader(), Host: rc.r.Host, TLS: rc.r.TLS,
 		URL: &url.URL{Path: "/", RawQuery: sr.cls.Query.Encode()}, Body: http.NoBody}).WithContext(rc.r.Context())
 	inner.dispatch()

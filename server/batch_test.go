@@ -497,7 +497,7 @@ func TestWireBatchRetrieve(t *testing.T) {
 	subs = subResponses(t, resp, got)
 	wantHead := "HTTP/1.1 404 Not Found\r\nContent-ID: 3\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n" +
 		"Content-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n" +
-		`{"odata.error":{"code":"ResourceNotFound","message":{"lang":"en-US","value":"The specified resource does not exist.\nRequestId:`
+		`{"odata.error":{"code":"ResourceNotFound","message":{"lang":"en-US","value":"0:The specified resource does not exist.\nRequestId:`
 	if len(subs) != 1 || !strings.HasPrefix(subs[0], wantHead) {
 		t.Errorf("missing entity:\n got %q\nwant %q…", subs, wantHead)
 	}

@@ -113,7 +113,7 @@ func (rc *reqCtx) writeError(status int, e *localtable.Error, err error) {
 	switch f := rc.errorFormat(err); f {
 	case formatJSON:
 		h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
-		body = errorBody(e, "", rc.id, rc.start)
+		body = errorBody(e, rc.errPrefix, rc.id, rc.start)
 	case formatODataXML:
 		h.Set("Content-Type", "application/xml")
 		body = odataXMLErrorBody(e, rc.id, rc.start)

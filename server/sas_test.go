@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable/localtabletest"
 	"github.com/localtable/localtable/server"
+	"github.com/localtable/localtable/server/internal/auth"
 )
 
 func sasClient(t *testing.T, srv *localtabletest.Server, perms aztables.SASPermissions, extra url.Values) *aztables.Client {
@@ -415,5 +417,41 @@ func TestSDKServiceSASScope(t *testing.T) {
 	}
 	if _, err := srv.Account.Table("other").Get(ctx, "p", "9", nil); err == nil {
 		t.Fatal("a service SAS wrote to another table")
+	}
+}
+
+// TestWireSASCredentialsRefused: a request carrying a shared access
+// signature and an Authorization header is refused, not authorized by the
+// SAS alone; a service SAS whose tn is missing or empty is refused at
+// authentication, as the service refuses a SAS missing a mandatory field.
+func TestWireSASCredentialsRefused(t *testing.T) {
+	ctx := context.Background()
+	srv := localtabletest.NewServer(t)
+	newTable(t, srv, "scoped").AddEntity(ctx, ent("p", "1"), nil)
+	qp, err := aztables.SASSignatureValues{TableName: "scoped", Permissions: "r", ExpiryTime: time.Now().Add(time.Hour)}.Sign(srv.Credential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := srv.URL + "/scoped(PartitionKey='p',RowKey='1')?"
+	accept := map[string]string{"Accept": "application/json;odata=nometadata"}
+	if resp, body := do(t, "GET", get+qp, accept, ""); resp.StatusCode != 200 {
+		t.Fatalf("the SAS alone: %d %s", resp.StatusCode, body)
+	}
+	for _, authz := range []string{"SharedKey devstoreaccount1:c2lnbmF0dXJl", "Bearer abc.def.ghi"} {
+		resp, body := do(t, "GET", get+qp, map[string]string{"Accept": accept["Accept"], "Authorization": authz}, "")
+		wantStatus(t, "SAS with Authorization "+authz, resp, body, 401, "InvalidAuthenticationInfo")
+	}
+
+	key, _ := base64.StdEncoding.DecodeString(server.DevAccountKey)
+	for what, q := range map[string]url.Values{
+		"empty tn":   {"sv": {"2019-02-02"}, "sp": {"r"}, "se": {time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}, "tn": {""}},
+		"missing tn": {"sv": {"2019-02-02"}, "sp": {"r"}, "se": {time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}},
+	} {
+		q.Set("sig", auth.Sign(key, auth.ServiceSASString(server.DevAccountName, q)))
+		resp, body := do(t, "GET", get+q.Encode(), accept, "")
+		wantStatus(t, "service SAS, "+what, resp, body, 403, "AuthenticationFailed")
+		if !strings.Contains(body, "tn is mandatory") {
+			t.Errorf("service SAS, %s: %s", what, body)
+		}
 	}
 }

@@ -237,6 +237,9 @@ type reqCtx struct {
 	query  url.Values
 	method string      // the verb, after X-HTTP-Method tunnelling
 	grant  *auth.Grant // what the credentials allow; nil: everything
+	// errPrefix begins the message of an error answered in JSON: "0:" for
+	// a GET sent alone in a batch, as the service answers it.
+	errPrefix string
 }
 
 // baseURL returns the account's URL as the client addressed it, such as

@@ -37,6 +37,7 @@ func TestWireXMLOperationErrors(t *testing.T) {
 		{"unparsable ACL", "PUT", "/tt1?comp=acl", "<SignedIdentifiers><broken", 400, "InvalidXmlDocument", badXML},
 		{"six identifiers", "PUT", "/tt1?comp=acl", "<SignedIdentifiers>" + strings.Repeat("<SignedIdentifier><Id>x</Id></SignedIdentifier>", 6) + "</SignedIdentifiers>", 400, "InvalidXmlDocument", badXML},
 		{"bad policy time", "PUT", "/tt1?comp=acl", "<SignedIdentifiers><SignedIdentifier><Id>x</Id><AccessPolicy><Start>yesterday</Start></AccessPolicy></SignedIdentifier></SignedIdentifiers>", 400, "InvalidXmlDocument", badXML},
+		{"identifier without Id", "PUT", "/tt1?comp=acl", "<SignedIdentifiers><SignedIdentifier><AccessPolicy><Permission>r</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>", 400, "InvalidXmlDocument", badXML},
 		{"ACL with a bad method", "POST", "/tt1?comp=acl", "", 405, "MethodNotAllowed", "The requested method POST is not allowed"},
 		{"unparsable properties", "PUT", "/?restype=service&comp=properties", "<StorageServiceProperties><Logging>", 400, "InvalidXmlDocument", badXML},
 		{"properties, wrong root", "PUT", "/?restype=service&comp=properties", "<Other/>", 400, "InvalidXmlDocument", badXML},

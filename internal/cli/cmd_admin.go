@@ -270,14 +270,11 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 		}
 		return backupCheckpoint(ctx, e, local, *checkpoint)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(*outFile), "."+filepath.Base(*outFile)+".*")
+	tmp, err := createAtomic(*outFile)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		tmp.Close()
-		os.Remove(tmp.Name())
-	}()
+	defer tmp.Abort()
 	start := time.Now()
 	var account string
 	if remote != nil {
@@ -309,10 +306,7 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return fmt.Errorf("the backup does not read back: %w", err)
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), *outFile); err != nil {
+	if err := tmp.Commit(); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "backed up account %s (%s): %d records to %s in %s\n", account, h.Source, h.Records, *outFile, took(time.Since(start)))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -661,11 +660,7 @@ func (r *importRun) save() error {
 	}
 	slices.SortStableFunc(next.Failures, func(a, b checkpointFailure) int { return a.Line - b.Line })
 	b, _ := json.MarshalIndent(next, "", "  ")
-	tmp := r.p.cpFile + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, r.p.cpFile)
+	return writeFileAtomic(r.p.cpFile, append(b, '\n'))
 }
 
 // finish syncs the data, removes or saves the checkpoint, prints the
@@ -731,17 +726,12 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer st.Close()
 	out := e.stdout
-	var tmp *os.File
+	var tmp *atomicFile
 	if xc.path != "-" {
-		if tmp, err = os.CreateTemp(filepath.Dir(xc.path), "."+filepath.Base(xc.path)+".*"); err != nil {
+		if tmp, err = createAtomic(xc.path); err != nil {
 			return err
 		}
-		defer func() {
-			if tmp != nil {
-				tmp.Close()
-				os.Remove(tmp.Name())
-			}
-		}()
+		defer tmp.Abort()
 		out = tmp
 	}
 	start := time.Now()
@@ -750,13 +740,9 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	if tmp != nil {
-		if err := tmp.Close(); err != nil {
+		if err := tmp.Commit(); err != nil {
 			return err
 		}
-		if err := os.Rename(tmp.Name(), xc.path); err != nil {
-			return err
-		}
-		tmp = nil
 		fmt.Fprintf(e.stderr, "exported %s of %s to %s in %s\n", plural(n, "entity", "entities"), xc.table, xc.path, took(time.Since(start)))
 	}
 	return nil

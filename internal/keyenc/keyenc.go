@@ -105,22 +105,52 @@ func CutPlain(b []byte) (s, rest []byte, ok bool) {
 		return nil, nil, false
 	}
 	// Valid UTF-8 has 0xED only before 0x80-0x9F; 0xED 0xA0-0xAF begins
-	// an encoded character above U+FFFF.
-	for j := 0; ; {
-		k := bytes.IndexByte(b[j:i], 0xED)
-		if k < 0 {
+	// an encoded character above U+FFFF. A character above U+FFFF as its
+	// raw UTF-8 (0xF0-0xF4 …) is a form the encoder never writes: leave it
+	// to AppendDecoded, which refuses it.
+	for j := 0; j < i; j++ {
+		// Skip 8 bytes at a time while none is 0xED or above: the sum sets
+		// a byte's high bit when its low 7 bits are 0x6D or more, and the
+		// byte's own high bit must be set too.
+		for j+8 <= i {
+			x := binary.LittleEndian.Uint64(b[j:])
+			if (x&0x7F7F7F7F7F7F7F7F+0x1313131313131313)&x&0x8080808080808080 != 0 {
+				break
+			}
+			j += 8
+		}
+		if j >= i {
 			break
 		}
-		j += k + 1
-		if j < i && b[j] >= 0xA0 && b[j] <= 0xAF {
+		c := b[j]
+		if c < 0xED {
+			continue
+		}
+		if c == 0xED {
+			if j+1 < i && b[j+1] >= 0xA0 && b[j+1] <= 0xAF {
+				return nil, nil, false
+			}
+		} else if c >= 0xF0 && rawSupplementary(b[j:i]) {
 			return nil, nil, false
 		}
 	}
 	return b[:i], b[i+2:], true
 }
 
+// rawSupplementary reports whether b starts with a character above U+FFFF
+// in plain UTF-8, which AppendString never writes (it writes such a
+// character as 0xED 0xA0+…, to sort it as the service does). Decoding it
+// would give a key that encodes to other bytes: a row that Get and Delete
+// cannot reach and that a later insert of the same key would duplicate.
+func rawSupplementary(b []byte) bool {
+	r, _ := utf8.DecodeRune(b)
+	return r >= 0x10000
+}
+
 // AppendDecoded decodes one S(s) from the front of b, appends s to dst, and
-// returns the extended dst and the bytes of b after S(s).
+// returns the extended dst and the bytes of b after S(s). It refuses
+// (ErrCorrupt) any form AppendString does not write, so that what it
+// decodes re-encodes to the same bytes.
 func AppendDecoded(dst, b []byte) (out, rest []byte, err error) {
 	i := 0
 	next := func() (byte, bool, error) { // byte, isTerminator
@@ -167,6 +197,9 @@ func AppendDecoded(dst, b []byte) (out, rest []byte, err error) {
 			r := rune(uint32(hi)<<16|uint32(mid)<<8|uint32(lo)) + 0x10000
 			dst = utf8.AppendRune(dst, r)
 			continue
+		}
+		if c >= 0xF0 && rawSupplementary(b[i-1:]) {
+			return dst, nil, ErrCorrupt
 		}
 		dst = append(dst, c)
 	}

@@ -203,3 +203,68 @@ func TestCutPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestNonCanonicalRefused: a character above U+FFFF as its raw 4-byte UTF-8
+// is a form the encoder never writes (it writes 0xED 0xA0+…): decoding it
+// must fail rather than give a key that re-encodes to other bytes.
+func TestNonCanonicalRefused(t *testing.T) {
+	for _, b := range [][]byte{
+		[]byte("\xf0\x90\x80\x80\x00\x01x\x00\x01"),        // U+10000 raw, in PK
+		[]byte("a\x00\x01b\xf4\x8f\xbf\xbf\x00\x01"),       // U+10FFFF raw, in RK
+		[]byte("\xf0\x9f\x98\x80\x00\xff\x00\x01\x00\x01"), // raw, with an escape after
+	} {
+		if pk, rk, err := DecodePair(b); err != ErrCorrupt {
+			t.Errorf("DecodePair(%x) = %q, %q, %v; want ErrCorrupt", b, pk, rk, err)
+		}
+		if _, rest, ok := CutPlain(b); ok {
+			if _, _, ok := CutPlain(rest); ok {
+				t.Errorf("CutPlain(%x): ok for a non-canonical form", b)
+			}
+		}
+	}
+	// Invalid UTF-8 from 0xF0 up stays as the encoder writes it.
+	for _, s := range []string{"\xf0", "\xf0\x90", "\xf5\x80\x80\x80", "\xf0\x80\x80\x80", "\xff"} {
+		enc := AppendString(nil, s)
+		if got, _, err := DecodeString(enc); err != nil || got != s {
+			t.Errorf("DecodeString(S(%q)) = %q, %v", s, got, err)
+		}
+		if p, _, ok := CutPlain(enc); !ok || string(p) != s {
+			t.Errorf("CutPlain(S(%q)) = %q, %v", s, p, ok)
+		}
+	}
+}
+
+var benchKeys = func() [][]byte {
+	var ks [][]byte
+	for _, s := range []string{"partition-0001", "row-000000000042", "éàü-ascii-mixed-中文", "😀emoji"} {
+		ks = append(ks, AppendString(AppendString(nil, s), s+"-rk"))
+	}
+	return ks
+}()
+
+func BenchmarkCutPlain(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		for _, k := range benchKeys[:3] {
+			if _, rest, ok := CutPlain(k); !ok {
+				b.Fatal(k)
+			} else if _, _, ok := CutPlain(rest); !ok {
+				b.Fatal(k)
+			}
+		}
+	}
+}
+
+func BenchmarkAppendDecoded(b *testing.B) {
+	buf := make([]byte, 0, 128)
+	for i := 0; i < b.N; i++ {
+		for _, k := range benchKeys {
+			out, rest, err := AppendDecoded(buf[:0], k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := AppendDecoded(out, rest); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -52,6 +52,11 @@ func isEntity(o Op) bool { return o <= OpDelete }
 
 // authFailedMessage is the service's message for AuthenticationFailed; the
 // server appends what failed.
+// invalidAuthInfoMessage is the service's message for
+// InvalidAuthenticationInfo when the credentials are not in a form it
+// accepts.
+const invalidAuthInfoMessage = "Authentication information is not given in the correct format. Check the value of Authorization header."
+
 const authFailedMessage = "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."
 
 func errAuthentication(msg string) *localtable.Error {
@@ -110,6 +115,18 @@ type Request struct {
 // tokens, the SAS's grant for a shared access signature.
 func Authenticate(req *Request) (*Grant, error) {
 	if req.Query.Has("sig") {
+		if strings.TrimSpace(req.HTTP.Header.Get("Authorization")) != "" {
+			// The service takes one credential: a request carrying a SAS
+			// and an Authorization header is not authorized by either. It
+			// answers InvalidAuthenticationInfo, "Authentication
+			// information is not given in the correct format. Check the
+			// value of Authorization header.", as recorded for a request
+			// with a SAS in its URL and an Authorization header
+			// (github.com/Azure/iothub-explorer issue 58; that answer was
+			// 400, where this code's documented status, ours, is 401).
+			return nil, newError(codeInvalidAuthenticationIn, invalidAuthInfoMessage+
+				" The request carries both a shared access signature and an Authorization header; use one.")
+		}
 		return verifySAS(req)
 	}
 	auth := strings.TrimSpace(req.HTTP.Header.Get("Authorization"))

@@ -66,11 +66,16 @@ func verifySAS(req *Request) (*Grant, error) {
 		if !strings.Contains(q.Get("ss"), "t") {
 			return nil, newError(codeAuthorizationServiceMismatch, "This request is not authorized to perform this operation using this service. The account SAS's signed services "+odata.Quote(q.Get("ss"))+" do not include 't'.")
 		}
-	case q.Has("tn"):
+	case q.Get("tn") == "":
+		// A service SAS names its table. The service refuses a SAS
+		// missing a mandatory field at authentication, 403
+		// AuthenticationFailed with the detail "<field> is mandatory.
+		// Cannot be empty" (as recorded in github.com/Azure/
+		// azure-storage-python issues 297 and 301, for sr and sv).
+		return nil, errAuthentication("tn is mandatory. Cannot be empty (a service SAS names its table; an account SAS has ss and srt).")
+	default:
 		g.table = q.Get("tn")
 		toSign = ServiceSASString(req.Account, q)
-	default:
-		return nil, errAuthentication("The shared access signature has neither tn (service SAS) nor ss (account SAS).")
 	}
 	if !Equal(Sign(req.Key, toSign), q.Get("sig")) {
 		return nil, errAuthentication("Signature did not match. String to sign used was " + odata.Quote(toSign) + ".")
