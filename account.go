@@ -191,6 +191,9 @@ func releaseEngine(e storage.Engine) {
 
 // load reads the catalog, the next table ID and the clock's mark.
 func (a *Account) load() error {
+	if err := a.checkFormat(context.Background()); err != nil {
+		return err
+	}
 	cat, nextID, err := a.loadCatalog()
 	if err != nil {
 		return err

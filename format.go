@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/localtable/localtable/internal/keyenc"
-	"github.com/localtable/localtable/storage"
 )
 
 // The store's format version: how its keys and records are laid out
@@ -34,53 +33,34 @@ var ErrUnknownFormat = errors.New("localtable: the store's format is unknown to 
 // encodeFormat returns the stored form of format version v.
 func encodeFormat(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
-// checkFormat reads the format version of the store r holds. It returns
-// recorded false, and no error, for a store without one (a store written
-// before versions were recorded, or an empty one): its format is version
-// 1. A version other than formatVersion, or one that does not decode, is
-// an error wrapping ErrUnknownFormat that names it.
-func checkFormat(r storage.Reader) (recorded bool, err error) {
-	v, c, err := r.Get(metaFormat)
-	if errors.Is(err, storage.ErrNotFound) {
-		return false, nil
+// planFormat decides, from the format version stored (found false: none),
+// what opening the store writes: a store without one (written before
+// versions were recorded, or empty) is version 1's layout, and gets it
+// recorded; a recorded version other than formatVersion, or one that
+// does not decode, is an error wrapping ErrUnknownFormat that names it.
+func planFormat(stored []byte, found bool) ([]write, error) {
+	if !found {
+		return []write{{key: metaFormat, value: encodeFormat(formatVersion)}}, nil
 	}
-	if err != nil {
-		return false, err
+	if len(stored) != 8 {
+		return nil, fmt.Errorf("%w: its format version (key %q) is %x, not 8 bytes", ErrUnknownFormat, metaFormat, stored)
 	}
-	defer c.Close()
-	if len(v) != 8 {
-		return false, fmt.Errorf("%w: its format version (key %q) is %x, not 8 bytes", ErrUnknownFormat, metaFormat, v)
+	if got := binary.BigEndian.Uint64(stored); got != formatVersion {
+		return nil, fmt.Errorf("%w: the store is of format version %d; this localtable reads version %d", ErrUnknownFormat, got, formatVersion)
 	}
-	if got := binary.BigEndian.Uint64(v); got != formatVersion {
-		return false, fmt.Errorf("%w: the store is of format version %d; this localtable reads version %d", ErrUnknownFormat, got, formatVersion)
-	}
-	return true, nil
+	return nil, nil
 }
 
-// formatWrite returns the write that records the format version, for a
-// batch that creates a store or is its first write since checkFormat
-// found none recorded.
-func formatWrite() (key, value []byte) { return metaFormat, encodeFormat(formatVersion) }
-
-// recordFormat writes the format version into eng's store, which
-// checkFormat found without one. On an engine other processes share
-// (storage.VersionedEngine) it writes only if the key is still absent, so
-// that it never overwrites a version another process recorded since; the
-// version it then finds is checked again.
-func recordFormat(ctx context.Context, eng storage.Engine) error {
-	b := eng.NewBatch()
-	defer b.Close()
-	k, v := formatWrite()
-	if err := b.Set(k, v); err != nil {
-		return err
-	}
-	ve, ok := eng.(storage.VersionedEngine)
-	if !ok {
-		return b.Commit(true)
-	}
-	err := ve.CommitIf(ctx, b, []storage.Condition{{Key: k, Version: storage.NoVersion}})
-	if errors.Is(err, storage.ErrConditionFailed) {
-		_, err = checkFormat(eng)
-	}
-	return err
+// checkFormat checks the store's format version at Open, and records it
+// in a store without one, through the write pipeline: on a shared engine
+// only if it is still absent, so that it never overwrites a version
+// another process recorded since (that one is then checked).
+func (a *Account) checkFormat(ctx context.Context) error {
+	return a.update(ctx, "recording the store's format", maxConflictRetries, [][]byte{metaFormat}, func(rs *readSet) (*metaPlan, error) {
+		ws, err := planFormat(rs.vals[0], rs.found[0])
+		if err != nil || ws == nil {
+			return nil, err
+		}
+		return &metaPlan{writes: ws}, nil
+	})
 }

@@ -24,20 +24,15 @@ func setKey(t *testing.T, eng storage.Engine, k, v []byte) {
 }
 
 // A store without a format version (every store written before it was
-// recorded) is version 1; once recorded, it checks; another version, or
-// one that does not decode, is refused with ErrUnknownFormat naming it.
-func TestCheckFormat(t *testing.T) {
-	ctx := context.Background()
-	eng := memory.New(nil)
-	defer eng.Close()
-	if recorded, err := checkFormat(eng); recorded || err != nil {
-		t.Fatalf("no version: %v %v", recorded, err)
+// recorded) is version 1 and gets it recorded; version 1 checks; another
+// version, or one that does not decode, is refused with ErrUnknownFormat
+// naming it.
+func TestPlanFormat(t *testing.T) {
+	if ws, err := planFormat(nil, false); err != nil || len(ws) != 1 || string(ws[0].key) != string(metaFormat) || string(ws[0].value) != string(encodeFormat(1)) {
+		t.Fatalf("no version: %+v, %v", ws, err)
 	}
-	if err := recordFormat(ctx, eng); err != nil {
-		t.Fatal(err)
-	}
-	if recorded, err := checkFormat(eng); !recorded || err != nil {
-		t.Fatalf("recorded: %v %v", recorded, err)
+	if ws, err := planFormat(encodeFormat(1), true); err != nil || ws != nil {
+		t.Fatalf("version 1: %+v, %v", ws, err)
 	}
 	for _, c := range []struct {
 		v    []byte
@@ -46,40 +41,51 @@ func TestCheckFormat(t *testing.T) {
 		{encodeFormat(2), "format version 2; this localtable reads version 1"},
 		{[]byte{1}, "not 8 bytes"},
 	} {
-		setKey(t, eng, metaFormat, c.v)
-		_, err := checkFormat(eng)
+		_, err := planFormat(c.v, true)
 		if !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("version %x: %v, want ErrUnknownFormat with %q", c.v, err, c.want)
 		}
 	}
 }
 
-// On a shared engine recordFormat never overwrites a version another
-// process recorded: it checks that one instead.
-func TestRecordFormatShared(t *testing.T) {
-	ctx := context.Background()
-	store := sharedmem.New()
-	e1, e2 := store.Open(), store.Open()
-	defer e1.Close()
-	defer e2.Close()
-	if recorded, err := checkFormat(e1); recorded || err != nil {
-		t.Fatalf("no version: %v %v", recorded, err)
-	}
-	setKey(t, e2, metaFormat, encodeFormat(2)) // a newer process, since
-	if err := recordFormat(ctx, e1); !errors.Is(err, ErrUnknownFormat) {
-		t.Fatalf("recordFormat over a newer version: %v", err)
-	}
-	if _, err := checkFormat(e2); !errors.Is(err, ErrUnknownFormat) {
-		t.Fatalf("the newer version was overwritten: %v", err)
-	}
-	store2 := sharedmem.New()
-	e3 := store2.Open()
-	defer e3.Close()
-	if err := recordFormat(ctx, e3); err != nil {
+// Open records the version in a store without one, and refuses a store
+// of another version, leaving it as it was; on a shared engine it never
+// overwrites a version another process recorded.
+func TestOpenChecksFormat(t *testing.T) {
+	eng := memory.New(nil)
+	a, err := Open(&Options{Engine: eng})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if recorded, err := checkFormat(e3); !recorded || err != nil {
-		t.Fatalf("recorded: %v %v", recorded, err)
+	v, c, err := eng.Get(metaFormat)
+	if err != nil || string(v) != string(encodeFormat(1)) {
+		t.Fatalf("after Open: %x, %v", v, err)
+	}
+	c.Close()
+	a.Close()
+
+	for _, name := range []string{"memory", "shared"} {
+		var eng, other storage.Engine
+		if name == "memory" {
+			eng = memory.New(nil)
+			other = eng
+		} else {
+			store := sharedmem.New()
+			eng, other = store.Open(), store.Open()
+			defer other.Close()
+		}
+		setKey(t, other, metaFormat, encodeFormat(2)) // a newer localtable's store
+		if _, err := Open(&Options{Engine: eng}); !errors.Is(err, ErrUnknownFormat) {
+			t.Fatalf("%s: Open of a version 2 store: %v", name, err)
+		}
+		if name == "memory" {
+			continue // a failed Open closes its engine
+		}
+		v, c, err := other.Get(metaFormat)
+		if err != nil || string(v) != string(encodeFormat(2)) {
+			t.Fatalf("%s: the version 2 was overwritten: %x, %v", name, v, err)
+		}
+		c.Close()
 	}
 }
 
@@ -88,9 +94,6 @@ func TestRecordFormatShared(t *testing.T) {
 func TestVerifyFormatKey(t *testing.T) {
 	ctx := context.Background()
 	eng := memory.New(nil)
-	if err := recordFormat(ctx, eng); err != nil {
-		t.Fatal(err)
-	}
 	acct, err := Open(&Options{Engine: eng})
 	if err != nil {
 		t.Fatal(err)
