@@ -85,6 +85,9 @@ type Account struct {
 	// contribMu serializes, on an engine the account owns, the commits
 	// whose contributors read keys of their own (see strategy.exclusive).
 	contribMu sync.Mutex
+	// unlockContrib is contribMu.Unlock, made once: strategy.exclusive
+	// returns it on every commit.
+	unlockContrib func()
 
 	// parts serializes writes to one partition: a write locks the stripe
 	// of its (table, PartitionKey), reads its entities, and commits.
@@ -135,6 +138,7 @@ func Open(opts *Options) (*Account, error) {
 	}
 	a.strategy = newStrategy(a)
 	a.clockWrote = -1
+	a.unlockContrib = a.contribMu.Unlock
 	if o.Feed != nil {
 		a.feed = newFeedLog(a, *o.Feed)
 		a.contributors = append(a.contributors, a.feed)

@@ -65,6 +65,7 @@ type commitContext struct {
 	changes []change
 	writes  []write
 	after   []func() // run once the commit is made (see afterCommit)
+	inline  [2]func()
 }
 
 // afterCommit makes f run once the commit is made, and not at all if it
@@ -119,6 +120,7 @@ func (c *commitContext) delRange(start, end []byte) {
 // theirs, and c.committed must be called once it is made.
 func (a *Account) contribute(ctx context.Context, rs *readSet, ws []write, changes []change) (*commitContext, error) {
 	c := &commitContext{ctx: ctx, a: a, rs: rs, changes: changes, writes: ws}
+	c.after = c.inline[:0]
 	for _, k := range a.contributors {
 		if err := k.contribute(c); err != nil {
 			return nil, err

@@ -207,10 +207,11 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 }
 
 // broadcaster wakes every waiter at once: wait returns a channel that the
-// next wake closes.
+// next wake closes. A wake with no wait since the last one does nothing.
 type broadcaster struct {
-	mu sync.Mutex
-	ch chan struct{}
+	mu     sync.Mutex
+	ch     chan struct{}
+	waited bool // wait was called since ch was made
 }
 
 func newBroadcaster() *broadcaster { return &broadcaster{ch: make(chan struct{})} }
@@ -218,12 +219,16 @@ func newBroadcaster() *broadcaster { return &broadcaster{ch: make(chan struct{})
 func (b *broadcaster) wait() <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.waited = true
 	return b.ch
 }
 
 func (b *broadcaster) wake() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.waited {
+		return
+	}
 	close(b.ch)
-	b.ch = make(chan struct{})
+	b.ch, b.waited = make(chan struct{}), false
 }

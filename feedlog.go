@@ -34,7 +34,10 @@ import (
 const feedRecordVersion = 1
 
 // metaFeedRev holds the next revision of the feed.
-var metaFeedRev = keyenc.MetaKey("feedrev")
+var (
+	metaFeedRev     = keyenc.MetaKey("feedrev")
+	metaFeedRevKeys = [][]byte{metaFeedRev} // what the contributor reads
+)
 
 // feedPruneEvery is how many revisions go by between two prunings of the
 // feed: each is one range deletion, not one per commit.
@@ -46,6 +49,7 @@ type feedLog struct {
 	a      *Account
 	opts   FeedOptions
 	b      *broadcaster
+	wake   func() // b.wake, made once
 	closed chan struct{}
 	once   sync.Once
 }
@@ -54,7 +58,9 @@ func newFeedLog(a *Account, opts FeedOptions) *feedLog {
 	if opts.KeepChanges <= 0 {
 		opts.KeepChanges = DefaultFeedChanges
 	}
-	return &feedLog{a: a, opts: opts, b: newBroadcaster(), closed: make(chan struct{})}
+	f := &feedLog{a: a, opts: opts, b: newBroadcaster(), closed: make(chan struct{})}
+	f.wake = f.b.wake
+	return f
 }
 
 // inFeed reports whether a change of kind k goes in the feed.
@@ -70,7 +76,7 @@ func (f *feedLog) contribute(c *commitContext) error {
 	if n == 0 {
 		return nil
 	}
-	vals, found, err := c.read(metaFeedRev)
+	vals, found, err := c.read(metaFeedRevKeys...)
 	if err != nil {
 		return err
 	}
@@ -83,15 +89,24 @@ func (f *feedLog) contribute(c *commitContext) error {
 		first = Revision(v)
 	}
 	now, _ := clockTicks(f.a.clock.now())
-	c.set(keyenc.FeedKey(uint64(first)), appendFeedRecord(nil, now, c.changes, n))
 	next := first + Revision(n)
-	c.set(metaFeedRev, encodeTicks(int64(next)))
+	// The key, the next revision and the record in one buffer.
+	size := 9 + 8 + 1 + 8 + 2
+	for i := range c.changes {
+		size += 3*binary.MaxVarintLen32 + 1 + len(c.changes[i].table) + len(c.changes[i].key) + len(c.changes[i].new)
+	}
+	buf := make([]byte, 0, size)
+	buf = binary.BigEndian.AppendUint64(append(buf, keyenc.PrefixFeed), uint64(first))
+	buf = binary.BigEndian.AppendUint64(buf, uint64(next))
+	buf = appendFeedRecord(buf, now, c.changes, n)
+	c.set(buf[:9:9], buf[17:])
+	c.set(metaFeedRev, buf[9:17:17])
 	if (next-1)/feedPruneEvery != (first-1)/feedPruneEvery {
 		if err := f.prune(c, next-1, now); err != nil {
 			return err
 		}
 	}
-	c.afterCommit(f.b.wake)
+	c.afterCommit(f.wake)
 	return nil
 }
 

@@ -270,5 +270,5 @@ func (s local) sync() error {
 
 func (s local) exclusive() func() {
 	s.a.contribMu.Lock()
-	return s.a.contribMu.Unlock
+	return s.a.unlockContrib
 }

@@ -82,7 +82,7 @@ func (s *versioned) pollInterval() time.Duration { return feedPoll }
 // re-run. Other processes' are kept apart by the commits' conditions.
 func (s *versioned) exclusive() func() {
 	s.a.contribMu.Lock()
-	return s.a.contribMu.Unlock
+	return s.a.unlockContrib
 }
 
 func (s *versioned) sync() error { return nil } // its commits are durable
