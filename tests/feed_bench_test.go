@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"slices"
 	"testing"
@@ -104,5 +105,50 @@ func BenchmarkFeedLatency(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+var feedCatchUp = flag.Int("feed.catchup", 100_000, "BenchmarkFeedCatchUp: changes in the feed to catch up on")
+
+// BenchmarkFeedCatchUp measures a watcher catching up from the start of a
+// feed of -feed.catchup changes (transactions of 100 small entities), on
+// memory and pebble; it reports changes per second.
+func BenchmarkFeedCatchUp(b *testing.B) {
+	for _, eng := range tabletest.Engines[:2] {
+		b.Run(eng.Name, func(b *testing.B) {
+			n := *feedCatchUp
+			a := tabletest.OpenAccount(b, eng, &localtable.Options{Feed: &localtable.FeedOptions{KeepChanges: n}})
+			tbl, err := a.CreateTable(ctx, "Bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			acts := make([]localtable.Action, localtable.MaxTransactionActions)
+			for i := 0; i < n; i += len(acts) {
+				for j := range acts {
+					acts[j] = localtable.Action{Type: localtable.ActionInsert, Entity: localtable.Entity{
+						PartitionKey: fmt.Sprintf("p%05d", i/len(acts)), RowKey: fmt.Sprint(j),
+						Properties: localtable.Properties{"N": localtable.Int64Value(int64(i + j))}}}
+				}
+				if _, err := tbl.Transact(ctx, acts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			last, err := a.Revision(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				for c, err := range a.Watch(ctx, &localtable.WatchOptions{}) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if c.Revision == last {
+						break
+					}
+				}
+			}
+			b.ReportMetric(float64(last)*float64(b.N)/b.Elapsed().Seconds(), "changes/s")
+		})
 	}
 }
