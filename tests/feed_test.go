@@ -423,3 +423,84 @@ func TestFeedFilter(t *testing.T) {
 		t.Fatalf("filtered feed: %q", d)
 	}
 }
+
+// TestFeedKeepFor checks retention by age, on the account's clock.
+func TestFeedKeepFor(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	clock := tabletest.NewFakeClock(t0)
+	a := tabletest.OpenAccount(t, tabletest.Engines[0], &localtable.Options{Clock: clock.Now, Feed: &localtable.FeedOptions{KeepFor: time.Minute}})
+	tbl, err := a.CreateTable(ctx, "Aging")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(n int) {
+		for i := range n {
+			if _, err := tbl.Upsert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i % 5)}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(1100) // revisions 2 … 1101, at t0
+	clock.Set(t0.Add(2 * time.Minute))
+	write(1000) // past revision 2048: a pruning, which drops what is older than a minute
+	var ce *localtable.FeedCompactedError
+	for _, err := range a.Watch(ctx, &localtable.WatchOptions{After: 1}) {
+		if !errors.As(err, &ce) || ce.Oldest <= 1101 {
+			t.Fatalf("Watch after 1: %v, want the changes of t0 gone", err)
+		}
+		break
+	}
+	got := collect(t, a, &localtable.WatchOptions{After: ce.Oldest - 1}, 1)
+	if got[0].Entity.Timestamp.Before(t0.Add(time.Minute)) {
+		t.Fatalf("the oldest change kept is of %v", got[0].Entity.Timestamp)
+	}
+}
+
+// TestFeedManyWatchers runs 1,000 watchers on one account: each gets
+// every change.
+func TestFeedManyWatchers(t *testing.T) {
+	ctx := context.Background()
+	a := tabletest.OpenAccount(t, tabletest.Engines[0], feedOn)
+	tbl, err := a.CreateTable(ctx, "Crowd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const watchers, changes = 1000, 20
+	var wg sync.WaitGroup
+	counts := make([]int, watchers)
+	ready := make(chan struct{}, watchers)
+	for w := range watchers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			ready <- struct{}{}
+			for c, err := range a.Watch(ctx, &localtable.WatchOptions{After: 1}) {
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				counts[w]++
+				if c.Revision == changes+1 {
+					return
+				}
+			}
+		}()
+	}
+	for range watchers {
+		<-ready
+	}
+	for i := range changes {
+		if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	for w, n := range counts {
+		if n != changes {
+			t.Fatalf("watcher %d got %d changes of %d", w, n, changes)
+		}
+	}
+}
