@@ -231,18 +231,42 @@ func TestFeedWatchersSeeHistory(t *testing.T) {
 					defer wg.Done()
 					tbl := accounts[w%len(accounts)].Table("Hist")
 					r := rand.New(rand.NewPCG(uint64(w), 3))
+					tags := map[string]localtable.ETag{} // the ETag this writer last got per row
 					for i := range perWriter {
-						e := localtable.Entity{PartitionKey: fmt.Sprintf("w%d", w), RowKey: fmt.Sprint(r.IntN(5)), Properties: localtable.Properties{"N": localtable.Int64Value(int64(i))}}
-						var err error
-						if r.IntN(4) == 0 {
-							_, err = tbl.Insert(ctx, e) // fails when it exists
-						} else {
-							_, err = tbl.Upsert(ctx, e, nil)
+						pk := fmt.Sprintf("w%d", w)
+						ent := func(rk string) localtable.Entity {
+							return localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: localtable.Properties{"N": localtable.Int64Value(int64(i))}}
 						}
+						rk := fmt.Sprint(r.IntN(5))
+						var acts []localtable.Action
+						switch r.IntN(4) {
+						case 0: // fails when it exists
+							acts = []localtable.Action{{Type: localtable.ActionInsert, Entity: ent(rk)}}
+						case 1: // conditional on the ETag last seen: fails if stale or missing
+							acts = []localtable.Action{{Type: localtable.ActionUpdateMerge, Entity: ent(rk), IfMatch: tags[rk]}}
+							if tags[rk] == "" {
+								acts[0].IfMatch = localtable.ETag(`W/"datetime'2000-01-01T00%3A00%3A00.0000000Z'"`)
+							}
+						case 2: // a transaction of two, which fails as a whole if its insert does
+							other := fmt.Sprint((r.IntN(4) + 1 + r.IntN(5)) % 5)
+							if other == rk {
+								other = rk + "x"
+							}
+							acts = []localtable.Action{
+								{Type: localtable.ActionUpsertReplace, Entity: ent(rk)},
+								{Type: localtable.ActionType(r.IntN(2) * int(localtable.ActionUpsertMerge)), Entity: ent(other)}, // Insert or UpsertMerge
+							}
+						default:
+							acts = []localtable.Action{{Type: localtable.ActionUpsertReplace, Entity: ent(rk)}}
+						}
+						got, err := tbl.Transact(ctx, acts)
 						switch {
 						case err == nil:
-							acked[w] = append(acked[w], fmt.Sprintf("%s/%s %d", e.PartitionKey, e.RowKey, i))
-						case !errors.Is(err, localtable.ErrEntityExists):
+							for j, a := range acts {
+								acked[w] = append(acked[w], fmt.Sprintf("%s/%s %d", pk, a.Entity.RowKey, i))
+								tags[a.Entity.RowKey] = got[j]
+							}
+						case !errors.Is(err, localtable.ErrEntityExists) && !errors.Is(err, localtable.ErrConditionNotMet) && !errors.Is(err, localtable.ErrEntityNotFound):
 							t.Errorf("writer %d: %v", w, err)
 						}
 					}
