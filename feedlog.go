@@ -185,10 +185,11 @@ func feedRecordHead(key, rec []byte) (first Revision, ticks int64, ok bool) {
 	return Revision(binary.BigEndian.Uint64(key[1:])), int64(binary.BigEndian.Uint64(rec[1:9])), true
 }
 
-// decodeFeedRecord calls fn with each change of the feed record under key,
-// numbered from its first revision, until fn returns false; it reports
-// whether fn always returned true.
-func decodeFeedRecord(key, rec []byte, fn func(c *Change) bool) (bool, error) {
+// decodeFeedRecord calls fn with each change after revision after of the
+// feed record under key (the record's changes are numbered from its first
+// revision), until fn returns false; it reports whether fn always returned
+// true. The changes up to after are checked but not decoded.
+func decodeFeedRecord(key, rec []byte, after Revision, fn func(c *Change) bool) (bool, error) {
 	first, _, ok := feedRecordHead(key, rec)
 	if !ok {
 		return false, errCorruptFeed
@@ -229,6 +230,9 @@ func decodeFeedRecord(key, rec []byte, fn func(c *Change) bool) (bool, error) {
 		}
 		entity := b[w : w+int(l)]
 		b = b[w+int(l):]
+		if c.Revision <= after {
+			continue
+		}
 		if k := c.Kind; k != ChangeTableCreated && k != ChangeTableDeleted {
 			c.Entity = Entity{PartitionKey: pk, RowKey: rk}
 			if len(entity) > 0 {
@@ -286,18 +290,18 @@ func (f *feedLog) read(ctx context.Context, after Revision, fn func(c *Change) b
 			return 0, &FeedCompactedError{After: after, Oldest: oldest}
 		}
 	}
-	// The change after `after` is in a record that starts at most
-	// MaxTransactionActions-1 revisions before it.
-	from := Revision(0)
-	if after >= MaxTransactionActions {
-		from = after + 1 - MaxTransactionActions
+	// The change after `after` is in the record that starts at it, or in
+	// the one before.
+	if it.SeekGE(keyenc.FeedKey(uint64(after + 1))) {
+		if first, _, ok := feedRecordHead(it.Key(), it.Value()); ok && first > after+1 && !it.Prev() {
+			it.First()
+		}
+	} else {
+		it.Last()
 	}
 	n := 0
-	for it.SeekGE(keyenc.FeedKey(uint64(from))); it.Valid(); it.Next() {
-		more, err := decodeFeedRecord(it.Key(), it.Value(), func(c *Change) bool {
-			if c.Revision <= after {
-				return true
-			}
+	for ; it.Valid(); it.Next() {
+		more, err := decodeFeedRecord(it.Key(), it.Value(), after, func(c *Change) bool {
 			n++
 			return fn(c)
 		})

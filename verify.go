@@ -169,7 +169,7 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 				addProblem(&rep.Problems, &more, "unknown metadata %q", k[1:])
 			}
 		case keyenc.PrefixFeed:
-			if _, err := decodeFeedRecord(k, v, func(*Change) bool { return true }); err != nil {
+			if _, err := decodeFeedRecord(k, v, 0, func(*Change) bool { return true }); err != nil {
 				addProblem(&rep.Problems, &more, "feed record %q does not decode: %v", k, err)
 			}
 		default:
