@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/localtabletest"
 	"github.com/localtable/localtable/server"
 )
 
@@ -221,4 +222,28 @@ func TestWireChangesCompactedAndOff(t *testing.T) {
 	_, base, key = feedServer(t, -1)
 	resp, body = send(t, sharedKeyRequest(t, server.DevAccountName, key, "GET", base+"/$changes", ""))
 	wantStatus(t, "no feed", resp, body, 404, "ResourceNotFound")
+}
+
+// TestWireChangesCORS: the account's CORS rules apply to the stream as to
+// any request (localtabletest's account keeps a feed).
+func TestWireChangesCORS(t *testing.T) {
+	srv := localtabletest.NewServer(t)
+	setCORS(t, srv, corsRuleXML("http://app.example", "GET", "*", "x-localtable-revision", 60))
+	req := sharedKeyRequest(t, server.DevAccountName, srv.Key(), "GET", srv.URL+"/$changes", "")
+	req.Header.Set("Origin", "http://app.example")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "http://app.example" ||
+		!strings.Contains(strings.ToLower(resp.Header.Get("Access-Control-Expose-Headers")), "x-localtable-revision") {
+		t.Errorf("%d %v", resp.StatusCode, resp.Header)
+	}
+	resp2, body := preflight(t, srv.URL+"/$changes", "http://app.example", "GET", "", nil)
+	if resp2.StatusCode != 200 {
+		t.Errorf("preflight: %d %s", resp2.StatusCode, body)
+	}
 }
