@@ -34,7 +34,8 @@ from the next commit, or with --from REV from the change after revision
 REV (a revision printed before: resuming from it misses nothing and
 repeats nothing). A revision the feed no longer keeps fails with
 FeedCompacted: reread the data, then watch from the current revision,
-which is printed on standard error when the watch starts.
+which is printed on standard error when the watch starts. The server must
+run with --feed (localtable serve --location ./data --feed).
 
 With --location it reads a data directory's feed offline (kept while a
 server ran on it with --feed), from the oldest change kept or --from REV,
@@ -47,7 +48,6 @@ TableDeleted), table and entity (after an insert, replace or merge, the
 entity with odata.etag and Timestamp; after a delete, its keys). -o table
 prints a line per change: revision, kind, table and keys.` + "\n" + sourceHelp,
 		examples: `
-localtable serve --location ./data --feed &
 localtable watch --endpoint http://127.0.0.1:10002/devstoreaccount1
 localtable watch Orders --filter "Status eq 'open'" -o jsonl --endpoint http://127.0.0.1:10002/devstoreaccount1
 localtable watch --from 1200 --endpoint http://127.0.0.1:10002/devstoreaccount1
