@@ -18,7 +18,7 @@ import (
 // Query parameters:
 //
 //	from     a revision: the stream starts with the change after it
-//	         (absent: with the next commit)
+//	         (0: the oldest change kept; absent: the next commit)
 //	table    only this table's changes (case-insensitive)
 //	$filter  only the entity changes whose entity it matches (the
 //	         service's filter syntax); a table's changes always pass
