@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -172,5 +173,19 @@ func TestWatchServedAndOffline(t *testing.T) {
 	cs, _ = serveFor(t)
 	if _, _, err := runCmd("watch", "--connection-string", cs); err == nil || !strings.Contains(err.Error(), "--feed") {
 		t.Errorf("no feed: %v", err)
+	}
+}
+
+func TestWatchAndFeedUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--feed-keep", "5"},
+		{"serve", "--feed", "--feed-keep", "-1"},
+		{"watch", "--from", "x", "--location", t.TempDir()},
+		{"watch", "a", "b", "--location", t.TempDir()},
+	} {
+		var u *usageError
+		if _, _, err := runCmd(args...); !errors.As(err, &u) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
 	}
 }
