@@ -20,7 +20,11 @@
 //     and the time-based quirks (WithDeleteTableDelay, WithThrottle);
 //   - seed tables from Go values or JSONL (Seed, SeedJSONL), snapshot and
 //     restore the account (Snapshot, Restore, Reset), and compare a table
-//     with what it should hold (AssertTable, Dump).
+//     with what it should hold (AssertTable, Dump);
+//   - wait for a change instead of sleeping (WaitForChange): the account
+//     keeps a change feed (DefaultFeedChanges), also served at
+//     GET URL/$changes, which NewServer streams (New's in-process
+//     Transport sends a body only when its handler ends).
 //
 // Nothing sleeps in real time unless the test asks for latency: the
 // clients' retries do not wait (WithClientOptions changes that).
@@ -31,6 +35,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -89,6 +94,7 @@ type Server struct {
 	kit        *kit
 	clientOpts []func(*aztables.ClientOptions)
 	initial    *localtable.Checkpoint // the empty account, for Reset
+	endStreams context.CancelFunc     // NewServer: ends the requests in flight
 }
 
 // New starts a server in-process over a new account for the test and
@@ -136,6 +142,11 @@ func start(t testing.TB, opts []Option, inProcess bool) *Server {
 		edit(&c.serverOpts)
 	}
 	c.serverOpts.Clock = clock.Now
+	if c.accountOpts.Feed == nil {
+		// The change feed, for WaitForChange and GET $changes: in memory
+		// it costs a copy of each change.
+		c.accountOpts.Feed = &localtable.FeedOptions{KeepChanges: DefaultFeedChanges}
+	}
 	acct, err := localtable.Open(&c.accountOpts)
 	if err != nil {
 		t.Fatalf("localtabletest: opening account: %v", err)
@@ -161,6 +172,11 @@ func start(t testing.TB, opts []Option, inProcess bool) *Server {
 		s.URL = "https://" + FakeHost + "/" + server.DevAccountName
 	} else {
 		s.HTTP = httptest.NewUnstartedServer(h)
+		// A $changes stream lasts until its client goes: closing the
+		// server ends it (its request's context) rather than waiting.
+		base, endStreams := context.WithCancel(context.Background())
+		s.HTTP.Config.BaseContext = func(net.Listener) context.Context { return base }
+		s.endStreams = endStreams
 		if c.tls {
 			s.HTTP.StartTLS()
 		} else {
@@ -175,6 +191,7 @@ func start(t testing.TB, opts []Option, inProcess bool) *Server {
 	stop := func() {
 		close(k.closed)
 		if s.HTTP != nil {
+			s.endStreams()
 			s.HTTP.Close()
 		}
 		s.initial.Close()

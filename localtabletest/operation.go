@@ -35,6 +35,7 @@ const (
 	OpQuery                Operation = "QueryEntities"
 	OpBatch                Operation = "EntityGroupTransaction" // $batch
 	OpPreflight            Operation = "PreflightTableRequest"  // CORS OPTIONS
+	OpWatchChanges         Operation = "WatchChanges"           // GET $changes, localtable's change feed
 	OpOther                Operation = "Other"                  // anything else; the server refuses it
 )
 

@@ -20,7 +20,7 @@ func TestOperations(t *testing.T) {
 	}
 	for _, c := range []Operation{OpCreateTable, OpDeleteTable, OpListTables, OpGetACL, OpSetACL,
 		OpGetServiceProperties, OpSetServiceProperties, OpGetServiceStats, OpInsert, OpUpdate, OpMerge,
-		OpUpsertReplace, OpUpsertMerge, OpDelete, OpGet, OpQuery, OpBatch, OpPreflight, OpOther} {
+		OpUpsertReplace, OpUpsertMerge, OpDelete, OpGet, OpQuery, OpBatch, OpPreflight, OpWatchChanges, OpOther} {
 		o, ok := names[c]
 		if !ok {
 			t.Errorf("%s names no operation", c)

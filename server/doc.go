@@ -92,5 +92,10 @@
 //
 // The readiness endpoint is /-/health: "-" can never be an account name.
 //
+// One localtable extension, outside the Azure API: an account opened with
+// localtable.Options.Feed serves its change feed at GET
+// /{account}/$changes, streamed as newline-delimited JSON (changes.go;
+// ChangesContentType, RevisionHeader, OldestRevisionHeader).
+//
 // A Server is safe for concurrent use.
 package server

@@ -13,7 +13,7 @@ import (
 )
 
 func fuzzServer(t testing.TB) *Server {
-	acct, err := localtable.Open(nil)
+	acct, err := localtable.Open(&localtable.Options{Feed: &localtable.FeedOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}

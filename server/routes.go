@@ -93,6 +93,7 @@ func init() { // not a composite literal: serveBatch dispatches too
 		reqclass.InsertOrMergeEntity:       (*reqCtx).writeEntity,
 		reqclass.DeleteEntity:              (*reqCtx).deleteEntity,
 		reqclass.EntityGroupTransaction:    (*reqCtx).serveBatch,
+		reqclass.WatchChanges:              (*reqCtx).watchChanges,
 	}
 }
 

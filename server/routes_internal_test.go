@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/localtable/localtable/internal/reqclass"
 )
@@ -53,6 +55,7 @@ func TestRoutes(t *testing.T) {
 		{"DELETE", "/devstoreaccount1/tt1(PartitionKey='p',RowKey='r')", "", nil},
 		{"POST", "/devstoreaccount1/$batch", batchBody, map[string]string{"Content-Type": "multipart/mixed; boundary=b"}},
 		{"DELETE", "/devstoreaccount1/Tables('tt2')", "", nil},
+		{"GET", "/devstoreaccount1/$changes?from=0", "", nil},
 	} {
 		r := httptest.NewRequest(c.method, c.target, strings.NewReader(c.body))
 		for k, v := range c.header {
@@ -64,6 +67,11 @@ func TestRoutes(t *testing.T) {
 			continue
 		}
 		seen[op] = true
+		if op == reqclass.WatchChanges { // a stream: until the client goes
+			ctx, cancel := context.WithTimeout(r.Context(), 50*time.Millisecond)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, r)
 		if rec.Code >= 300 && op != reqclass.Preflight {

@@ -85,4 +85,7 @@ var statuses = map[localtable.ErrorCode]int{
 	// The codes of server/internal/cors.
 	"CorsPreflightFailure": http.StatusForbidden,
 	"InvalidXmlNodeValue":  http.StatusBadRequest,
+
+	// localtable's own codes, of its extensions (changes.go).
+	codeFeedCompacted: http.StatusGone,
 }

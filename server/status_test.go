@@ -16,8 +16,10 @@ import (
 
 // documented is the status of each code as the service's error code
 // tables give it (Table service error codes; common REST API error codes;
-// CORS for CorsPreflightFailure).
+// CORS for CorsPreflightFailure), and localtable's own codes as its
+// README documents them (FeedCompacted, of the change feed's endpoint).
 var documented = map[localtable.ErrorCode]int{
+	"FeedCompacted":                           410,
 	"AuthenticationFailed":                    403,
 	"AuthorizationPermissionMismatch":         403,
 	"AuthorizationResourceTypeMismatch":       403,

@@ -28,6 +28,7 @@ func TestOutputFlagsMatchTheirHelp(t *testing.T) {
 		"query": {"Things"},
 		"get":   {"Things", "p", "r"},
 		"stats": {"Things"},
+		"watch": {"Things"},
 	}
 	helpRE := regexp.MustCompile(`(?m)^  -o \S+\n\s+(?:the )?output(?: format)?: (.*?) \(default "?([^")]+)"?\)$`)
 	names := make([]string, 0, len(commands))

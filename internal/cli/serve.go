@@ -80,7 +80,13 @@ web site whose name resolves to 127.0.0.1 (DNS rebinding) cannot reach them;
 The explorer asks for an account's key (a session cookie then holds the
 login), unless --no-auth. While it serves, 'localtable backup --endpoint'
 takes a consistent backup through it (GET /-/admin/backup, signed with the
-account key): see 'localtable backup --help'.`,
+account key): see 'localtable backup --help'.
+
+With --feed each account keeps a change feed (the latest --feed-keep changes,
+100000 by default; on disk it survives restarts), served at
+GET /ACCOUNT/$changes as newline-delimited JSON, a localtable extension that no
+Azure SDK calls: 'localtable watch --endpoint' reads it (see its help), with the
+account key or an account SAS with r and resource types c and o.`,
 		examples: `
 localtable                                        # in memory, Azurite's address and account
 localtable serve --location ./data                # pebble on disk, one directory per account
@@ -90,7 +96,8 @@ localtable --account myacct:$(head -c32 /dev/urandom | base64) --log-format json
 localtable --restore backup.ltbk                  # in memory, loaded from a backup
 localtable --cert cert.pem --key key.pem          # HTTPS, account keys and SAS as over HTTP
 localtable --cert cert.pem --key key.pem --oauth basic   # HTTPS, and bearer tokens (signature not checked)
-localtable --max-page-size 2 --empty-first-page   # hostile paging, to prove clients' paging loops`,
+localtable --max-page-size 2 --empty-first-page   # hostile paging, to prove clients' paging loops
+localtable serve --location ./data --feed         # keep a change feed: 'localtable watch' follows it`,
 		run: runServe,
 	})
 }
@@ -106,6 +113,8 @@ type serveConfig struct {
 	noAuth, noExplorer            bool
 	restore                       string
 	logLevel, logFormat           string
+	feed                          bool // --feed: each account keeps a change feed
+	feedKeep                      int  // --feed-keep: the changes it keeps
 
 	// Paging torture, for testing clients' paging loops.
 	maxPageSize, queryScanLimit    int
@@ -157,6 +166,8 @@ func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
 	fs.BoolVar(&cfg.emptyFirstPage, "empty-first-page", false, "paging torture: answer the first page of every query empty, with a continuation")
 	fs.BoolVar(&cfg.partitionPages, "page-at-partition-boundary", false, "paging torture: end every page where its partition ends")
 	fs.IntVar(&cfg.queryScanLimit, "query-scan-limit", 0, "entities one page may read before it ends early, perhaps empty (the service's 5-second cut-off); 0: 100000, negative: no bound")
+	fs.BoolVar(&cfg.feed, "feed", false, "keep each account's change feed and serve it at GET /ACCOUNT/$changes (a localtable extension; 'localtable watch' reads it)")
+	fs.IntVar(&cfg.feedKeep, "feed-keep", 0, "with --feed: keep at least the latest `N` changes; 0: 100000")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error (debug logs request and response bodies)")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
 	if _, err := c.parse(e, fs, args, 0, 0); err != nil {
@@ -169,8 +180,9 @@ func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
 type servePlan struct {
 	kind     *engineKind
 	opts     engineOpts
-	accounts []server.AccountConfig // without their Account yet
-	restore  string                 // a backup to load into its account; "": none
+	accounts []server.AccountConfig  // without their Account yet
+	restore  string                  // a backup to load into its account; "": none
+	feed     *localtable.FeedOptions // the accounts' change feed; nil: none
 }
 
 // planServe checks serve's flags and decides the engine and the accounts.
@@ -188,12 +200,21 @@ func planServe(c *command, cfg *serveConfig, engines engineRegistry, log *slog.L
 	default:
 		return nil, usagef(c, "--oauth %q: the only mode is basic", cfg.oauth)
 	}
+	if cfg.feedKeep != 0 && !cfg.feed {
+		return nil, usagef(c, "--feed-keep goes with --feed")
+	}
+	if cfg.feedKeep < 0 {
+		return nil, usagef(c, "--feed-keep %d: want a number of changes, 0 for the default", cfg.feedKeep)
+	}
 	if cfg.restore != "" && cfg.location != "" {
 		return nil, usagef(c, "--restore loads a backup into memory; for a data directory use 'localtable restore'")
 	}
 	p := &servePlan{
 		opts:    engineOpts{location: cfg.location, etcdPrefix: cfg.etcdPrefix, etcdMaxRequestBytes: cfg.etcdMaxRequestBytes, log: log},
 		restore: cfg.restore,
+	}
+	if cfg.feed {
+		p.feed = &localtable.FeedOptions{KeepChanges: cfg.feedKeep}
 	}
 	if cfg.etcd != "" {
 		if cfg.location != "" || cfg.restore != "" {
@@ -255,7 +276,7 @@ func openServed(ctx context.Context, p *servePlan) ([]server.AccountConfig, map[
 		}
 		var acct *localtable.Account
 		if err == nil {
-			acct, err = localtable.Open(&localtable.Options{Engine: eng})
+			acct, err = localtable.Open(&localtable.Options{Engine: eng, Feed: p.feed})
 		} else if eng != nil {
 			eng.Close()
 		}
@@ -317,6 +338,13 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 	}
 	h = logRequests(log, h)
 	hs := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// The change feed's streams last until the client goes: shutting
+	// down ends them (their requests' context), as Shutdown waits for
+	// the requests in flight.
+	base, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	hs.BaseContext = func(net.Listener) context.Context { return base }
+	hs.RegisterOnShutdown(endStreams)
 	printBanner(e.stdout, cfg, p, accounts, scheme, host, loopback, restored)
 	return runUntilSignal(ctx, hs, ln, log)
 }

@@ -201,6 +201,7 @@ func parseConnString(cs string) map[string]string {
 type openOpts struct {
 	write  bool // the command writes: create the directory if need be
 	noSync bool // bulk load: no fsync per commit (the command syncs)
+	feed   bool // open the account with its change feed (watch)
 }
 
 // open opens the store the flags name.
@@ -233,7 +234,11 @@ func openLocal(ctx context.Context, t *localTarget, o openOpts) (*localStore, er
 	if err != nil {
 		return nil, err
 	}
-	acct, err := localtable.Open(&localtable.Options{Engine: eng})
+	lo := &localtable.Options{Engine: eng}
+	if o.feed {
+		lo.Feed = &localtable.FeedOptions{}
+	}
+	acct, err := localtable.Open(lo)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", t.where(), err)
 	}

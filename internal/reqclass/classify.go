@@ -221,6 +221,9 @@ func (c *Request) readResource(seg string, batchOp bool) Problem {
 	case seg == "$batch":
 		c.Resource = Batch
 		return OK
+	case seg == "$changes":
+		c.Resource = Changes
+		return OK
 	}
 	open := strings.IndexByte(seg, '(')
 	if open < 0 {

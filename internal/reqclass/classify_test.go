@@ -43,6 +43,8 @@ var routes = []struct {
 	{"GET", "/acct-secondary/acct/Orders()", nil, Request{Op: QueryEntities, Resource: Query, Table: "Orders", Account: "acct-secondary", DoubledSecondary: true}},
 	{"GET", "/acct-secondary/acct()", nil, Request{Op: QueryEntities, Resource: Query, Table: "acct", Account: "acct-secondary"}},
 	{"POST", "/acct/$batch", nil, Request{Op: EntityGroupTransaction, Resource: Batch}},
+	{"GET", "/acct/$changes?from=12&table=Orders", nil, Request{Op: WatchChanges, Resource: Changes}},
+	{"POST", "/acct/$changes", nil, Request{Problem: MethodNotAllowed, Resource: Changes}},
 
 	// What the server refuses.
 	{"GET", "//Tables", nil, Request{Problem: BadAccount}},

@@ -27,6 +27,7 @@ const (
 	InsertOrMergeEntity                 // MERGE or PATCH without If-Match
 	DeleteEntity                        // DELETE /acct/t1(PartitionKey='p',RowKey='r')
 	EntityGroupTransaction              // POST /acct/$batch
+	WatchChanges                        // GET /acct/$changes: the change feed, a localtable extension
 	numOps
 )
 
@@ -49,6 +50,7 @@ const (
 	AccessACL                        // Get Table ACL, Set Table ACL
 	AccessServiceRead                // Get Table Service Properties, Get Table Service Stats
 	AccessServiceWrite               // Set Table Service Properties
+	AccessChanges                    // Watch Changes: every table's entities and the tables themselves
 	AccessNone                       // nothing to authorize: a preflight, an unknown request
 )
 
@@ -65,6 +67,7 @@ const (
 	EntitySet                  // a table's entities: /acct/t1 (insert, ACL, a query)
 	Query                      // a query of a table's entities: /acct/t1()
 	Entity                     // one entity: /acct/t1(PartitionKey='p',RowKey='r')
+	Changes                    // the account's change feed: /acct/$changes (a localtable extension)
 )
 
 // ifMatch is whether an operation is told apart by If-Match.
@@ -134,6 +137,14 @@ var ops = [numOps]spec{
 
 	EntityGroupTransaction: {name: "EntityGroupTransaction", resources: []Resource{Batch}, methods: []string{http.MethodPost},
 		access: AccessNone, write: true}, // each of its operations is authorized as itself
+
+	// Not an operation of the Table service: localtable's change feed,
+	// streamed as newline-delimited JSON (package server, changes.go).
+	// It reads every table, so only Shared Key (or a bearer token) and an
+	// account SAS with r and srt c and o grant it; a service SAS, which
+	// is for one table, does not.
+	WatchChanges: {name: "WatchChanges", resources: []Resource{Changes}, methods: []string{http.MethodGet},
+		access: AccessChanges},
 }
 
 // Ops returns every operation but Unknown, in order.

@@ -46,6 +46,7 @@ const (
 	OpACL          = reqclass.AccessACL          // Get Table ACL, Set Table ACL
 	OpServiceRead  = reqclass.AccessServiceRead  // Get Table Service Properties, Get Table Service Stats
 	OpServiceWrite = reqclass.AccessServiceWrite // Set Table Service Properties
+	OpChanges      = reqclass.AccessChanges      // Watch Changes (localtable's change feed)
 )
 
 func isEntity(o Op) bool { return o <= OpDelete }
@@ -225,6 +226,9 @@ func (g *Grant) Authorize(o Op, table, pk, rk string) error {
 	if g.accountSAS {
 		return g.authorizeAccount(o)
 	}
+	if o == OpChanges {
+		return errAuthorization("The change feed ($changes) reads every table of the account: a service SAS, which is for one table, does not grant it; use an account SAS (ss=t, srt=co, sp=r) or Shared Key.")
+	}
 	if !isEntity(o) {
 		return errAuthorization("A service SAS grants access to the entities of one table only: it cannot list, create or delete tables, nor read or set service properties.")
 	}
@@ -275,8 +279,16 @@ func (g *Grant) needAll(want string) error {
 // table of Table service operations for an account SAS says: service
 // properties and stats are srt=s with r (get) or w (set); Query Tables is
 // srt=c with l, Create Table srt=c with c or w, Delete Table srt=c with d;
-// entity operations are srt=o with the letters need lists.
+// entity operations are srt=o with the letters need lists. The change
+// feed, localtable's own, reads the tables and their entities: srt=c and
+// srt=o, with r.
 func (g *Grant) authorizeAccount(o Op) error {
+	if o == OpChanges {
+		if !strings.Contains(g.resourceTypes, "c") || !strings.Contains(g.resourceTypes, "o") {
+			return errResourceType("The account SAS's signed resource types " + odata.Quote(g.resourceTypes) + " do not include both 'c' and 'o', which the change feed needs: it reads the tables and their entities.")
+		}
+		return g.needAll("r")
+	}
 	var rt byte
 	switch {
 	case isEntity(o):
