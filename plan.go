@@ -1,6 +1,7 @@
 package localtable
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -248,4 +249,33 @@ func planLowerMark(stored []byte, found bool, wrote, prev, last int64, nonce uin
 		last = max(last, prev)
 	}
 	return []write{{key: metaClock, value: encodeMark(last, nonce)}}, false
+}
+
+// planServiceProperties decides an update of the service properties from
+// the blob stored (found false: none) and f, which gives the new blob
+// from the stored one (nil when none): the write of the result, its
+// deletion when empty, or nothing when it is what is stored. f must be
+// pure, as the plan is: a lost race on a shared engine calls it again.
+// A result larger than MaxServiceProperties, or f's error, is an error.
+func planServiceProperties(stored []byte, found bool, f func(cur []byte) ([]byte, error)) ([]write, error) {
+	var cur []byte
+	if found {
+		cur = bytes.Clone(stored) // f may keep it; the read's buffer is not its
+	}
+	next, err := f(cur)
+	if err != nil {
+		return nil, err
+	}
+	if len(next) > MaxServiceProperties {
+		return nil, newError(ErrInvalidInput, "service properties of %d bytes; at most %d are stored", len(next), MaxServiceProperties)
+	}
+	switch {
+	case len(next) == 0 && !found:
+		return nil, nil
+	case len(next) == 0:
+		return []write{{key: metaServiceProps, del: true}}, nil
+	case found && bytes.Equal(next, stored):
+		return nil, nil
+	}
+	return []write{{key: metaServiceProps, value: bytes.Clone(next)}}, nil
 }

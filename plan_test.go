@@ -290,3 +290,50 @@ func TestPlanClockMark(t *testing.T) {
 		t.Error("no mark stored: not moved")
 	}
 }
+
+func TestPlanServiceProperties(t *testing.T) {
+	set := func(b string) func([]byte) ([]byte, error) {
+		return func([]byte) ([]byte, error) { return []byte(b), nil }
+	}
+	appendX := func(cur []byte) ([]byte, error) { return append(cur, 'x'), nil }
+	boom := errors.New("boom")
+	tests := []struct {
+		name   string
+		stored string
+		found  bool
+		f      func([]byte) ([]byte, error)
+		want   []write // nil: no write
+		err    error
+	}{
+		{"first set", "", false, set("<a/>"), []write{{key: metaServiceProps, value: []byte("<a/>")}}, nil},
+		{"replace", "<a/>", true, set("<b/>"), []write{{key: metaServiceProps, value: []byte("<b/>")}}, nil},
+		{"unchanged: no write", "<a/>", true, set("<a/>"), nil, nil},
+		{"clear", "<a/>", true, set(""), []write{{key: metaServiceProps, del: true}}, nil},
+		{"clear absent: no write", "", false, set(""), nil, nil},
+		{"from the stored", "ab", true, appendX, []write{{key: metaServiceProps, value: []byte("abx")}}, nil},
+		{"from none", "", false, appendX, []write{{key: metaServiceProps, value: []byte("x")}}, nil},
+		{"f fails", "<a/>", true, func([]byte) ([]byte, error) { return nil, boom }, nil, boom},
+		{"too large", "", false, set(string(make([]byte, MaxServiceProperties+1))), nil, ErrInvalidInput},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stored []byte
+			if tc.found {
+				stored = []byte(tc.stored)
+			}
+			ws, err := planServiceProperties(stored, tc.found, tc.f)
+			if !errors.Is(err, tc.err) || (tc.err != nil) != (err != nil) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			if len(ws) != len(tc.want) {
+				t.Fatalf("writes = %+v, want %+v", ws, tc.want)
+			}
+			for i := range ws {
+				g, w := ws[i], tc.want[i]
+				if string(g.key) != string(w.key) || string(g.value) != string(w.value) || g.del != w.del || g.end != nil {
+					t.Errorf("write %d = %+v, want %+v", i, g, w)
+				}
+			}
+		})
+	}
+}

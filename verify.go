@@ -154,6 +154,10 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 				t, _, ok = decodeMark(v)
 			}
 			switch {
+			case string(k) == string(metaServiceProps): // an opaque blob
+				if len(v) == 0 || len(v) > MaxServiceProperties {
+					addProblem(&rep.Problems, &more, "the service properties are %d bytes: not 1 to %d", len(v), MaxServiceProperties)
+				}
 			case !ok:
 				addProblem(&rep.Problems, &more, "metadata %q does not decode", k[1:])
 			case string(k) == string(metaClock):

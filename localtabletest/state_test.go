@@ -142,3 +142,16 @@ func TestSnapshotRestore(t *testing.T) {
 }
 
 func azETag(e localtable.ETag) azcore.ETag { return azcore.ETag(e) }
+
+// Reset keeps the service properties, though they are stored with the data.
+func TestResetKeepsServiceProperties(t *testing.T) {
+	srv := lt.New(t)
+	props := []byte("<StorageServiceProperties><Cors/></StorageServiceProperties>")
+	if err := srv.Account.SetServiceProperties(context.Background(), props); err != nil {
+		t.Fatal(err)
+	}
+	srv.Reset(t)
+	if got, err := srv.Account.ServiceProperties(context.Background()); err != nil || string(got) != string(props) {
+		t.Fatalf("after Reset: %q, %v", got, err)
+	}
+}

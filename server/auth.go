@@ -84,7 +84,7 @@ func (rc *reqCtx) authorize(o reqclass.Op, table, pk, rk string) error {
 // preflight. Clients other than browsers send no Origin.
 func (rc *reqCtx) checkBrowserOrigin() error {
 	origin := rc.r.Header.Get("Origin")
-	if origin == "" || rc.acct.cors.Allows(origin, rc.r.Method) {
+	if origin == "" || rc.acct.corsRules(rc.r.Context(), rc.s.log).Allows(origin, rc.r.Method) {
 		return nil
 	}
 	return wireError(codeAuthorizationFailure, "This request is not authorized to perform this operation: authentication is off (no-auth), and no CORS rule of the account allows a browser request from origin "+origin+" with "+rc.r.Method+".")

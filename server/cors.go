@@ -8,7 +8,7 @@ import "net/http"
 // resource of the account. It is anonymous: credentials, path and query
 // play no part.
 func (rc *reqCtx) servePreflight() {
-	if err := rc.acct.cors.Preflight(rc.r.Header, rc.w.Header()); err != nil {
+	if err := rc.acct.corsRules(rc.r.Context(), rc.s.log).Preflight(rc.r.Header, rc.w.Header()); err != nil {
 		rc.fail(err)
 		return
 	}
@@ -22,5 +22,5 @@ func (rc *reqCtx) addCORSHeaders() {
 	if !rc.outer || rc.acct == nil || rc.r.Method == http.MethodOptions {
 		return
 	}
-	rc.acct.cors.AddHeaders(rc.r.Method, rc.r.Header, rc.w.Header())
+	rc.acct.corsRules(rc.r.Context(), rc.s.log).AddHeaders(rc.r.Method, rc.r.Header, rc.w.Header())
 }

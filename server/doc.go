@@ -79,7 +79,11 @@
 // The CORS rules set with Set Table Service Properties take effect as in
 // the service: an OPTIONS request is an anonymous preflight, and the
 // responses to an origin that a rule allows carry the Access-Control
-// headers, so that a page in a browser can call the server.
+// headers, so that a page in a browser can call the server. The service
+// properties are stored in the account (localtable.Account.ServiceProperties),
+// so they persist with its data and are shared by servers over a shared
+// engine; a server reads the CORS rules again when those it uses are a
+// second old.
 //
 // Query pages end as the service's may: after 1,000 items, after a scan
 // budget (Options.QueryScanLimit, the service's five seconds of work),

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/localtable/localtable"
@@ -129,15 +131,64 @@ type Server struct {
 	log      *slog.Logger
 }
 
-// account is one served account and its in-memory service settings.
+// account is one served account.
 type account struct {
 	name string
 	key  []byte
 	data *localtable.Account
 
-	mu         sync.Mutex
-	properties []byte      // the last service properties PUT, raw XML
-	cors       cors.Config // the CORS rules in force; written under mu
+	// The service properties are stored in the account, with its data
+	// (localtable.Account.ServiceProperties): they survive a restart and
+	// servers over one shared engine share them. cors caches their CORS
+	// rules, which every request consults (see corsRules).
+	mu       sync.Mutex   // serializes loads of cors, and sets
+	cors     cors.Config  // the CORS rules in force; loaded under mu
+	loadedAt atomic.Int64 // when cors was loaded: monotonic()+1; 0: never
+}
+
+// propsTTL is how long a server uses the CORS rules it loaded from the
+// account before it reads them again: another server over a shared
+// engine, or a Go caller of the Account (SetServiceProperties, Restore),
+// may have changed them. A set through this server is in force at once.
+const propsTTL = time.Second
+
+// monoStart is the origin of monotonic.
+var monoStart = time.Now()
+
+// monotonic returns the monotonic time, in nanoseconds since monoStart.
+func monotonic() int64 { return int64(time.Since(monoStart)) }
+
+// corsRules returns the account's CORS rules for a request: those loaded
+// less than propsTTL ago, else the stored ones, read now. Until the first
+// load ends, requests wait for it; later, one request reloads and the
+// others use the rules in force meanwhile. If the read fails, the rules in
+// force stay (none, at first) until the next attempt, propsTTL later.
+func (a *account) corsRules(ctx context.Context, log *slog.Logger) *cors.Config {
+	if a.data == nil { // a misconfigured account: its requests fail, and their answers must not panic again
+		return &a.cors
+	}
+	at := a.loadedAt.Load()
+	switch {
+	case at != 0 && monotonic()-(at-1) < int64(propsTTL):
+		return &a.cors
+	case at == 0:
+		a.mu.Lock()
+	case !a.mu.TryLock():
+		return &a.cors
+	}
+	defer a.mu.Unlock()
+	if a.loadedAt.Load() != at { // loaded while this request waited
+		return &a.cors
+	}
+	p, err := a.data.ServiceProperties(ctx)
+	if err == nil {
+		err = a.cors.Load(p)
+	}
+	if err != nil {
+		log.Warn("localtable server: reading the service properties", "account", a.name, "err", err)
+	}
+	a.loadedAt.Store(monotonic() + 1)
+	return &a.cors
 }
 
 // New returns a Server serving acct (see Options for its name and key)

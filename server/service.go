@@ -10,8 +10,11 @@ import (
 )
 
 // This file serves the service properties and statistics,
-// /{acct}/?restype=service&comp=properties|stats. Properties are kept in
-// memory, as sent; of them only the CORS rules have an effect (package cors).
+// /{acct}/?restype=service&comp=properties|stats. Properties are stored in
+// the account, as sent (localtable.Account.ServiceProperties), so that they
+// persist with its data and servers over a shared engine share them; of
+// them only the CORS rules have an effect (package cors), which the server
+// caches for propsTTL (see account.corsRules).
 // Statistics are answered at the secondary endpoint only, as the service
 // answers them.
 
@@ -29,9 +32,11 @@ func (rc *reqCtx) getServiceProperties() {
 		rc.fail(err)
 		return
 	}
-	rc.acct.mu.Lock()
-	p := rc.acct.properties
-	rc.acct.mu.Unlock()
+	p, err := rc.acct.data.ServiceProperties(rc.r.Context())
+	if err != nil {
+		rc.fail(err)
+		return
+	}
 	if p == nil {
 		p = []byte(defaultProperties)
 	}
@@ -68,9 +73,25 @@ func (rc *reqCtx) setServiceProperties() {
 		rc.fail(err)
 		return
 	}
-	rc.acct.mu.Lock()
-	rc.acct.properties = rc.acct.cors.Update(body, doc)
-	rc.acct.mu.Unlock()
+	// The merge with the stored document (cors.Merge) is in the update:
+	// on a shared engine, it is redone if another server set them since.
+	a := rc.acct
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var stored []byte
+	err = a.data.UpdateServiceProperties(rc.r.Context(), func(cur []byte) ([]byte, error) {
+		stored = cors.Merge(body, doc, cur)
+		return stored, nil
+	})
+	if err != nil {
+		rc.fail(err)
+		return
+	}
+	if err := a.cors.Load(stored); err != nil {
+		rc.fail(err)
+		return
+	}
+	a.loadedAt.Store(monotonic() + 1)
 	rc.writeHeader(http.StatusAccepted)
 }
 

@@ -182,7 +182,7 @@ type corsState struct {
 }
 
 // Config holds an account's CORS rules. Requests read it without
-// locking; the caller serializes Update.
+// locking; the caller serializes Load.
 type Config struct {
 	p atomic.Pointer[corsState]
 }
@@ -195,18 +195,35 @@ func (c *Config) rules() []corsRule {
 	return nil
 }
 
-// Update puts doc's rules in force and returns the properties document to
-// keep. A document without a Cors element leaves the rules as they were,
-// as the service does, and the stored document gets the Cors element in
-// force so that Get Table Service Properties still shows it. The caller
-// serializes calls.
-func (c *Config) Update(body []byte, doc Doc) []byte {
-	if doc.found {
-		c.p.Store(&corsState{rules: doc.rules, raw: doc.raw})
+// Load puts in force the rules of stored, a properties document as Merge
+// made it (nil: none stored, no rules). A document that does not parse
+// leaves the rules as they were, and is an error. The caller serializes
+// calls.
+func (c *Config) Load(stored []byte) error {
+	if stored == nil {
+		c.p.Store(&corsState{})
+		return nil
+	}
+	doc, err := Parse(stored)
+	if err != nil {
+		return err
+	}
+	c.p.Store(&corsState{rules: doc.rules, raw: doc.raw})
+	return nil
+}
+
+// Merge returns the properties document to store when body, whose CORS
+// element Parse read into doc, is set over cur, the document stored (nil:
+// none). A document without a Cors element leaves the rules as they were,
+// as the service does: the result is body with cur's Cors element added,
+// so that Get Table Service Properties still shows it. Merge is a pure
+// function of its arguments.
+func Merge(body []byte, doc Doc, cur []byte) []byte {
+	if doc.found || cur == nil {
 		return body
 	}
-	old := c.p.Load()
-	if old == nil || old.raw == nil {
+	old, err := Parse(cur)
+	if err != nil || !old.found {
 		return body
 	}
 	return doc.insert(body, old.raw)
