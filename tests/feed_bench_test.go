@@ -10,6 +10,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/tabletest"
+	"github.com/localtable/localtable/storage"
 )
 
 // BenchmarkFeedWrite measures what keeping the change feed costs a write:
@@ -117,7 +118,8 @@ func BenchmarkFeedCatchUp(b *testing.B) {
 	for _, eng := range tabletest.Engines[:2] {
 		b.Run(eng.Name, func(b *testing.B) {
 			n := *feedCatchUp
-			a := tabletest.OpenAccount(b, eng, &localtable.Options{Feed: &localtable.FeedOptions{KeepChanges: n}})
+			store := eng.Open(b)
+			a := tabletest.OpenAccount(b, eng, &localtable.Options{Engine: store, Feed: &localtable.FeedOptions{KeepChanges: n}})
 			tbl, err := a.CreateTable(ctx, "Bench")
 			if err != nil {
 				b.Fatal(err)
@@ -137,7 +139,16 @@ func BenchmarkFeedCatchUp(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ResetTimer()
+			// What the feed keeps per change, keys included: its records.
+			it, err := store.NewIter(&storage.IterOptions{LowerBound: []byte{'f'}, UpperBound: []byte{'g'}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var size int
+			for it.First(); it.Valid(); it.Next() {
+				size += len(it.Key()) + len(it.Value())
+			}
+			it.Close()
 			for b.Loop() {
 				for c, err := range a.Watch(ctx, &localtable.WatchOptions{}) {
 					if err != nil {
@@ -149,6 +160,7 @@ func BenchmarkFeedCatchUp(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(last)*float64(b.N)/b.Elapsed().Seconds(), "changes/s")
+			b.ReportMetric(float64(size)/float64(last), "feed-B/change")
 		})
 	}
 }
