@@ -272,12 +272,32 @@ func TestFeedWatchersSeeHistory(t *testing.T) {
 					}
 				}()
 			}
+			// One more writer creates and deletes a table of its own, from
+			// each account in turn: its changes interleave with the others'.
+			var tableOps []string
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 10 {
+					a := accounts[i%len(accounts)]
+					if _, err := a.CreateTable(ctx, "Side"); err != nil {
+						t.Errorf("create Side: %v", err)
+						return
+					}
+					tableOps = append(tableOps, "TableCreated Side")
+					if err := a.DeleteTable(ctx, "Side"); err != nil {
+						t.Errorf("delete Side: %v", err)
+						return
+					}
+					tableOps = append(tableOps, "TableDeleted Side")
+				}
+			}()
 			wg.Wait()
 			if _, err := accounts[0].Table("Hist").Insert(ctx, localtable.Entity{PartitionKey: "end", RowKey: "end"}); err != nil {
 				t.Fatal(err)
 			}
 			wwg.Wait()
-			total := 2 // the table's creation and the end marker
+			total := 2 + len(tableOps) // the table's creation, the end marker and Side's
 			for _, a := range acked {
 				total += len(a)
 			}
@@ -296,7 +316,12 @@ func TestFeedWatchersSeeHistory(t *testing.T) {
 			}
 			// Each writer's acknowledged writes, in order, and nothing else.
 			byWriter := make([][]string, writers)
+			var sideOps []string
 			for _, c := range seen[0][1 : total-1] {
+				if c.Table == "Side" {
+					sideOps = append(sideOps, fmt.Sprintf("%v %s", c.Kind, c.Table))
+					continue
+				}
 				var w int
 				fmt.Sscanf(c.Entity.PartitionKey, "w%d", &w)
 				byWriter[w] = append(byWriter[w], fmt.Sprintf("%s/%s %v", c.Entity.PartitionKey, c.Entity.RowKey, c.Entity.Properties["N"]))
@@ -305,6 +330,9 @@ func TestFeedWatchersSeeHistory(t *testing.T) {
 				if !slices.Equal(byWriter[w], acked[w]) {
 					t.Errorf("writer %d: feed %q\nacknowledged %q", w, byWriter[w], acked[w])
 				}
+			}
+			if !slices.Equal(sideOps, tableOps) {
+				t.Errorf("table Side: feed %q\nacknowledged %q", sideOps, tableOps)
 			}
 		})
 	}
