@@ -129,7 +129,7 @@ func batchOps(contentType string, body []byte) []Request {
 		d := Request{Method: op.Method}
 		if u, err := url.Parse(op.URL); err == nil {
 			d.Path = u.RequestURI()
-			classify(&d, reqclass.ClassifyBatchOp(op.Method, u, op.Header.HTTPHeader()), "", func() []byte { return op.Body })
+			classify(&d, reqclass.ClassifyBatchOp(op.Method, u, op.Header.Get("If-Match")), "", func() []byte { return op.Body })
 		} else {
 			d.Op = OpOther
 		}

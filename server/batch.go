@@ -52,7 +52,7 @@ func resolve(op *batch.Operation) (subRequest, error) {
 	if err != nil {
 		return sr, errBatch("bad operation URL " + odata.Quote(op.URL))
 	}
-	sr.cls = reqclass.ClassifyBatchOp(op.Method, u, op.Header.HTTPHeader())
+	sr.cls = reqclass.ClassifyBatchOp(op.Method, u, op.Header.Get("If-Match"))
 	switch sr.cls.Problem {
 	case reqclass.BadQuery:
 		return sr, errBatch("bad operation query " + odata.Quote(u.RawQuery))

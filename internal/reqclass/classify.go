@@ -150,7 +150,8 @@ func Classify(r *http.Request) Request {
 // server reads it: the last segment of its URL's path is a table or an
 // entity, whose keys the SDKs do not quote-double (an unparsable key list
 // is read greedily), with no X-HTTP-Method tunnelling and no comp=.
-func ClassifyBatchOp(method string, u *url.URL, h http.Header) Request {
+// ifMatch is the operation's If-Match header ("" if none).
+func ClassifyBatchOp(method string, u *url.URL, ifMatch string) Request {
 	c := Request{Method: method}
 	path := u.EscapedPath()
 	seg, err := url.PathUnescape(path[strings.LastIndexByte(path, '/')+1:])
@@ -165,7 +166,7 @@ func ClassifyBatchOp(method string, u *url.URL, h http.Header) Request {
 	if c.Problem = c.readResource(seg, true); c.Problem != OK {
 		return c
 	}
-	c.match("", h.Get("If-Match") != "")
+	c.match("", ifMatch != "")
 	return c
 }
 

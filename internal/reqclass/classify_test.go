@@ -110,11 +110,7 @@ func TestClassifyBatchOp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := http.Header{}
-		if c.ifMatch != "" {
-			h.Set("If-Match", c.ifMatch)
-		}
-		got := ClassifyBatchOp(c.method, u, h)
+		got := ClassifyBatchOp(c.method, u, c.ifMatch)
 		got.Query = nil
 		want := c.want
 		want.Method = c.method

@@ -35,7 +35,7 @@ func FuzzClassify(f *testing.F) {
 					t.Fatalf("%s %q: keys %q %q do not round-trip: %q %q %v", m, seg, c.PartitionKey, c.RowKey, c2.PartitionKey, c2.RowKey, c2.Op)
 				}
 			}
-			ClassifyBatchOp(m, &url.URL{Path: "/acct/" + seg}, http.Header{})
+			ClassifyBatchOp(m, &url.URL{Path: "/acct/" + seg}, "")
 		}
 	})
 }
