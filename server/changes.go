@@ -151,6 +151,7 @@ func (rc *reqCtx) watchChanges() {
 	// apply (where the writer supports deadlines).
 	ctl.SetWriteDeadline(time.Time{})
 	ctl.SetReadDeadline(time.Time{})
+	rc.releaseSlot() // nor does the cap on requests answered at once
 	ctl.Flush()
 	o := rc.encodeOpts(level, "", nil)
 	var buf []byte

@@ -113,6 +113,13 @@ type Options struct {
 	// crosses the boundary between partition ranges.
 	PageAtPartitionBoundary bool
 
+	// MaxConcurrentRequests caps the requests answered at once: one over
+	// it is answered at once 503 ServerBusy, as the service answers a
+	// client over its account's limits, which the SDKs' retry policies
+	// retry. GET /-/health is not counted, nor a change feed's stream
+	// once it has begun. 0 means no cap.
+	MaxConcurrentRequests int
+
 	// Clock is the time source for Shared Key request dates, SAS and
 	// bearer token validity, and response dates. nil means time.Now.
 	Clock func() time.Time
@@ -129,6 +136,7 @@ type Server struct {
 	opts     Options
 	now      func() time.Time
 	log      *slog.Logger
+	slots    chan struct{} // the requests being answered, at most MaxConcurrentRequests; nil: no cap
 }
 
 // account is one served account.
@@ -205,6 +213,9 @@ func New(acct *localtable.Account, opts *Options) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if o.MaxConcurrentRequests > 0 {
+		s.slots = make(chan struct{}, o.MaxConcurrentRequests)
+	}
 	if acct != nil {
 		name, key := o.AccountName, o.AccountKey
 		if name == "" {
@@ -249,7 +260,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
 		return
 	}
+	if s.slots != nil {
+		select {
+		case s.slots <- struct{}{}:
+			rc.slot = true
+			defer rc.releaseSlot()
+		default:
+			s.WriteError(w, r, http.StatusServiceUnavailable, errServerBusy())
+			return
+		}
+	}
 	s.route(rc)
+}
+
+// errServerBusy is the answer to a request over MaxConcurrentRequests.
+func errServerBusy() *localtable.Error {
+	return &localtable.Error{Code: codeServerBusy, Message: "The server is busy."}
+}
+
+// releaseSlot gives back the request's place under
+// MaxConcurrentRequests, if it holds one: at its end, or when a change
+// feed's stream begins.
+func (rc *reqCtx) releaseSlot() {
+	if rc.slot {
+		rc.slot = false
+		<-rc.s.slots
+	}
 }
 
 // startRequest begins the answer to a request from a client: its
@@ -273,6 +309,7 @@ type reqCtx struct {
 	start time.Time
 	wrote bool
 	outer bool // the request itself, not one inside a batch: CORS applies
+	slot  bool // holds a place under MaxConcurrentRequests (releaseSlot)
 
 	version   string // the x-ms-version the request is served with
 	acct      *account

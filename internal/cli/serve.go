@@ -118,6 +118,10 @@ const (
 	DefaultShutdownGrace     = 10 * time.Second
 )
 
+// DefaultMaxConcurrentRequests is serve's default cap on the requests
+// answered at once (server.Options.MaxConcurrentRequests).
+const DefaultMaxConcurrentRequests = 512
+
 // serveConfig is what serve's flags say.
 type serveConfig struct {
 	addr, location, cert, keyFile string
@@ -135,6 +139,7 @@ type serveConfig struct {
 	// Connection timeouts and the shutdown grace (see parseServe).
 	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
 	shutdownGrace                                             time.Duration
+	maxConcurrent                                             int // --max-concurrent-requests
 
 	// Paging torture, for testing clients' paging loops.
 	maxPageSize, queryScanLimit    int
@@ -193,6 +198,7 @@ func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
 	fs.DurationVar(&cfg.writeTimeout, "write-timeout", DefaultWriteTimeout, "the longest a request may take from its headers read to its response written (a slow reader of a large page is cut then); the change feed is exempt; 0: no limit")
 	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", DefaultIdleTimeout, "the longest a keep-alive connection may wait idle for its next request; 0: no limit")
 	fs.DurationVar(&cfg.shutdownGrace, "shutdown-grace", DefaultShutdownGrace, "on SIGINT or SIGTERM, the longest to wait for the requests in flight before closing their connections; 0: close them at once")
+	fs.IntVar(&cfg.maxConcurrent, "max-concurrent-requests", DefaultMaxConcurrentRequests, "answer a request over `N` in flight at once 503 ServerBusy (which the SDKs retry); the change feed's streams and /-/health are not counted; 0: no cap")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error (debug logs request and response bodies)")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
 	if _, err := c.parse(e, fs, args, 0, 0); err != nil {
@@ -238,6 +244,9 @@ func planServe(c *command, cfg *serveConfig, engines engineRegistry, log *slog.L
 		if d.v < 0 {
 			return nil, usagef(c, "--%s %v: want a duration of 0 or more", d.name, d.v)
 		}
+	}
+	if cfg.maxConcurrent < 0 {
+		return nil, usagef(c, "--max-concurrent-requests %d: want a number of requests, 0 for no cap", cfg.maxConcurrent)
 	}
 	if cfg.restore != "" && cfg.location != "" {
 		return nil, usagef(c, "--restore loads a backup into memory; for a data directory use 'localtable restore'")
@@ -346,6 +355,7 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 		EmptyFirstPage:          cfg.emptyFirstPage,
 		PageAtPartitionBoundary: cfg.partitionPages,
 		QueryScanLimit:          cfg.queryScanLimit,
+		MaxConcurrentRequests:   cfg.maxConcurrent,
 	})
 	tlsConfig, err := loadTLS(cfg)
 	if err != nil {

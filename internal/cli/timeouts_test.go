@@ -160,9 +160,9 @@ func TestServeShutdownWithSlowClients(t *testing.T) {
 
 // TestServeFeedOutlivesTimeouts: the change feed's stream lasts past
 // --write-timeout and --read-timeout, which are for a request and its
-// response.
+// response, and it does not count under --max-concurrent-requests.
 func TestServeFeedOutlivesTimeouts(t *testing.T) {
-	addr, _ := serveAddr(t, "--feed", "--write-timeout", "1s", "--read-timeout", "1s")
+	addr, _ := serveAddr(t, "--feed", "--write-timeout", "1s", "--read-timeout", "1s", "--max-concurrent-requests", "1")
 	resp, err := http.Get("http://" + addr + "/devstoreaccount1/$changes")
 	if err != nil {
 		t.Fatal(err)
@@ -183,5 +183,32 @@ func TestServeFeedOutlivesTimeouts(t *testing.T) {
 	line, err := bufio.NewReader(resp.Body).ReadString('\n')
 	if err != nil || !strings.Contains(line, `"late"`) {
 		t.Fatalf("the feed after the timeouts: %q, %v", line, err)
+	}
+}
+
+// TestServeMaxConcurrentRequests: over --max-concurrent-requests, a
+// request is answered 503 ServerBusy.
+func TestServeMaxConcurrentRequests(t *testing.T) {
+	addr, _ := serveAddr(t, "--max-concurrent-requests", "1")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /devstoreaccount1/Tables HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", addr)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/devstoreaccount1/Tables")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 503 && resp.Header.Get("x-ms-error-code") == "ServerBusy" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("with a request in flight and --max-concurrent-requests 1: %d %v", resp.StatusCode, resp.Header)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
