@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -32,6 +33,10 @@ const DevAccountKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz
 // localtable.PayloadSize): a page of large entities ends early with a
 // continuation, so a response never holds a thousand 1 MiB entities.
 const MaxQueryPageBytes = 8 << 20
+
+// DefaultMaxPageBytesInFlight is the MaxPageBytesInFlight of Options
+// that set none: eight of the largest pages.
+const DefaultMaxPageBytesInFlight = 8 * MaxQueryPageBytes
 
 // DefaultQueryScanLimit is the QueryScanLimit of Options that set none.
 const DefaultQueryScanLimit = 100000
@@ -113,6 +118,16 @@ type Options struct {
 	// crosses the boundary between partition ranges.
 	PageAtPartitionBoundary bool
 
+	// MaxPageBytesInFlight bounds the memory that the pages of query
+	// results being built or written hold, across requests: a page is
+	// built whole before it is sent (its continuation, a header, is
+	// known only at its end), and a client that reads it slowly, or not
+	// at all, holds it until it is written or the connection's write
+	// deadline cuts it. A page that would take the total over it ends
+	// 503 ServerBusy, which the SDKs retry, unless it is the only page
+	// in flight. 0 means DefaultMaxPageBytesInFlight; negative, no bound.
+	MaxPageBytesInFlight int64
+
 	// MaxConcurrentRequests caps the requests answered at once: one over
 	// it is answered at once 503 ServerBusy, as the service answers a
 	// client over its account's limits, which the SDKs' retry policies
@@ -137,6 +152,7 @@ type Server struct {
 	now      func() time.Time
 	log      *slog.Logger
 	slots    chan struct{} // the requests being answered, at most MaxConcurrentRequests; nil: no cap
+	pages    byteBudget    // the bytes of query pages in flight (MaxPageBytesInFlight)
 }
 
 // account is one served account.
@@ -212,6 +228,12 @@ func New(acct *localtable.Account, opts *Options) *Server {
 	}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	switch s.pages.max = o.MaxPageBytesInFlight; {
+	case s.pages.max == 0:
+		s.pages.max = DefaultMaxPageBytesInFlight
+	case s.pages.max < 0:
+		s.pages.max = math.MaxInt64
 	}
 	if o.MaxConcurrentRequests > 0 {
 		s.slots = make(chan struct{}, o.MaxConcurrentRequests)
