@@ -99,31 +99,7 @@ func TestServeIdleKeepAliveClosed(t *testing.T) {
 // --shutdown-grace, not the clients' time, and serve returns nil.
 func TestServeShutdownWithSlowClients(t *testing.T) {
 	addr, stop := serveAddr(t, "--shutdown-grace", "1s")
-	base := "http://" + addr + "/devstoreaccount1"
-	post := func(path, body string) {
-		t.Helper()
-		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json;odata=nometadata")
-		req.Header.Set("Prefer", "return-no-content")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode >= 300 {
-			t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
-		}
-	}
-	post("/Tables", `{"TableName":"big"}`)
-	props := make([]string, 15)
-	for i := range props {
-		props[i] = fmt.Sprintf(`"P%d@odata.type":"Edm.Binary","P%d":"%s"`, i, i, base64.StdEncoding.EncodeToString(make([]byte, 64<<10)))
-	}
-	for i := range 10 { // about 1.3 MB of JSON each: a page of 8 MiB, more than the sockets' buffers
-		post("/big", fmt.Sprintf(`{"PartitionKey":"p","RowKey":"%03d",%s}`, i, strings.Join(props, ",")))
-	}
+	bigTable(t, addr)
 
 	// A reader that never reads, behind a small receive buffer.
 	reader, err := net.Dial("tcp", addr)
@@ -208,6 +184,79 @@ func TestServeMaxConcurrentRequests(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("with a request in flight and --max-concurrent-requests 1: %d %v", resp.StatusCode, resp.Header)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// bigTable creates the table big on the server at addr (--no-auth), with
+// entities enough for a page of 8 MiB (about 10.5 MB of JSON), more than
+// the sockets' buffers hold.
+func bigTable(t *testing.T, addr string) {
+	t.Helper()
+	base := "http://" + addr + "/devstoreaccount1"
+	post := func(path, body string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json;odata=nometadata")
+		req.Header.Set("Prefer", "return-no-content")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
+		}
+	}
+	post("/Tables", `{"TableName":"big"}`)
+	props := make([]string, 15)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"P%d@odata.type":"Edm.Binary","P%d":"%s"`, i, i, base64.StdEncoding.EncodeToString(make([]byte, 64<<10)))
+	}
+	for i := range 10 { // about 1.3 MB of JSON each: a page of 8 MiB, more than the sockets' buffers
+		post("/big", fmt.Sprintf(`{"PartitionKey":"p","RowKey":"%03d",%s}`, i, strings.Join(props, ",")))
+	}
+
+}
+
+// TestServeWriteTimeoutCutsNonReader: a client that never reads its page
+// is cut after --write-timeout, and its request ends (its page's memory
+// freed): with --max-concurrent-requests 1, the next request is answered
+// 503 ServerBusy until then, and 200 after.
+func TestServeWriteTimeoutCutsNonReader(t *testing.T) {
+	addr, _ := serveAddr(t, "--write-timeout", "1s", "--max-concurrent-requests", "1")
+	bigTable(t, addr)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(c, "GET /devstoreaccount1/big() HTTP/1.1\r\nHost: %s\r\nAccept: application/json;odata=nometadata\r\n\r\n", addr)
+	start := time.Now()
+	busy := false
+	for {
+		resp, err := http.Get("http://" + addr + "/devstoreaccount1/Tables")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode == 503:
+			busy = true
+		case resp.StatusCode == 200 && busy:
+			if d := time.Since(start); d < time.Second {
+				t.Errorf("the page's request ended after %v, before the write timeout", d)
+			}
+			return
+		case resp.StatusCode == 200 && time.Since(start) > 500*time.Millisecond:
+			t.Fatal("the page's request was never in flight")
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("a client not reading its page still held its request after 10s, with --write-timeout 1s")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
