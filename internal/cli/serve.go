@@ -139,7 +139,8 @@ type serveConfig struct {
 	// Connection timeouts and the shutdown grace (see parseServe).
 	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
 	shutdownGrace                                             time.Duration
-	maxConcurrent                                             int // --max-concurrent-requests
+	maxConcurrent                                             int   // --max-concurrent-requests
+	maxPageBytes                                              int64 // --max-page-bytes-in-flight
 
 	// Paging torture, for testing clients' paging loops.
 	maxPageSize, queryScanLimit    int
@@ -199,6 +200,7 @@ func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
 	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", DefaultIdleTimeout, "the longest a keep-alive connection may wait idle for its next request; 0: no limit")
 	fs.DurationVar(&cfg.shutdownGrace, "shutdown-grace", DefaultShutdownGrace, "on SIGINT or SIGTERM, the longest to wait for the requests in flight before closing their connections; 0: close them at once")
 	fs.IntVar(&cfg.maxConcurrent, "max-concurrent-requests", DefaultMaxConcurrentRequests, "answer a request over `N` in flight at once 503 ServerBusy (which the SDKs retry); the change feed's streams and /-/health are not counted; 0: no cap")
+	fs.Int64Var(&cfg.maxPageBytes, "max-page-bytes-in-flight", 0, "the bytes that the query pages being built or written may hold together (a client reading slowly holds its page): a page over it is answered 503 ServerBusy, unless it is alone; 0: 64 MiB, negative: no bound")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error (debug logs request and response bodies)")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
 	if _, err := c.parse(e, fs, args, 0, 0); err != nil {
@@ -356,6 +358,7 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 		PageAtPartitionBoundary: cfg.partitionPages,
 		QueryScanLimit:          cfg.queryScanLimit,
 		MaxConcurrentRequests:   cfg.maxConcurrent,
+		MaxPageBytesInFlight:    cfg.maxPageBytes,
 	})
 	tlsConfig, err := loadTLS(cfg)
 	if err != nil {

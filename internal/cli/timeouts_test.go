@@ -261,3 +261,30 @@ func TestServeWriteTimeoutCutsNonReader(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestServeMaxPageBytesInFlight: with --max-page-bytes-in-flight 1, a
+// page is served alone, and a second one, while the first is not read,
+// is answered 503 ServerBusy.
+func TestServeMaxPageBytesInFlight(t *testing.T) {
+	addr, _ := serveAddr(t, "--max-page-bytes-in-flight", "1")
+	bigTable(t, addr)
+	var codes []int
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.(*net.TCPConn).SetReadBuffer(4096)
+		fmt.Fprintf(c, "GET /devstoreaccount1/big() HTTP/1.1\r\nHost: %s\r\nAccept: application/json;odata=nometadata\r\n\r\n", addr)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReaderSize(c, 16), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		codes = append(codes, resp.StatusCode)
+	}
+	if codes[0] != 200 || codes[1] != 503 {
+		t.Fatalf("two pages not read, --max-page-bytes-in-flight 1: %v, want [200 503]", codes)
+	}
+}
