@@ -63,8 +63,11 @@ On start it prints a banner with the version, engine, data directory,
 endpoints, authentication and each account's connection string. Each
 request is logged at info (method, path, operation, table, status, error
 code, duration, request id); request and response bodies at debug. SIGINT
-or SIGTERM finish the requests in flight and close the stores; a second
-signal ends it at once.
+or SIGTERM finish the requests in flight (for --shutdown-grace at most, then
+their connections are closed) and close the stores; a second signal ends it
+at once. Timeouts bound a request's headers, its body, its response and an
+idle connection; --max-concurrent-requests and --max-page-bytes-in-flight
+answer a request over them 503 ServerBusy, which the SDKs retry.
 
 With --cert and --key it serves HTTPS; authentication stays what it is over
 HTTP. --oauth basic also accepts bearer tokens (for clients that only take a
