@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
@@ -145,6 +146,12 @@ func (rc *reqCtx) watchChanges() {
 	h.Set(RevisionHeader, strconv.FormatUint(uint64(rev), 10))
 	rc.writeHeader(http.StatusOK)
 	ctl := http.NewResponseController(rc.w)
+	// The stream lasts until the client goes: the server's read and
+	// write timeouts, meant for a request and its response, do not
+	// apply (where the writer supports deadlines).
+	ctl.SetWriteDeadline(time.Time{})
+	ctl.SetReadDeadline(time.Time{})
+	rc.releaseSlot() // nor does the cap on requests answered at once
 	ctl.Flush()
 	o := rc.encodeOpts(level, "", nil)
 	var buf []byte

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"iter"
 	"net/http"
 	"strings"
@@ -205,6 +206,10 @@ func (rc *reqCtx) queryEntities() {
 	eo := rc.encodeOpts(level, table, sel)
 	bp := bodyBufs.Get().(*[]byte)
 	defer putBody(bp)
+	// The page is built whole, then written: its memory counts against
+	// MaxPageBytesInFlight until the client has it (or is cut).
+	mem := pageMemory{b: &rc.s.pages}
+	defer mem.release()
 	b := (*bp)[:0]
 	b = append(b, '{')
 	if level != metaNone {
@@ -230,29 +235,42 @@ func (rc *reqCtx) queryEntities() {
 			}
 			n++
 			b = sw.append(b, pk, rk, ticks, props)
-			return nil
+			return mem.grow(b)
 		})
 	default:
 		page, err = rc.acct.data.Table(table).Query(rc.r.Context(), &opts)
+	}
+	var next nextPage
+	if err == nil {
+		next = rc.s.shapePage(&page, first)
+	}
+	for i := 0; err == nil && i < len(page.Entities); i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendEntity(b, &page.Entities[i], eo, false)
+		err = mem.grow(b)
+	}
+	if err == nil {
+		b = append(b, "]}"...)
+		err = mem.grow(b)
+	}
+	*bp = b
+	if errors.Is(err, errPagesBusy) {
+		// Not the server's failure: the client may retry, as the SDKs do.
+		e := errServerBusy()
+		rc.writeError(HTTPStatus(e.Code), e, e)
+		return
 	}
 	if err != nil {
 		rc.fail(err)
 		return
 	}
-	next := rc.s.shapePage(&page, first)
-	for i := range page.Entities {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendEntity(b, &page.Entities[i], eo, false)
-	}
-	b = append(b, "]}"...)
 	if next.pk != "" {
 		rc.w.Header().Set("x-ms-continuation-NextPartitionKey", next.pk)
 	}
 	if next.rk != "" {
 		rc.w.Header().Set("x-ms-continuation-NextRowKey", next.rk)
 	}
-	*bp = b
 	rc.writeJSON(http.StatusOK, level, b)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -32,6 +33,10 @@ const DevAccountKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz
 // localtable.PayloadSize): a page of large entities ends early with a
 // continuation, so a response never holds a thousand 1 MiB entities.
 const MaxQueryPageBytes = 8 << 20
+
+// DefaultMaxPageBytesInFlight is the MaxPageBytesInFlight of Options
+// that set none: eight of the largest pages.
+const DefaultMaxPageBytesInFlight = 8 * MaxQueryPageBytes
 
 // DefaultQueryScanLimit is the QueryScanLimit of Options that set none.
 const DefaultQueryScanLimit = 100000
@@ -113,6 +118,23 @@ type Options struct {
 	// crosses the boundary between partition ranges.
 	PageAtPartitionBoundary bool
 
+	// MaxPageBytesInFlight bounds the memory that the pages of query
+	// results being built or written hold, across requests: a page is
+	// built whole before it is sent (its continuation, a header, is
+	// known only at its end), and a client that reads it slowly, or not
+	// at all, holds it until it is written or the connection's write
+	// deadline cuts it. A page that would take the total over it ends
+	// 503 ServerBusy, which the SDKs retry, unless it is the only page
+	// in flight. 0 means DefaultMaxPageBytesInFlight; negative, no bound.
+	MaxPageBytesInFlight int64
+
+	// MaxConcurrentRequests caps the requests answered at once: one over
+	// it is answered at once 503 ServerBusy, as the service answers a
+	// client over its account's limits, which the SDKs' retry policies
+	// retry. GET /-/health is not counted, nor a change feed's stream
+	// once it has begun. 0 means no cap.
+	MaxConcurrentRequests int
+
 	// Clock is the time source for Shared Key request dates, SAS and
 	// bearer token validity, and response dates. nil means time.Now.
 	Clock func() time.Time
@@ -129,6 +151,8 @@ type Server struct {
 	opts     Options
 	now      func() time.Time
 	log      *slog.Logger
+	slots    chan struct{} // the requests being answered, at most MaxConcurrentRequests; nil: no cap
+	pages    byteBudget    // the bytes of query pages in flight (MaxPageBytesInFlight)
 }
 
 // account is one served account.
@@ -205,6 +229,15 @@ func New(acct *localtable.Account, opts *Options) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	switch s.pages.max = o.MaxPageBytesInFlight; {
+	case s.pages.max == 0:
+		s.pages.max = DefaultMaxPageBytesInFlight
+	case s.pages.max < 0:
+		s.pages.max = math.MaxInt64
+	}
+	if o.MaxConcurrentRequests > 0 {
+		s.slots = make(chan struct{}, o.MaxConcurrentRequests)
+	}
 	if acct != nil {
 		name, key := o.AccountName, o.AccountKey
 		if name == "" {
@@ -249,7 +282,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
 		return
 	}
+	if s.slots != nil {
+		select {
+		case s.slots <- struct{}{}:
+			rc.slot = true
+			defer rc.releaseSlot()
+		default:
+			s.WriteError(w, r, http.StatusServiceUnavailable, errServerBusy())
+			return
+		}
+	}
 	s.route(rc)
+}
+
+// errServerBusy is the answer to a request over MaxConcurrentRequests.
+func errServerBusy() *localtable.Error {
+	return &localtable.Error{Code: codeServerBusy, Message: "The server is busy."}
+}
+
+// releaseSlot gives back the request's place under
+// MaxConcurrentRequests, if it holds one: at its end, or when a change
+// feed's stream begins.
+func (rc *reqCtx) releaseSlot() {
+	if rc.slot {
+		rc.slot = false
+		<-rc.s.slots
+	}
 }
 
 // startRequest begins the answer to a request from a client: its
@@ -273,6 +331,7 @@ type reqCtx struct {
 	start time.Time
 	wrote bool
 	outer bool // the request itself, not one inside a batch: CORS applies
+	slot  bool // holds a place under MaxConcurrentRequests (releaseSlot)
 
 	version   string // the x-ms-version the request is served with
 	acct      *account

@@ -63,8 +63,11 @@ On start it prints a banner with the version, engine, data directory,
 endpoints, authentication and each account's connection string. Each
 request is logged at info (method, path, operation, table, status, error
 code, duration, request id); request and response bodies at debug. SIGINT
-or SIGTERM finish the requests in flight and close the stores; a second
-signal ends it at once.
+or SIGTERM finish the requests in flight (for --shutdown-grace at most, then
+their connections are closed) and close the stores; a second signal ends it
+at once. Timeouts bound a request's headers, its body, its response and an
+idle connection; --max-concurrent-requests and --max-page-bytes-in-flight
+answer a request over them 503 ServerBusy, which the SDKs retry.
 
 With --cert and --key it serves HTTPS; authentication stays what it is over
 HTTP. --oauth basic also accepts bearer tokens (for clients that only take a
@@ -102,6 +105,26 @@ localtable serve --location ./data --feed         # keep a change feed: 'localta
 	})
 }
 
+// The defaults of serve's timeouts.
+//
+// DefaultWriteTimeout bounds a request from its headers read to its
+// response written, so it must let a slow but honest client through: a
+// 4 MiB page in 2 minutes needs 35 KiB/s (280 kbit/s), an 8 MiB page
+// (server.MaxQueryPageBytes, the largest) 70 KiB/s; a 4 MiB batch
+// body, read within it too, the same. A client slower than that is cut,
+// and with it the memory its page holds.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 2 * time.Minute
+	DefaultWriteTimeout      = 2 * time.Minute
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultShutdownGrace     = 10 * time.Second
+)
+
+// DefaultMaxConcurrentRequests is serve's default cap on the requests
+// answered at once (server.Options.MaxConcurrentRequests).
+const DefaultMaxConcurrentRequests = 512
+
 // serveConfig is what serve's flags say.
 type serveConfig struct {
 	addr, location, cert, keyFile string
@@ -115,6 +138,12 @@ type serveConfig struct {
 	logLevel, logFormat           string
 	feed                          bool // --feed: each account keeps a change feed
 	feedKeep                      int  // --feed-keep: the changes it keeps
+
+	// Connection timeouts and the shutdown grace (see parseServe).
+	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
+	shutdownGrace                                             time.Duration
+	maxConcurrent                                             int   // --max-concurrent-requests
+	maxPageBytes                                              int64 // --max-page-bytes-in-flight
 
 	// Paging torture, for testing clients' paging loops.
 	maxPageSize, queryScanLimit    int
@@ -168,6 +197,13 @@ func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
 	fs.IntVar(&cfg.queryScanLimit, "query-scan-limit", 0, "entities one page may read before it ends early, perhaps empty (the service's 5-second cut-off); 0: 100000, negative: no bound")
 	fs.BoolVar(&cfg.feed, "feed", false, "keep each account's change feed and serve it at GET /ACCOUNT/$changes (a localtable extension; 'localtable watch' reads it)")
 	fs.IntVar(&cfg.feedKeep, "feed-keep", 0, "with --feed: keep at least the latest `N` changes; 0: 100000")
+	fs.DurationVar(&cfg.readHeaderTimeout, "read-header-timeout", DefaultReadHeaderTimeout, "the longest a client may take to send a request's headers; 0: no limit")
+	fs.DurationVar(&cfg.readTimeout, "read-timeout", DefaultReadTimeout, "the longest a client may take to send a whole request, headers and body (a 4 MiB batch); 0: no limit")
+	fs.DurationVar(&cfg.writeTimeout, "write-timeout", DefaultWriteTimeout, "the longest a request may take from its headers read to its response written (a slow reader of a large page is cut then); the change feed is exempt; 0: no limit")
+	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", DefaultIdleTimeout, "the longest a keep-alive connection may wait idle for its next request; 0: no limit")
+	fs.DurationVar(&cfg.shutdownGrace, "shutdown-grace", DefaultShutdownGrace, "on SIGINT or SIGTERM, the longest to wait for the requests in flight before closing their connections; 0: close them at once")
+	fs.IntVar(&cfg.maxConcurrent, "max-concurrent-requests", DefaultMaxConcurrentRequests, "answer a request over `N` in flight at once 503 ServerBusy (which the SDKs retry); the change feed's streams and /-/health are not counted; 0: no cap")
+	fs.Int64Var(&cfg.maxPageBytes, "max-page-bytes-in-flight", 0, "the bytes that the query pages being built or written may hold together (a client reading slowly holds its page): a page over it is answered 503 ServerBusy, unless it is alone; 0: 64 MiB, negative: no bound")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error (debug logs request and response bodies)")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
 	if _, err := c.parse(e, fs, args, 0, 0); err != nil {
@@ -205,6 +241,17 @@ func planServe(c *command, cfg *serveConfig, engines engineRegistry, log *slog.L
 	}
 	if cfg.feedKeep < 0 {
 		return nil, usagef(c, "--feed-keep %d: want a number of changes, 0 for the default", cfg.feedKeep)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"read-header-timeout", cfg.readHeaderTimeout}, {"read-timeout", cfg.readTimeout}, {"write-timeout", cfg.writeTimeout}, {"idle-timeout", cfg.idleTimeout}, {"shutdown-grace", cfg.shutdownGrace}} {
+		if d.v < 0 {
+			return nil, usagef(c, "--%s %v: want a duration of 0 or more", d.name, d.v)
+		}
+	}
+	if cfg.maxConcurrent < 0 {
+		return nil, usagef(c, "--max-concurrent-requests %d: want a number of requests, 0 for no cap", cfg.maxConcurrent)
 	}
 	if cfg.restore != "" && cfg.location != "" {
 		return nil, usagef(c, "--restore loads a backup into memory; for a data directory use 'localtable restore'")
@@ -313,6 +360,8 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 		EmptyFirstPage:          cfg.emptyFirstPage,
 		PageAtPartitionBoundary: cfg.partitionPages,
 		QueryScanLimit:          cfg.queryScanLimit,
+		MaxConcurrentRequests:   cfg.maxConcurrent,
+		MaxPageBytesInFlight:    cfg.maxPageBytes,
 	})
 	tlsConfig, err := loadTLS(cfg)
 	if err != nil {
@@ -337,7 +386,18 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 		h = checkHost(h, cfg.allowHosts)
 	}
 	h = logRequests(log, h)
-	hs := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	hs := &http.Server{
+		Handler:           h,
+		TLSConfig:         tlsConfig,
+		ReadHeaderTimeout: cfg.readHeaderTimeout,
+		ReadTimeout:       cfg.readTimeout,
+		WriteTimeout:      cfg.writeTimeout,
+		IdleTimeout:       cfg.idleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if hs.IdleTimeout == 0 {
+		hs.IdleTimeout = -1 // not ReadTimeout, as a zero would mean: no limit, as --idle-timeout 0 says
+	}
 	// The change feed's streams last until the client goes: shutting
 	// down ends them (their requests' context), as Shutdown waits for
 	// the requests in flight.
@@ -346,7 +406,7 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 	hs.BaseContext = func(net.Listener) context.Context { return base }
 	hs.RegisterOnShutdown(endStreams)
 	printBanner(e.stdout, cfg, p, accounts, scheme, host, loopback, restored)
-	return runUntilSignal(ctx, hs, ln, log)
+	return runUntilSignal(ctx, hs, ln, cfg.shutdownGrace, log)
 }
 
 // loadTLS loads --cert and --key: nil without them. It loads the pair
@@ -364,9 +424,9 @@ func loadTLS(cfg *serveConfig) (*tls.Config, error) {
 }
 
 // runUntilSignal serves hs on ln until it fails, ctx is done, or SIGINT
-// or SIGTERM comes; then it finishes the requests in flight, unless a
-// second signal comes.
-func runUntilSignal(ctx context.Context, hs *http.Server, ln net.Listener, log *slog.Logger) error {
+// or SIGTERM comes; then it finishes the requests in flight for at most
+// grace, unless a second signal comes, and closes the connections left.
+func runUntilSignal(ctx context.Context, hs *http.Server, ln net.Listener, grace time.Duration, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
@@ -385,10 +445,18 @@ func runUntilSignal(ctx context.Context, hs *http.Server, ln net.Listener, log *
 	// A second signal now ends the process at once, as a second Ctrl-C
 	// should, instead of waiting for the requests in flight.
 	stop()
-	log.Info("shutting down: finishing requests in flight (signal again to stop at once)")
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	log.Info("shutting down: finishing requests in flight (signal again to stop at once)", "grace", grace)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	return hs.Shutdown(sctx)
+	err := hs.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// A client that does not read its response, or sends its
+		// request slowly, is not a reason to fail: the requests still
+		// in flight after the grace are cut.
+		log.Warn("shutting down: requests still in flight after the grace: closing their connections", "grace", grace)
+		return hs.Close()
+	}
+	return err
 }
 
 // newLogger returns the server's logger: text or JSON on w, at level.
