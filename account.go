@@ -70,7 +70,7 @@ type Account struct {
 	ddl    sync.Mutex
 	nextID uint64
 	// cacheMu serializes the changes to the catalog on a shared engine,
-	// where it is a cache (see shared.go); it is held for no I/O.
+	// where it is a cache (see versioned.go); it is held for no I/O.
 	cacheMu sync.Mutex
 	// clockWrote is the value of the clock's mark this Account last
 	// wrote (-1: none, or not known to be the stored one), and clockPrev
