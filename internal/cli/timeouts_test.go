@@ -102,13 +102,8 @@ func TestServeShutdownWithSlowClients(t *testing.T) {
 	bigTable(t, addr)
 
 	// A reader that never reads, behind a small receive buffer.
-	reader, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reader := askBigPage(t, addr)
 	defer reader.Close()
-	reader.(*net.TCPConn).SetReadBuffer(4096)
-	fmt.Fprintf(reader, "GET /devstoreaccount1/big() HTTP/1.1\r\nHost: %s\r\nAccept: application/json;odata=nometadata\r\n\r\n", addr)
 	// A body that never ends.
 	body, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -229,13 +224,8 @@ func bigTable(t *testing.T, addr string) {
 func TestServeWriteTimeoutCutsNonReader(t *testing.T) {
 	addr, _ := serveAddr(t, "--write-timeout", "1s", "--max-concurrent-requests", "1")
 	bigTable(t, addr)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := askBigPage(t, addr)
 	defer c.Close()
-	c.(*net.TCPConn).SetReadBuffer(4096)
-	fmt.Fprintf(c, "GET /devstoreaccount1/big() HTTP/1.1\r\nHost: %s\r\nAccept: application/json;odata=nometadata\r\n\r\n", addr)
 	start := time.Now()
 	busy := false
 	for {
@@ -270,13 +260,8 @@ func TestServeMaxPageBytesInFlight(t *testing.T) {
 	bigTable(t, addr)
 	var codes []int
 	for range 2 {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := askBigPage(t, addr)
 		defer c.Close()
-		c.(*net.TCPConn).SetReadBuffer(4096)
-		fmt.Fprintf(c, "GET /devstoreaccount1/big() HTTP/1.1\r\nHost: %s\r\nAccept: application/json;odata=nometadata\r\n\r\n", addr)
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		resp, err := http.ReadResponse(bufio.NewReaderSize(c, 16), nil)
 		if err != nil {
@@ -287,4 +272,17 @@ func TestServeMaxPageBytesInFlight(t *testing.T) {
 	if codes[0] != 200 || codes[1] != 503 {
 		t.Fatalf("two pages not read, --max-page-bytes-in-flight 1: %v, want [200 503]", codes)
 	}
+}
+
+// askBigPage opens a connection with a small receive buffer and asks it
+// for table big's page, reading nothing: the caller reads, or does not.
+func askBigPage(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(c, "GET /devstoreaccount1/big() HTTP/1.1\r\nHost: %s\r\nAccept: application/json;odata=nometadata\r\n\r\n", addr)
+	return c
 }
