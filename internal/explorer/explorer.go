@@ -111,7 +111,7 @@ func New(opts Options) *Explorer {
 		"blankProp": func() propForm { return propForm{Type: "Edm.String"} },
 	}
 	x.pages = map[string]*template.Template{}
-	for _, p := range []string{"login", "accounts", "tables", "table", "entity", "error"} {
+	for _, p := range []string{"login", "accounts", "tables", "table", "entity", "changes", "error"} {
 		x.pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html"))
 	}
 	sub, _ := fs.Sub(staticFS, "static")

@@ -49,6 +49,10 @@ type page struct {
 
 	Entity   entityForm // the entity page
 	Conflict bool
+
+	FeedOff   string // the changes page: why the account has no feed
+	From      uint64 // the revision the changes page watches after
+	StreamURL string // the changes page's stream
 }
 
 type tableRow struct {
@@ -149,6 +153,10 @@ func (x *Explorer) serveAccount(w http.ResponseWriter, r *http.Request, acct *Ac
 		x.serveEntity(w, r, acct, t, base)
 	case action == "export" && r.Method == http.MethodGet:
 		x.serveExport(w, r, t)
+	case action == "changes" && r.Method == http.MethodGet:
+		x.serveChangesPage(w, r, acct, t, base)
+	case action == "changes/stream" && r.Method == http.MethodGet:
+		x.serveChangesStream(w, r, acct, t)
 	default:
 		http.NotFound(w, r)
 	}
