@@ -16,23 +16,28 @@ document.addEventListener("DOMContentLoaded", () => {
       if (btn) btn.closest("tr").remove();
     });
   }
-  // The column chooser: the chosen columns become $select.
+  // The column chooser: the checked columns become $select whenever the
+  // query is submitted (Query or Show these columns). While every column
+  // shows (no $select), all of them checked stays no $select.
   const apply = document.getElementById("apply-columns");
   const all = document.getElementById("all-columns");
   const sel = document.getElementById("select");
   const form = document.getElementById("query");
-  if (apply && sel && form) {
-    apply.addEventListener("click", () => {
-      const chosen = [...document.querySelectorAll(".col-choice:checked")].map((c) => c.value);
-      sel.value = chosen.join(",");
-      form.submit();
+  if (form && sel) {
+    form.addEventListener("submit", () => {
+      const boxes = [...document.querySelectorAll(".col-choice")];
+      if (boxes.length === 0) return;
+      const chosen = boxes.filter((c) => c.checked).map((c) => c.value);
+      sel.value = sel.value === "" && chosen.length === boxes.length ? "" : chosen.join(",");
     });
   }
-  if (all && sel && form) {
+  if (apply && form) apply.addEventListener("click", () => form.requestSubmit());
+  if (all && form) {
     all.addEventListener("click", (ev) => {
       ev.preventDefault();
+      for (const c of document.querySelectorAll(".col-choice")) c.checked = true;
       sel.value = "";
-      form.submit();
+      form.requestSubmit();
     });
   }
   // The Changes view.
