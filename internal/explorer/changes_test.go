@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/localtable/localtable"
@@ -69,16 +68,7 @@ func TestBrowserChanges(t *testing.T) {
 	b := browsertest.Start(t, "the explorer's Changes view", chromedp.WindowSize(1280, 860))
 	hs, acct, other := newFeedServer(t, 1)
 	ctx := context.Background()
-	do := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		tctx, cancel := context.WithTimeout(b.Ctx, 30*time.Second)
-		defer cancel()
-		if err := chromedp.Run(tctx, actions...); err != nil {
-			var status string
-			chromedp.Run(b.Ctx, chromedp.Evaluate(`(document.getElementById("changes-status")||{}).textContent`, &status))
-			t.Fatalf("%s: %v (status %q, exceptions %q)", step, err, status, b.Exceptions())
-		}
-	}
+	do := stepper(t, b, "explorer-changes")
 	rows := func() []changeRow {
 		t.Helper()
 		var r []changeRow
@@ -154,10 +144,10 @@ func TestBrowserChanges(t *testing.T) {
 	}
 	got := waitRows(5)
 	checkRows(got, "Insert jones/2", "Insert jones/1", "Delete smith/1", "Merge smith/1", "Insert smith/1")
-	if p := got[4].Props; p != "Items=3:Edm.Int64 Status=open:Edm.String Total=12:Edm.Double" {
+	if p := got[4].Props; p != "Items=3:Edm.Int64 Status=open:Edm.String Total=12.0:Edm.Double" {
 		t.Errorf("the insert's properties: %q", p)
 	}
-	if p := got[3].Props; !strings.Contains(p, "Status=shipped:Edm.String") || !strings.Contains(p, "Total=12:Edm.Double") {
+	if p := got[3].Props; !strings.Contains(p, "Status=shipped:Edm.String") || !strings.Contains(p, "Total=12.0:Edm.Double") {
 		t.Errorf("the merge shows the entity after it: %q", p)
 	}
 	if p := got[0].Props + " " + got[1].Props; p != "Count=1:Edm.Int32 Gift=true:Edm.Boolean" {

@@ -10,11 +10,17 @@
 // cookie (HttpOnly, SameSite=Strict, Secure over HTTPS) holding the
 // account, an expiry and an HMAC of both under a key drawn at start, so
 // sessions end with the process. A session opens its own account only.
+// The one login without a key is devstoreaccount1's under the emulator's
+// well-known key (no secret), and only for a request from a loopback
+// address that no proxy forwarded (see oneClick): a server reachable from
+// elsewhere still asks every remote browser for the key.
 // Every form that changes something carries a token that must equal a
 // second cookie (double submit; that cookie is SameSite=Strict too), and a
 // POST whose Origin is not the server's own is refused, so another site
 // cannot drive the explorer even with --no-auth. Responses forbid framing
 // and inline scripts (Content-Security-Policy), and are not cached.
+// The Changes view's stream (changes.go) is a GET under the same session,
+// read by the page's own script with fetch(): it changes nothing.
 package explorer
 
 import (

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -29,14 +28,7 @@ func TestBrowserExplorerTraps(t *testing.T) {
 	b := browsertest.Start(t, "the explorer's traps test", chromedp.WindowSize(1280, 860))
 	hs, acct := newServer(t, false, nil)
 	ctx := context.Background()
-	do := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		tctx, cancel := context.WithTimeout(b.Ctx, 30*time.Second)
-		defer cancel()
-		if err := chromedp.Run(tctx, actions...); err != nil {
-			t.Fatalf("%s: %v (exceptions %q)", step, err, b.Exceptions())
-		}
-	}
+	do := stepper(t, b, "explorer-traps")
 	text := func(sel string) string {
 		t.Helper()
 		var s string

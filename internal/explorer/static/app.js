@@ -182,7 +182,8 @@ function watchChanges(view) {
       span.dataset.name = name;
       const b = document.createElement("b");
       b.textContent = name;
-      span.append(b, String(e[name]));
+      const v = e[name];
+      span.append(b, type === "Edm.Double" && Number.isInteger(v) ? v.toFixed(1) : String(v));
       props.appendChild(span);
     }
     tbody.prepend(tr);
