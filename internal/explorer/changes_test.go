@@ -1,10 +1,10 @@
 package explorer_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -257,10 +257,12 @@ func TestChangesStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := make([]byte, 4096)
-	n, _ := io.ReadAtLeast(resp.Body, line, 10)
+	got, err := bufio.NewReader(resp.Body).ReadString('\n')
 	resp.Body.Close()
-	if got := string(line[:n]); resp.Header.Get("Content-Type") != "application/x-ndjson" ||
+	if err != nil {
+		t.Fatalf("reading the stream: %v", err)
+	}
+	if resp.Header.Get("Content-Type") != "application/x-ndjson" ||
 		!strings.HasPrefix(got, fmt.Sprintf(`{"revision":%d,"commit":%d,"last":true,"kind":"Insert","table":"Orders","entity":{"PartitionKey":"p","RowKey":"r",`, rev+1, rev+1)) ||
 		!strings.Contains(got, `"N@odata.type":"Edm.Int32","N":1}}`) {
 		t.Fatalf("the stream: %s %q", resp.Header.Get("Content-Type"), got)
