@@ -7,20 +7,22 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // TestTypeCheckHints: a comparison with a literal of another type than
 // the property's in the entities scanned gets a hint; a comparable one
 // (same type, or an Int32 literal with a Double or Int64), an absent
 // property and an empty scan get none. The query's answer is the
-// filter's own.
+// filter's own. On every engine: a query reads the stored records
+// through MatchReader.
 func TestTypeCheckHints(t *testing.T) {
+	tabletest.ForEachEngine(t, testTypeCheckHints)
+}
+
+func testTypeCheckHints(t *testing.T, eng tabletest.Engine) {
 	ctx := context.Background()
-	acct, err := localtable.Open(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer acct.Close()
+	acct := tabletest.OpenAccount(t, eng, nil)
 	tb, _ := acct.CreateTable(ctx, "Orders")
 	for i, total := range []float64{12.5, 7} {
 		if _, err := tb.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: string(rune('a' + i)), Properties: localtable.Properties{
