@@ -3,8 +3,8 @@ package doccheck_test
 import (
 	"io/fs"
 	"os"
-	"regexp"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
