@@ -156,7 +156,9 @@ func applyAzurite(c *command, fs *flag.FlagSet, cfg *serveConfig, getenv func(st
 			notes = append(notes, fmt.Sprintf("accounts from %s (%d; devstoreaccount1 is not served); read once, at start", azuriteAccountsEnv, len(accts)))
 		}
 	}
-	azuriteMode := len(set) > 0 && slices.ContainsFunc(azuriteFlagNames(), func(n string) bool { return set[n] }) || getenv(azuriteAccountsEnv) != ""
+	// Given any of Azurite's own flags, or its accounts, the command line
+	// is Azurite's: the banner says where the data goes.
+	azuriteMode := slices.ContainsFunc(azuriteFlagNames(), func(n string) bool { return set[n] }) || getenv(azuriteAccountsEnv) != ""
 	switch {
 	case !azuriteMode || cfg.etcd != "":
 	case cfg.location == "":

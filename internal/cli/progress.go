@@ -42,6 +42,10 @@ func newByteBar(w io.Writer, size int64, what string) *progressbar.ProgressBar {
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionSetRenderBlankState(true),
+		// No goroutine turning the spinner of a bar without a total:
+		// it would outlive a bar that ends without Finish (Exit), and
+		// draw over the next one. The spinner turns as the bar is drawn.
+		progressbar.OptionSetSpinnerChangeInterval(0),
 	)
 }
 
@@ -63,5 +67,9 @@ func newRowBar(w io.Writer, total int64, what string) *progressbar.ProgressBar {
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionSetRenderBlankState(true),
+		// No goroutine turning the spinner of a bar without a total:
+		// it would outlive a bar that ends without Finish (Exit), and
+		// draw over the next one. The spinner turns as the bar is drawn.
+		progressbar.OptionSetSpinnerChangeInterval(0),
 	)
 }
