@@ -138,13 +138,21 @@ func TestAzuriteCommandLines(t *testing.T) {
 			p.cmd.Stderr = &p.stderr
 			startWith(t, p)
 			for _, w := range c.wants {
-				checkAzuriteWant(t, c, w, p, dir, local, client)
+				if w[0] != "silent" && w[0] != "accesslog" {
+					checkAzuriteWant(t, c, w, p, dir, local, client)
+				}
 			}
 			if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 				t.Fatal(err)
 			}
 			if err := p.cmd.Wait(); err != nil {
 				t.Fatalf("exit: %v\n%s", err, p.stderr.String())
+			}
+			// What the process wrote on stderr, once it has ended.
+			for _, w := range c.wants {
+				if w[0] == "silent" || w[0] == "accesslog" {
+					checkAzuriteWant(t, c, w, p, dir, local, client)
+				}
 			}
 		})
 	}
@@ -186,7 +194,11 @@ func checkAzuriteWant(t *testing.T, c azuriteCase, w [2]string, p *process, dir 
 		if err != nil || !strings.Contains(string(b), "msg=request") || !strings.Contains(string(b), "level=DEBUG") {
 			t.Errorf("line %d: debug log %s (%v):\n%s", c.line, name, err, b)
 		}
-	case "silent":
+	case "accesslog": // once the process has ended
+		if !strings.Contains(p.stderr.String(), "msg=request") {
+			t.Errorf("line %d: no request on the console:\n%s", c.line, p.stderr.String())
+		}
+	case "silent": // once the process has ended
 		if strings.Contains(p.stderr.String(), "msg=request") {
 			t.Errorf("line %d: requests logged on the console:\n%s", c.line, p.stderr.String())
 		}
