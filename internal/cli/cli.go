@@ -218,6 +218,9 @@ running on it), or on a running server with --endpoint URL,
 --connection-string, or the environment variable LOCALTABLE_CONNECTION_STRING
 (or AZURE_STORAGE_CONNECTION_STRING), through the Azure SDK for Go.
 
+serve also takes Azurite's command line (azurite-table --tableHost 0.0.0.0
+--tablePort 10002 -l DIR …, AZURITE_ACCOUNTS): see 'localtable serve --help'.
+
 Run 'localtable <command> --help' for a command's flags and examples, and
 'localtable --version' for the version.
 `)
