@@ -70,7 +70,7 @@ func addAzuriteFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	const pre = "Azurite's: "
 	fs.StringVar(&a.tableHost, "tableHost", "127.0.0.1", pre+"the address to listen on, with --tablePort (in place of --addr)")
 	fs.IntVar(&a.tablePort, "tablePort", 10002, pre+"the port to listen on, 0 for any free one, with --tableHost (in place of --addr)")
-	fs.IntVar(&a.keepAlive, "tableKeepAliveTimeout", 5, pre+"the `seconds` a keep-alive connection may wait idle (--idle-timeout)")
+	fs.IntVar(&a.keepAlive, "tableKeepAliveTimeout", 0, pre+"the `seconds` a keep-alive connection may wait idle (--idle-timeout); not given, --idle-timeout's default, not Azurite's 5")
 	fs.StringVar(&cfg.location, "l", "", pre+"--location")
 	fs.BoolVar(&a.silent, "silent", false, pre+"do not log each request on the console (the access log)")
 	fs.BoolVar(&a.silent, "s", false, pre+"--silent")
