@@ -50,6 +50,7 @@ type azuriteConfig struct {
 	debug            string
 	pwd              string
 	disableTelemetry bool
+	version          bool // -v, --version: print the version
 	// otherServices are the flags of Azurite's blob and queue services
 	// given, by name, with their values: localtable has neither.
 	otherServices map[string]*string
@@ -83,6 +84,8 @@ func addAzuriteFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.StringVar(&a.debug, "d", "", pre+"--debug")
 	fs.StringVar(&a.pwd, "pwd", "", pre+"the password of a PFX --cert: not supported (convert the PFX to PEM files for --cert and --key)")
 	fs.BoolVar(&a.disableTelemetry, "disableTelemetry", false, pre+"collect no telemetry: localtable never collects any")
+	fs.BoolVar(&a.version, "version", false, pre+"print the version and exit")
+	fs.BoolVar(&a.version, "v", false, pre+"--version")
 	a.otherServices = map[string]*string{}
 	for _, name := range azuriteOtherServiceFlags {
 		v := new(string)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -299,5 +300,33 @@ func TestParseAzuriteFlags(t *testing.T) {
 	}
 	if n := azuriteDataNote(dir); !strings.Contains(n, "WARNING") || !strings.Contains(n, "does not read it") {
 		t.Errorf("note %q", n)
+	}
+}
+
+// serve defines every flag that Azurite's azurite-table and azurite
+// define, with its short form (testdata/azurite-help.txt is their --help,
+// from npm's azurite); -h and --help are the flag package's own.
+func TestServeHasAzuriteFlags(t *testing.T) {
+	b, err := os.ReadFile("testdata/azurite-help.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg serveConfig
+	fs := serveFlags(commands["serve"], &cfg)
+	opt := regexp.MustCompile(`(?m)^\s+-(\w*), --(\w+)`)
+	matches := opt.FindAllStringSubmatch(string(b), -1)
+	if len(matches) < 30 {
+		t.Fatalf("%d options in testdata/azurite-help.txt", len(matches))
+	}
+	for _, m := range matches {
+		for _, name := range []string{m[1], m[2]} {
+			if name != "" && name != "h" && name != "help" && fs.Lookup(name) == nil {
+				t.Errorf("serve has no flag -%s (Azurite's -%s, --%s)", name, m[1], m[2])
+			}
+		}
+	}
+	stdout, _, err := runCmd("--tablePort", "0", "-v")
+	if err != nil || !strings.HasPrefix(stdout, "localtable ") {
+		t.Errorf("-v after Azurite's flags: %v %q", err, stdout)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -201,8 +202,26 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 
 // parseServe reads serve's flags.
 func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
-	fs := c.flagSet()
 	var cfg serveConfig
+	fs := serveFlags(c, &cfg)
+	if _, err := c.parse(e, fs, args, 0, 0); err != nil {
+		return nil, err
+	}
+	if cfg.azurite.version {
+		fmt.Fprintln(e.stdout, versionString())
+		return nil, errHelp
+	}
+	notes, err := applyAzurite(c, fs, &cfg, e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.notes = notes
+	return &cfg, nil
+}
+
+// serveFlags defines serve's flags, and Azurite's, on a new flag set.
+func serveFlags(c *command, cfg *serveConfig) *flag.FlagSet {
+	fs := c.flagSet()
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:10002", "listen address (loopback by default)")
 	fs.StringVar(&cfg.location, "location", "", "directory for data on disk (pebble, one directory per account); empty: in memory")
 	fs.StringVar(&cfg.etcd, "etcd", "", "data on an etcd cluster at these comma-separated `endpoints` (host:port or URLs), shared by every server given the same cluster and prefix; needs the build "+EtcdCommand)
@@ -231,16 +250,8 @@ func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
 	fs.Int64Var(&cfg.maxPageBytes, "max-page-bytes-in-flight", 0, "the bytes that the query pages being built or written may hold together (a client reading slowly holds its page): a page over it is answered 503 ServerBusy, unless it is alone; 0: 64 MiB, negative: no bound")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error (debug logs request and response bodies)")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
-	addAzuriteFlags(fs, &cfg)
-	if _, err := c.parse(e, fs, args, 0, 0); err != nil {
-		return nil, err
-	}
-	notes, err := applyAzurite(c, fs, &cfg, e.getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg.notes = notes
-	return &cfg, nil
+	addAzuriteFlags(fs, cfg)
+	return fs
 }
 
 // servePlan is what serve opens: each account's engine, of one kind.
