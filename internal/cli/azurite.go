@@ -75,7 +75,7 @@ func addAzuriteFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.StringVar(&cfg.location, "l", "", pre+"--location")
 	fs.BoolVar(&a.silent, "silent", false, pre+"do not log each request on the console (the access log)")
 	fs.BoolVar(&a.silent, "s", false, pre+"--silent")
-	fs.BoolVar(&a.loose, "loose", false, pre+"accept headers and parameters that are not supported: localtable always does, as the service does")
+	fs.BoolVar(&a.loose, "loose", false, pre+"loose mode: localtable has no strict mode, it answers headers and parameters as the service does")
 	fs.BoolVar(&a.loose, "L", false, pre+"--loose")
 	fs.BoolVar(&a.skipAPIVersion, "skipApiVersionCheck", false, pre+"serve a request whose x-ms-version is unknown (newer than this server) with the newest version not after it, instead of 400 InvalidHeaderValue; also "+azuriteSkipAPIVersionEnv+"=true")
 	fs.BoolVar(&a.pathStyleOnly, "disableProductStyleUrl", false, pre+"take the account from the URL's path, never its host: localtable always does")
