@@ -30,8 +30,12 @@ var (
 	buildDir  string
 )
 
-// TestMain removes the binary the tests built.
+// TestMain removes the binary the tests built. Azurite's variables of the
+// developer's environment, which would change the accounts that serve
+// serves, are unset for the tests and the processes they start.
 func TestMain(m *testing.M) {
+	os.Unsetenv(azuriteAccountsEnv)
+	os.Unsetenv(azuriteSkipAPIVersionEnv)
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
