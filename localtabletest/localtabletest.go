@@ -46,6 +46,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/testkit"
 	"github.com/localtable/localtable/server"
 )
 
@@ -91,7 +92,7 @@ type Server struct {
 	// Transport is the in-process transport of New; nil for NewServer.
 	Transport *Transport
 
-	kit        *kit
+	kit        *testkit.Kit
 	clientOpts []func(*aztables.ClientOptions)
 	initial    *localtable.Checkpoint // the empty account, for Reset
 	endStreams context.CancelFunc     // NewServer: ends the requests in flight
@@ -127,11 +128,11 @@ func start(t testing.TB, opts []Option, inProcess bool) *Server {
 	var clock *Clock
 	switch {
 	case c.manual:
-		clock = newManualClock(c.start)
+		clock = testkit.NewManualClock(c.start)
 	case c.clock != nil:
-		clock = newClock(c.clock)
+		clock = testkit.NewClock(c.clock)
 	default:
-		clock = newClock(time.Now)
+		clock = testkit.NewClock(time.Now)
 	}
 	c.accountOpts.Clock = clock.Now
 	c.serverOpts.Clock = clock.Now
@@ -156,9 +157,9 @@ func start(t testing.TB, opts []Option, inProcess bool) *Server {
 		acct.Close()
 		t.Fatalf("localtabletest: %v", err)
 	}
-	k := newKit(server.New(acct, &c.serverOpts), clock, c.seed)
-	k.quirks.deleteDelay = c.deleteDelay
-	k.quirks.throttle = c.throttle
+	k := testkit.New(server.New(acct, &c.serverOpts), clock, c.seed)
+	k.SetDeleteDelay(c.deleteDelay)
+	k.SetThrottle(c.throttle)
 	s.kit = k
 	for _, l := range c.latency {
 		s.SetLatency(l.l, l.ops...)
@@ -189,7 +190,7 @@ func start(t testing.TB, opts []Option, inProcess bool) *Server {
 	s.ConnectionString = server.ConnectionString(s.ServiceURL, server.DevAccountName, server.DevAccountKey)
 	s.SecondaryConnectionString = server.ConnectionString(s.SecondaryURL+"/", server.DevAccountName, server.DevAccountKey)
 	stop := func() {
-		close(k.closed)
+		k.Close()
 		if s.HTTP != nil {
 			s.endStreams()
 			s.HTTP.Close()

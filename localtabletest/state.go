@@ -234,9 +234,7 @@ func (s *Server) Restore(t testing.TB, cp *localtable.Checkpoint) {
 	if err := s.Account.SetServiceProperties(context.Background(), props); err != nil {
 		t.Fatalf("localtabletest: Restore: %v", err)
 	}
-	s.kit.mu.Lock()
-	s.kit.quirks.deleted = nil
-	s.kit.mu.Unlock()
+	s.kit.ForgetDeleted()
 }
 
 // Reset empties the account, as Restore to a Snapshot of the new server.
