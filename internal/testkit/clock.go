@@ -24,6 +24,7 @@ type Clock struct {
 	base    func() time.Time // nil: manual
 	offset  time.Duration    // added to base
 	now     time.Time        // a manual clock's time
+	follow  func() time.Time // a frozen clock's base, for Resume; nil: time.Now
 	waiters []clockWaiter    // Sleeps on a manual clock
 }
 
@@ -53,8 +54,43 @@ func (c *Clock) nowLocked() time.Time {
 }
 
 // Manual reports whether the clock stands still between calls to Advance
-// and Set (WithTime).
-func (c *Clock) Manual() bool { return c.base == nil }
+// and Set (WithTime, or Freeze).
+func (c *Clock) Manual() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.base == nil
+}
+
+// Freeze stops the clock at the time it shows: it becomes a manual clock,
+// which only Advance and Set move, until Resume.
+func (c *Clock) Freeze() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.base != nil {
+		c.now = c.nowLocked()
+		c.follow, c.base = c.base, nil
+	}
+}
+
+// Resume makes a manual clock run again from the time it shows, following
+// the clock it followed before Freeze (time.Now for one made manual). The
+// requests waiting on it for a delay are let go at once.
+func (c *Clock) Resume() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.base != nil {
+		return
+	}
+	c.base = c.follow
+	if c.base == nil {
+		c.base = time.Now
+	}
+	c.offset = c.now.Sub(c.base())
+	for _, w := range c.waiters {
+		close(w.wake)
+	}
+	c.waiters = nil
+}
 
 // Advance moves the clock forward by d (back, if d is negative). On a
 // manual clock it wakes the requests delayed until then.

@@ -56,6 +56,7 @@ type Rule struct {
 type Fault struct {
 	rule Rule
 	k    *Kit
+	id   int // 1, 2, … in the order rules were added: the test controls' handle
 
 	mu      sync.Mutex
 	seen    int // matching requests, for Skip
@@ -225,9 +226,10 @@ func (a Action) String() string {
 // used up) and returns it. Requests that match it, through any client,
 // get its action; the request log shows which.
 func (k *Kit) Inject(r Rule) *Fault {
-	f := &Fault{rule: r, k: k}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.nextFault++
+	f := &Fault{rule: r, k: k, id: k.nextFault}
 	k.faults = append(k.faults, f)
 	return f
 }

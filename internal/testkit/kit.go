@@ -22,17 +22,22 @@ type Kit struct {
 	clock *Clock
 	log   requestLog
 
-	mu      sync.Mutex
-	rng     *rand.Rand
-	faults  []*Fault
-	latency map[Operation]Latency // "" key: every operation
-	quirks  quirks
+	mu        sync.Mutex
+	rng       *rand.Rand
+	faults    []*Fault
+	nextFault int                   // the id of the last fault added
+	latency   map[Operation]Latency // "" key: every operation
+	quirks    quirks
 
 	closed chan struct{} // closed when the server closes: ends Timeouts
+
+	ctl controls // the test controls' state (controls.go)
 }
 
 // New returns a harness in front of srv, timed by clock, whose random
 // source (fault probabilities, latency distributions) is seeded by seed.
+// srv may be nil, for a server made after the harness (which it serves
+// the test controls of): then SetServer before serving.
 func New(srv *server.Server, clock *Clock, seed uint64) *Kit {
 	return &Kit{
 		srv:     srv,
@@ -115,13 +120,22 @@ func (k *Kit) sample(l Latency) time.Duration {
 	return l(k.rng)
 }
 
+// SetServer sets the server the harness is in front of.
+func (k *Kit) SetServer(srv *server.Server) { k.srv, k.next = srv, srv }
+
 // Close ends the requests that a Timeout holds: call it when the server
 // closes.
 func (k *Kit) Close() { close(k.closed) }
 
 // ServeHTTP serves one request through the harness.
 func (k *Kit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := describe(r)
+	req, op := describe(r)
+	if op.IsTestControl() {
+		// The test controls are neither logged nor faulted: a suite's
+		// reset must not be what its fault rule hits.
+		k.next.ServeHTTP(w, r)
+		return
+	}
 	req.Time = k.clock.Now()
 	k.log.add(req)
 	note := func(s string) {

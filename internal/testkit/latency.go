@@ -56,3 +56,10 @@ func (k *Kit) SetLatency(l Latency, ops ...Operation) {
 		}
 	}
 }
+
+// ClearLatency removes every latency.
+func (k *Kit) ClearLatency() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	clear(k.latency)
+}

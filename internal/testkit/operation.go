@@ -69,8 +69,9 @@ const maxPeek = 8 << 20
 
 // describe classifies a request: its operation, table and keys, and for
 // a batch its operations. It reads the body when it must (an insert, a
-// table creation, a batch) and puts it back for the server.
-func describe(r *http.Request) *Request {
+// table creation, a batch) and puts it back for the server. It returns
+// the operation as package reqclass names it too.
+func describe(r *http.Request) (*Request, reqclass.Op) {
 	d := &Request{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone()}
 	var body []byte
 	peek := func() []byte {
@@ -81,8 +82,13 @@ func describe(r *http.Request) *Request {
 		}
 		return body
 	}
-	classify(d, reqclass.Classify(r), r.Header.Get("Content-Type"), peek)
-	return d
+	c := reqclass.Classify(r)
+	if c.Op.IsTestControl() {
+		d.Op = operationOf(c.Op)
+		return d, c.Op
+	}
+	classify(d, c, r.Header.Get("Content-Type"), peek)
+	return d, c.Op
 }
 
 type readCloser struct {
