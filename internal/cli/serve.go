@@ -549,7 +549,7 @@ func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.
 		fmt.Fprintf(w, "  explorer:  %s://%s/\n", scheme, host)
 	}
 	if cfg.testControls {
-		fmt.Fprintf(w, "  test controls: %s://%s/ACCOUNT/%s (Shared Key with the account key; see docs/test-controls.md)\n", scheme, host, server.TestControlPath)
+		fmt.Fprintf(w, "  controls:  %s://%s/ACCOUNT/%s (test controls, signed with the account key; docs/test-controls.md)\n", scheme, host, server.TestControlPath)
 	}
 	for _, a := range accounts {
 		endpoint := scheme + "://" + host + "/" + a.Name
