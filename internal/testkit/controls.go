@@ -244,9 +244,9 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// LatencySpec is a latency distribution on the wire: exactly one of
+// latencySpec is a latency distribution on the wire: exactly one of
 // Fixed, Uniform and Normal.
-type LatencySpec struct {
+type latencySpec struct {
 	Fixed   *duration `json:"fixed,omitempty"`
 	Uniform *struct {
 		Min duration `json:"min"`
@@ -259,7 +259,7 @@ type LatencySpec struct {
 }
 
 // latency returns the distribution the spec names.
-func (s *LatencySpec) latency() (Latency, error) {
+func (s *latencySpec) latency() (Latency, error) {
 	n := 0
 	var l Latency
 	if s.Fixed != nil {
@@ -320,7 +320,7 @@ func (k *Kit) ctlLatency(c *server.TestControl) error {
 	}
 	var body struct {
 		Operations []string `json:"operations"`
-		LatencySpec
+		latencySpec
 	}
 	if err := decode(c.Body, &body); err != nil {
 		return err
@@ -337,38 +337,38 @@ func (k *Kit) ctlLatency(c *server.TestControl) error {
 	return nil
 }
 
-// RuleSpec is a fault rule on the wire, Rule's matchers and counts with
+// ruleSpec is a fault rule on the wire, Rule's matchers and counts with
 // its action; it has no When.
-type RuleSpec struct {
+type ruleSpec struct {
 	Name         string     `json:"name,omitempty"`
 	Operations   []string   `json:"operations,omitempty"`
 	Table        string     `json:"table,omitempty"`
 	PartitionKey string     `json:"partitionKey,omitempty"`
 	Method       string     `json:"method,omitempty"`
-	Action       ActionSpec `json:"action"`
+	Action       actionSpec `json:"action"`
 	AfterApply   bool       `json:"afterApply,omitempty"`
 	Skip         int        `json:"skip,omitempty"`
 	Times        int        `json:"times,omitempty"`
 	Probability  float64    `json:"probability,omitempty"`
 }
 
-// ActionSpec is an action on the wire: its type, and what that type
+// actionSpec is an action on the wire: its type, and what that type
 // takes.
-type ActionSpec struct {
+type actionSpec struct {
 	// Type is serverBusy, internalError, operationTimedOut,
 	// tableBeingDeleted, conditionNotMet, fail (Status, Code, Message),
-	// delay (Delay: a LatencySpec), dropConnection, timeout or
+	// delay (Delay: a latencySpec), dropConnection, timeout or
 	// truncateBody (Bytes).
 	Type    string       `json:"type"`
 	Status  int          `json:"status,omitempty"`
 	Code    string       `json:"code,omitempty"`
 	Message string       `json:"message,omitempty"`
-	Delay   *LatencySpec `json:"delay,omitempty"`
+	Delay   *latencySpec `json:"delay,omitempty"`
 	Bytes   int          `json:"bytes,omitempty"`
 }
 
 // action returns the Action the spec names.
-func (s *ActionSpec) action() (Action, error) {
+func (s *actionSpec) action() (Action, error) {
 	switch s.Type {
 	case "serverBusy":
 		return ServerBusy(), nil
@@ -414,8 +414,8 @@ func (s *ActionSpec) action() (Action, error) {
 	return Action{}, badInput("no action type %q (serverBusy, internalError, operationTimedOut, tableBeingDeleted, conditionNotMet, fail, delay, dropConnection, timeout, truncateBody)", s.Type)
 }
 
-// Rule returns the Rule the spec describes.
-func (s *RuleSpec) Rule() (Rule, error) {
+// rule returns the Rule the spec describes.
+func (s *ruleSpec) rule() (Rule, error) {
 	a, err := s.Action.action()
 	if err != nil {
 		return Rule{}, err
@@ -482,11 +482,11 @@ func (k *Kit) ctlFaults(c *server.TestControl) (any, error) {
 		f.Remove()
 		return nil, nil
 	}
-	var spec RuleSpec
+	var spec ruleSpec
 	if err := decode(c.Body, &spec); err != nil {
 		return nil, err
 	}
-	r, err := spec.Rule()
+	r, err := spec.rule()
 	if err != nil {
 		return nil, err
 	}
