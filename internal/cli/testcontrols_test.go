@@ -305,7 +305,15 @@ func TestTestControlsFaults(t *testing.T) {
 			t.Errorf("rule %v: %d %s, want 400", bad, status, b)
 		}
 	}
-	ctl.ok("POST", "comp=faults", map[string]any{"action": map[string]any{"type": "dropConnection"}, "times": 1}, nil)
+	ctl.ok("DELETE", "comp=log", nil, nil)
+	ctl.ok("POST", "comp=faults", map[string]any{"operations": []string{"GetEntity"}, "action": map[string]any{"type": "dropConnection"}, "times": 1}, nil)
+	if _, err := sc.NewClient("orders").GetEntity(ctx, "p", "1", nil); err != nil {
+		t.Errorf("GetEntity after a dropped connection (the SDK retries): %v", err)
+	}
+	ctl.ok("GET", "comp=log", nil, &log)
+	if len(log) != 2 || log[0].Status != 0 || log[0].Fault != "drop connection" || log[1].Status != 200 {
+		t.Errorf("log: %+v, want a request with no response, then 200", log)
+	}
 	ctl.ok("DELETE", "comp=faults", nil, nil)
 	ctl.ok("GET", "comp=faults", nil, &faults)
 	if len(faults) != 0 {
@@ -387,6 +395,29 @@ func TestTestControlsClock(t *testing.T) {
 	}
 	if _, err := tc.GetEntity(ctx, "p", "1", nil); err != nil {
 		t.Errorf("Shared Key after advancing the clock: %v", err)
+	}
+	// A delay waits for the frozen clock to be advanced past it.
+	ctl.ok("POST", "comp=faults", map[string]any{"operations": []string{"GetEntity"}, "times": 1,
+		"action": map[string]any{"type": "delay", "delay": map[string]any{"fixed": "1h"}}}, nil)
+	ctl.ok("DELETE", "comp=log", nil, nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := tc.GetEntity(ctx, "p", "1", nil)
+		done <- err
+	}()
+	for waiting := false; !waiting; {
+		var log []struct{ Delay string }
+		ctl.ok("GET", "comp=log", nil, &log)
+		waiting = len(log) == 1 && log[0].Delay == "1h0m0s"
+		select {
+		case err := <-done:
+			t.Fatalf("GetEntity delayed 1h on a frozen clock returned before the clock moved: %v", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	ctl.ok("PUT", "comp=clock", map[string]any{"advance": "1h"}, nil)
+	if err := <-done; err != nil {
+		t.Errorf("GetEntity delayed until the clock moved: %v", err)
 	}
 	ctl.ok("PUT", "comp=clock", map[string]any{"freeze": false}, &clock)
 	if clock.Frozen {
