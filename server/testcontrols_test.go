@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,11 +15,22 @@ import (
 )
 
 // recordControls records the controls the server hands on.
-type recordControls struct{ got chan *server.TestControl }
+type recordControls struct {
+	mu  sync.Mutex
+	got []*server.TestControl
+}
 
-func (r recordControls) TestControl(_ context.Context, c *server.TestControl) (any, error) {
-	r.got <- c
+func (r *recordControls) TestControl(_ context.Context, c *server.TestControl) (any, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, c)
 	return map[string]string{"control": c.Name}, nil
+}
+
+func (r *recordControls) handed() []*server.TestControl {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.got
 }
 
 // TestTestControlsCredentials: the server hands a test control on only
@@ -27,7 +39,7 @@ func (r recordControls) TestControl(_ context.Context, c *server.TestControl) (a
 // AuthorizationFailure; it hands on the control's name, verb, account,
 // query and body.
 func TestTestControlsCredentials(t *testing.T) {
-	rec := recordControls{got: make(chan *server.TestControl, 1)}
+	rec := &recordControls{}
 	srv := localtabletest.New(t, localtabletest.WithServerOptions(func(o *server.Options) { o.TestControls = rec }))
 	hc := &http.Client{Transport: srv.Transport}
 	url := srv.URL + "/$test?comp=faults&x=1"
@@ -61,10 +73,8 @@ func TestTestControlsCredentials(t *testing.T) {
 	if status, code := send(func(*http.Request) {}); status != 403 || code != "AuthorizationFailure" {
 		t.Errorf("an account SAS with every permission: %d %s, want 403 AuthorizationFailure", status, code)
 	}
-	select {
-	case c := <-rec.got:
-		t.Fatalf("a control was handed on: %+v", c)
-	default:
+	if got := rec.handed(); len(got) != 0 {
+		t.Fatalf("refused controls were handed on: %+v", got)
 	}
 	url = srv.URL + "/$test?comp=faults&x=1"
 	status, code := send(func(r *http.Request) {
@@ -74,8 +84,11 @@ func TestTestControlsCredentials(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("Shared Key Lite: %d %s, want 200", status, code)
 	}
-	c := <-rec.got
-	if c.Name != "faults" || c.Method != "POST" || c.Account != server.DevAccountName || c.Data != srv.Account || c.Query.Get("x") != "1" || string(c.Body) != `{"a":1}` {
+	got := rec.handed()
+	if len(got) != 1 {
+		t.Fatalf("%d controls handed on, want 1", len(got))
+	}
+	if c := got[0]; c.Name != "faults" || c.Method != "POST" || c.Account != server.DevAccountName || c.Data != srv.Account || c.Query.Get("x") != "1" || string(c.Body) != `{"a":1}` {
 		t.Errorf("handed on %+v", c)
 	}
 }
