@@ -287,6 +287,9 @@ func planServe(c *command, cfg *serveConfig, engines engineRegistry, log *slog.L
 		if cfg.location != "" || cfg.restore != "" {
 			return nil, usagef(c, "--etcd keeps the data on an etcd cluster: it excludes --location and --restore")
 		}
+		if cfg.testControls {
+			return nil, usagef(c, "--test-controls reset and restore the data: not with --etcd, whose data other servers share")
+		}
 		p.opts.etcdFlag = cfg.etcd
 		p.opts.etcd = []string{}
 	}

@@ -177,6 +177,10 @@ func TestTestControlsAuth(t *testing.T) {
 	if status, b := on.do("GET", "comp=nothing", nil); status != http.StatusBadRequest {
 		t.Errorf("an unknown control: %d %s, want 400", status, b)
 	}
+	err = run(context.Background(), []string{"serve", "--test-controls", "--etcd", "127.0.0.1:1"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--test-controls") {
+		t.Errorf("--test-controls with --etcd: %v, want refused", err)
+	}
 	open := controlClient{t: t, base: serveHTTPTest(t, "--test-controls", "--no-auth")}
 	if status, b := open.do("GET", "comp=clock", nil); status != http.StatusOK {
 		t.Errorf("--no-auth, unsigned: %d %s, want 200", status, b)
