@@ -13,7 +13,7 @@ package localtable
 // collection included): on a machine shared with other work it varies far
 // less than the wall time, so its ratio is the steadier figure.
 //
-// What remains of the overhead, and why (README's Benchmarks has figures):
+// What remains of the overhead, and why (docs/benchmarks.md has figures):
 //   - Get decodes the record into an Entity, and its Properties map is most
 //     of that: a 10-entry map[string]Value costs about four copies of the
 //     record. The strings view the memory engine's immutable record; on
