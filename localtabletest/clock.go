@@ -1,10 +1,6 @@
 package localtabletest
 
-import (
-	"context"
-	"sync"
-	"time"
-)
+import "github.com/localtable/localtable/internal/testkit"
 
 // Clock is a server's time: the source of entity Timestamps, of the
 // window in which Shared Key request dates are accepted (15 minutes either
@@ -19,106 +15,4 @@ import (
 // refused once the Clock is 15 minutes away.
 //
 // A Clock is safe for concurrent use.
-type Clock struct {
-	mu      sync.Mutex
-	base    func() time.Time // nil: manual
-	offset  time.Duration    // added to base
-	now     time.Time        // a manual clock's time
-	waiters []clockWaiter    // Sleeps on a manual clock
-}
-
-type clockWaiter struct {
-	until time.Time
-	wake  chan struct{}
-}
-
-func newClock(base func() time.Time) *Clock { return &Clock{base: base} }
-
-func newManualClock(start time.Time) *Clock { return &Clock{now: start} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.nowLocked()
-}
-
-func (c *Clock) nowLocked() time.Time {
-	if c.base == nil {
-		return c.now
-	}
-	return c.base().Add(c.offset)
-}
-
-// Manual reports whether the clock stands still between calls to Advance
-// and Set (WithTime).
-func (c *Clock) Manual() bool { return c.base == nil }
-
-// Advance moves the clock forward by d (back, if d is negative). On a
-// manual clock it wakes the requests delayed until then.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.base == nil {
-		c.now = c.now.Add(d)
-		c.wakeLocked()
-	} else {
-		c.offset += d
-	}
-}
-
-// Set sets the clock to t; a clock that follows another keeps running
-// from t.
-func (c *Clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.base == nil {
-		c.now = t
-		c.wakeLocked()
-	} else {
-		c.offset = t.Sub(c.base())
-	}
-}
-
-func (c *Clock) wakeLocked() {
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
-		if c.now.Before(w.until) {
-			kept = append(kept, w)
-		} else {
-			close(w.wake)
-		}
-	}
-	c.waiters = kept
-}
-
-// Sleep waits for d of the clock's time, or until ctx is done (returning
-// its error). A clock that follows another sleeps in real time; a manual
-// clock returns once Advance or Set has moved it d past the call, and
-// never by itself.
-func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	c.mu.Lock()
-	if c.base != nil {
-		c.mu.Unlock()
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	w := clockWaiter{until: c.now.Add(d), wake: make(chan struct{})}
-	c.waiters = append(c.waiters, w)
-	c.mu.Unlock()
-	select {
-	case <-w.wake:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+type Clock = testkit.Clock

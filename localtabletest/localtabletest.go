@@ -50,6 +50,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/testkit"
 	"github.com/localtable/localtable/server"
 )
 
@@ -101,7 +102,7 @@ type Server struct {
 	// Transport is the in-process transport of New; nil for NewServer.
 	Transport *Transport
 
-	kit        *kit
+	kit        *testkit.Kit
 	clientOpts []func(*aztables.ClientOptions)
 	initial    *localtable.Checkpoint // the empty account, for Reset
 	endStreams context.CancelFunc     // NewServer: ends the requests in flight
@@ -147,11 +148,11 @@ func start(t testing.TB, opts []Option, inProcess bool) *Server {
 	var clock *Clock
 	switch {
 	case c.manual:
-		clock = newManualClock(c.start)
+		clock = testkit.NewManualClock(c.start)
 	case c.clock != nil:
-		clock = newClock(c.clock)
+		clock = testkit.NewClock(c.clock)
 	default:
-		clock = newClock(time.Now)
+		clock = testkit.NewClock(time.Now)
 	}
 	c.accountOpts.Clock = clock.Now
 	c.serverOpts.Clock = clock.Now
@@ -176,9 +177,9 @@ func start(t testing.TB, opts []Option, inProcess bool) *Server {
 		acct.Close()
 		t.Fatalf("localtabletest: %v", err)
 	}
-	k := newKit(server.New(acct, &c.serverOpts), clock, c.seed)
-	k.quirks.deleteDelay = c.deleteDelay
-	k.quirks.throttle = c.throttle
+	k := testkit.New(server.New(acct, &c.serverOpts), clock, c.seed)
+	k.SetDeleteDelay(c.deleteDelay)
+	k.SetThrottle(c.throttle)
 	s.kit = k
 	for _, l := range c.latency {
 		s.SetLatency(l.l, l.ops...)
@@ -219,7 +220,7 @@ func start(t testing.TB, opts []Option, inProcess bool) *Server {
 	s.ConnectionString = server.ConnectionString(connURL+"/", server.DevAccountName, server.DevAccountKey)
 	s.SecondaryConnectionString = server.ConnectionString(server.SecondaryEndpoint(connURL, server.DevAccountName)+"/", server.DevAccountName, server.DevAccountKey)
 	stop := func() {
-		close(k.closed)
+		k.Close()
 		for _, hs := range []*httptest.Server{s.HTTP, s.listener} {
 			if hs != nil {
 				s.endStreams()

@@ -223,20 +223,9 @@ func (s *Server) Snapshot(t testing.TB) *localtable.Checkpoint {
 // service properties and the Clock stay as they are.
 func (s *Server) Restore(t testing.TB, cp *localtable.Checkpoint) {
 	t.Helper()
-	// The service properties are stored with the data: keep them.
-	props, err := s.Account.ServiceProperties(context.Background())
-	if err != nil {
+	if err := s.kit.Restore(context.Background(), s.Account, cp); err != nil {
 		t.Fatalf("localtabletest: Restore: %v", err)
 	}
-	if err := s.Account.Restore(context.Background(), cp); err != nil {
-		t.Fatalf("localtabletest: Restore: %v", err)
-	}
-	if err := s.Account.SetServiceProperties(context.Background(), props); err != nil {
-		t.Fatalf("localtabletest: Restore: %v", err)
-	}
-	s.kit.mu.Lock()
-	s.kit.quirks.deleted = nil
-	s.kit.mu.Unlock()
 }
 
 // Reset empties the account, as Restore to a Snapshot of the new server.

@@ -2,8 +2,9 @@
 # Installs what the tests drive beyond Go, when it is missing:
 #   chromium      the browser tests (CORS from a page of another origin)
 #   python3-azure the Python SDK (azure-data-tables) end-to-end test
-# Node.js and npm drive the JS SDK tests; the npm packages themselves are
-# installed by the tests (npm ci) from the committed lock files.
+# Node.js and npm drive the JS SDK tests and clients/js; the npm packages
+# themselves are installed by the tests (npm ci) from the committed lock
+# files. python3-azure also drives clients/python's suite.
 # Without these, the tests that need them skip with a message, except under
 # CI=true, where they fail: CI runs this script first.
 set -euo pipefail

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/reqclass"
 	"github.com/localtable/localtable/server/internal/auth"
@@ -38,6 +40,7 @@ func (s *Server) authenticate(rc *reqCtx) error {
 		Key:                rc.acct.key,
 		SecondaryKey:       rc.acct.key2,
 		Arrived:            rc.start,
+		DatedAt:            s.requestDate(rc.start),
 		Now:                s.now,
 		AltPaths:           rc.sharedKeyPaths(),
 		Policy:             func(table, id string) (localtable.AccessPolicy, bool) { return rc.storedPolicy(table, id) },
@@ -49,6 +52,15 @@ func (s *Server) authenticate(rc *reqCtx) error {
 	}
 	rc.grant = g
 	return nil
+}
+
+// requestDate returns the time a Shared Key request's date is checked
+// against: Options.RequestDateClock's, or the request's arrival.
+func (s *Server) requestDate(arrived time.Time) time.Time {
+	if s.opts.RequestDateClock != nil {
+		return s.opts.RequestDateClock()
+	}
+	return arrived
 }
 
 // storedPolicy returns the table's access policy named id.

@@ -96,10 +96,13 @@
 //
 // The readiness endpoint is /-/health: "-" can never be an account name.
 //
-// One localtable extension, outside the Azure API: an account opened with
+// Two localtable extensions, outside the Azure API: an account opened with
 // localtable.Options.Feed serves its change feed at GET
 // /{account}/$changes, streamed as newline-delimited JSON (changes.go;
-// ChangesContentType, RevisionHeader, OldestRevisionHeader).
+// ChangesContentType, RevisionHeader, OldestRevisionHeader); and a server
+// given Options.TestControls serves test controls at
+// /{account}/$test?comp=…, authorized with the account key
+// (testcontrols.go; the command's serve --test-controls).
 //
 // A Server is safe for concurrent use.
 package server

@@ -8,33 +8,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/localtable/localtable/internal/sdkrun"
 	"github.com/localtable/localtable/localtabletest"
 )
 
 // runNodeScript runs testdata/js/<script> with @azure/data-tables against a
 // fresh server, its connection string in LOCALTABLE_CONNECTION_STRING, and
-// fails the test with the script's output when it exits non-zero. It skips,
-// loudly, when node or npm are missing or npm ci cannot install the SDK.
+// fails the test with the script's output when it exits non-zero. Without
+// node, npm or the SDK it skips loudly, except under CI=true, where it
+// fails (package sdkrun).
 func runNodeScript(t *testing.T, script string, timeout time.Duration) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("skipping the @azure/data-tables test in -short mode")
 	}
-	node, err1 := exec.LookPath("node")
-	npm, err2 := exec.LookPath("npm")
-	if err1 != nil || err2 != nil {
-		t.Skip("SKIPPED: node or npm not found on PATH: the official JS SDK (@azure/data-tables) is NOT tested")
-	}
 	dir, _ := filepath.Abs(filepath.Join("testdata", "js"))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@azure", "data-tables")); err != nil {
-		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("SKIPPED: npm ci failed (offline?): the official JS SDK (@azure/data-tables) is NOT tested: %v\n%s", err, out)
-		}
-	}
+	node := sdkrun.Node(ctx, t, dir, "the official JS SDK (@azure/data-tables)")
 	srv := localtabletest.NewServer(t)
 	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Dir = dir

@@ -95,6 +95,11 @@ func init() { // not a composite literal: serveBatch dispatches too
 		reqclass.EntityGroupTransaction:    (*reqCtx).serveBatch,
 		reqclass.WatchChanges:              (*reqCtx).watchChanges,
 	}
+	for _, o := range reqclass.Ops() {
+		if o.IsTestControl() {
+			handlers[o] = (*reqCtx).serveTestControl
+		}
+	}
 }
 
 // dispatch serves rc.cls with its operation's handler, or fails with its
@@ -127,10 +132,16 @@ func (rc *reqCtx) problemError() *localtable.Error {
 		return wireError(codeXMethodIncorrectCount, "More than one X-HTTP-Method header was specified.")
 	case reqclass.TunnelValue:
 		return wireError(codeXMethodIncorrectValue, "The X-HTTP-Method header must be MERGE, PUT, PATCH or DELETE.")
+	case reqclass.BadComp, reqclass.MethodNotAllowed:
+		if rc.cls.Resource == reqclass.TestControls {
+			return wireError(codeInvalidQueryParameter, "The test controls are POST comp=reset, PUT, POST or DELETE comp=snapshot (restore: POST comp=restore), GET, POST or DELETE comp=faults, PUT or DELETE comp=latency, GET or PUT comp=clock, GET or DELETE comp=log.")
+		}
+		if rc.cls.Problem == reqclass.MethodNotAllowed {
+			return errMethod(rc.r)
+		}
+		return errInvalidURI("The account root supports comp=properties and comp=stats.")
 	case reqclass.NeedRestype:
 		return errInvalidURI("The requested URI does not represent any resource on the server: the account root needs restype=service.")
-	case reqclass.BadComp:
-		return errInvalidURI("The account root supports comp=properties and comp=stats.")
 	case reqclass.BadTablePath:
 		return errInvalidURI("The table path must be Tables('name').")
 	case reqclass.BadKeys:

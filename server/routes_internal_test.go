@@ -29,6 +29,7 @@ func TestRoutes(t *testing.T) {
 	}
 
 	srv := fuzzServer(t)
+	srv.opts.TestControls = noControls{}
 	batchBody := "--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: application/http\r\n\r\n" +
 		"POST http://h/devstoreaccount1/tt1 HTTP/1.1\r\n\r\n{\"PartitionKey\":\"p\",\"RowKey\":\"b\"}\r\n--c--\r\n--b--\r\n"
 	seen := map[reqclass.Op]bool{}
@@ -56,6 +57,19 @@ func TestRoutes(t *testing.T) {
 		{"POST", "/devstoreaccount1/$batch", batchBody, map[string]string{"Content-Type": "multipart/mixed; boundary=b"}},
 		{"DELETE", "/devstoreaccount1/Tables('tt2')", "", nil},
 		{"GET", "/devstoreaccount1/$changes?from=0", "", nil},
+		{"POST", "/devstoreaccount1/$test?comp=reset", "", nil},
+		{"PUT", "/devstoreaccount1/$test?comp=snapshot&name=a", "", nil},
+		{"POST", "/devstoreaccount1/$test?comp=restore&name=a", "", nil},
+		{"DELETE", "/devstoreaccount1/$test?comp=snapshot&name=a", "", nil},
+		{"GET", "/devstoreaccount1/$test?comp=faults", "", nil},
+		{"POST", "/devstoreaccount1/$test?comp=faults", "{}", nil},
+		{"DELETE", "/devstoreaccount1/$test?comp=faults", "", nil},
+		{"PUT", "/devstoreaccount1/$test?comp=latency", "{}", nil},
+		{"DELETE", "/devstoreaccount1/$test?comp=latency", "", nil},
+		{"GET", "/devstoreaccount1/$test?comp=clock", "", nil},
+		{"PUT", "/devstoreaccount1/$test?comp=clock", "{}", nil},
+		{"GET", "/devstoreaccount1/$test?comp=log", "", nil},
+		{"DELETE", "/devstoreaccount1/$test?comp=log", "", nil},
 	} {
 		r := httptest.NewRequest(c.method, c.target, strings.NewReader(c.body))
 		for k, v := range c.header {
@@ -87,3 +101,10 @@ func TestRoutes(t *testing.T) {
 		}
 	}
 }
+
+// noControls accepts every test control and does nothing: the router's
+// half is what TestRoutes checks (internal/cli's tests check the
+// controls themselves).
+type noControls struct{}
+
+func (noControls) TestControl(context.Context, *TestControl) (any, error) { return nil, nil }

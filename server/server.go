@@ -151,6 +151,17 @@ type Options struct {
 	// bearer token validity, and response dates. nil means time.Now.
 	Clock func() time.Time
 
+	// RequestDateClock, if set, is what Shared Key request dates are
+	// checked against (MaxRequestDateSkew) instead of Clock: the command's
+	// test controls move Clock, while the SDKs date their requests by the
+	// system's clock.
+	RequestDateClock func() time.Time
+
+	// TestControls, if set, serves localtable's test controls at
+	// /ACCOUNT/$test (see TestControls); nil answers them 404
+	// ResourceNotFound.
+	TestControls TestControls
+
 	// Logger receives request errors and recovered panics. nil means
 	// slog.Default().
 	Logger *slog.Logger

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/testkit"
 	"github.com/localtable/localtable/server"
 	"github.com/localtable/localtable/storage"
 )
@@ -103,7 +104,17 @@ azurite's): --tableHost and --tablePort (for --addr), --tableKeepAliveTimeout
 mean what it means to Azurite is refused (--pwd: PFX) or named in the banner:
 --location keeps localtable's layout, not Azurite's __azurite_db_table__.json;
 without --location the data is in memory, not in the current directory; the
-blob and queue flags are ignored.`,
+blob and queue flags are ignored.
+
+With --test-controls a test suite in any language drives the server over
+HTTP at /ACCOUNT/$test?comp=…, another localtable extension, signed with the
+account key (Shared Key or Shared Key Lite; never a SAS): reset the account or
+one table, save and restore named snapshots, inject faults (503 ServerBusy,
+other service errors, delays, dropped connections; once, N times or with a
+probability), add latency, set, advance or freeze the clock that stamps
+entities and checks SAS and token expiry, and read or clear the request log.
+See docs/test-controls.md, and the small clients in clients/js and
+clients/python.`,
 		examples: `
 localtable                                        # in memory, Azurite's address and account
 localtable serve --location ./data                # pebble on disk, one directory per account
@@ -115,7 +126,8 @@ localtable --cert cert.pem --key key.pem          # HTTPS, account keys and SAS 
 localtable --cert cert.pem --key key.pem --oauth basic   # HTTPS, and bearer tokens (signature not checked)
 localtable --max-page-size 2 --empty-first-page   # hostile paging, to prove clients' paging loops
 localtable serve --location ./data --feed         # keep a change feed: 'localtable watch' follows it
-localtable --tableHost 0.0.0.0 --tablePort 10002 --location /data   # Azurite's azurite-table command line`,
+localtable --tableHost 0.0.0.0 --tablePort 10002 --location /data   # Azurite's azurite-table command line
+localtable serve --test-controls                  # faults, clock, snapshots and the request log over HTTP, for test suites`,
 		run: runServe,
 	})
 }
@@ -151,6 +163,7 @@ type serveConfig struct {
 	noAuth, noExplorer            bool
 	restore                       string
 	logLevel, logFormat           string
+	testControls                  bool // --test-controls: serve /ACCOUNT/$test
 	feed                          bool // --feed: each account keeps a change feed
 	feedKeep                      int  // --feed-keep: the changes it keeps
 
@@ -239,6 +252,7 @@ func serveFlags(c *command, cfg *serveConfig) *flag.FlagSet {
 	fs.BoolVar(&cfg.emptyFirstPage, "empty-first-page", false, "paging torture: answer the first page of every query empty, with a continuation")
 	fs.BoolVar(&cfg.partitionPages, "page-at-partition-boundary", false, "paging torture: end every page where its partition ends")
 	fs.IntVar(&cfg.queryScanLimit, "query-scan-limit", 0, "entities one page may read before it ends early, perhaps empty (the service's 5-second cut-off); 0: 100000, negative: no bound")
+	fs.BoolVar(&cfg.testControls, "test-controls", false, "serve test controls at /ACCOUNT/$test (a localtable extension, authorized with the account key): reset, snapshots, fault rules, latency, the clock, the request log; for test suites in any language (see docs/test-controls.md)")
 	fs.BoolVar(&cfg.feed, "feed", false, "keep each account's change feed and serve it at GET /ACCOUNT/$changes (a localtable extension; 'localtable watch' reads it)")
 	fs.IntVar(&cfg.feedKeep, "feed-keep", 0, "with --feed: keep at least the latest `N` changes; 0: 100000")
 	fs.DurationVar(&cfg.readHeaderTimeout, "read-header-timeout", DefaultReadHeaderTimeout, "the longest a client may take to send a request's headers; 0: no limit")
@@ -264,6 +278,7 @@ type servePlan struct {
 	// accessLog logs each request (logRequests): the server's log, but
 	// not on the console with --silent.
 	accessLog *slog.Logger
+	clock     *testkit.Clock // --test-controls: the accounts' and server's clock; nil: time.Now
 }
 
 // planServe checks serve's flags and decides the engine and the accounts.
@@ -309,9 +324,15 @@ func planServe(c *command, cfg *serveConfig, engines engineRegistry, log *slog.L
 	if cfg.feed {
 		p.feed = &localtable.FeedOptions{KeepChanges: cfg.feedKeep}
 	}
+	if cfg.testControls {
+		p.clock = testkit.NewClock(time.Now)
+	}
 	if cfg.etcd != "" {
 		if cfg.location != "" || cfg.restore != "" {
 			return nil, usagef(c, "--etcd keeps the data on an etcd cluster: it excludes --location and --restore")
+		}
+		if cfg.testControls {
+			return nil, usagef(c, "--test-controls reset and restore the data: not with --etcd, whose data other servers share")
 		}
 		p.opts.etcdFlag = cfg.etcd
 		p.opts.etcd = []string{}
@@ -369,7 +390,11 @@ func openServed(ctx context.Context, p *servePlan) ([]server.AccountConfig, map[
 		}
 		var acct *localtable.Account
 		if err == nil {
-			acct, err = localtable.Open(&localtable.Options{Engine: eng, Feed: p.feed})
+			opts := &localtable.Options{Engine: eng, Feed: p.feed}
+			if p.clock != nil {
+				opts.Clock = p.clock.Now
+			}
+			acct, err = localtable.Open(opts)
 		} else if eng != nil {
 			eng.Close()
 		}
@@ -397,7 +422,18 @@ func closeServed(accounts []server.AccountConfig, log *slog.Logger) {
 // serveHTTP serves the accounts until ctx is done or a signal comes, then
 // finishes the requests in flight.
 func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, accounts []server.AccountConfig, engines map[string]servedEngine, restored *archiveHeader, log *slog.Logger) error {
-	srv := server.New(nil, &server.Options{
+	var kit *testkit.Kit
+	if p.clock != nil {
+		kit = testkit.New(nil, p.clock, 1)
+		defer kit.Close()
+		for _, a := range accounts {
+			if err := kit.Track(ctx, a.Account); err != nil {
+				return fmt.Errorf("--test-controls: account %s: %w", a.Name, err)
+			}
+			defer kit.Untrack(a.Account)
+		}
+	}
+	srvOpts := &server.Options{
 		Accounts:                accounts,
 		DisableAuth:             cfg.noAuth,
 		AcceptBearerTokens:      cfg.oauth == "basic",
@@ -409,7 +445,13 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 		MaxConcurrentRequests:   cfg.maxConcurrent,
 		MaxPageBytesInFlight:    cfg.maxPageBytes,
 		AcceptAnyVersion:        cfg.azurite.skipAPIVersion,
-	})
+	}
+	if kit != nil {
+		srvOpts.Clock = p.clock.Now
+		srvOpts.RequestDateClock = time.Now // the SDKs date requests by the system's clock
+		srvOpts.TestControls = kit
+	}
+	srv := server.New(nil, srvOpts)
 	tlsConfig, err := loadTLS(cfg)
 	if err != nil {
 		return err
@@ -428,6 +470,18 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 		log.Warn("--oauth basic on a non-loopback address: anyone who can reach it can forge a bearer token (signatures are not checked)", "addr", ln.Addr().String())
 	}
 	h := http.Handler(srv)
+	if kit != nil {
+		// The harness logs, delays and faults the API's requests, not
+		// the readiness probe.
+		kit.SetServer(srv)
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == server.HealthPath {
+				srv.ServeHTTP(w, r)
+				return
+			}
+			kit.ServeHTTP(w, r)
+		})
+	}
 	h = mountTools(h, &toolsConfig{accounts: accounts, engines: engines, noAuth: cfg.noAuth, explorer: !cfg.noExplorer, log: log})
 	if loopback || len(cfg.allowHosts) > 0 {
 		h = checkHost(h, cfg.allowHosts)
@@ -560,6 +614,9 @@ func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.
 	}
 	if !cfg.noExplorer {
 		fmt.Fprintf(w, "  explorer:  %s://%s/\n", scheme, host)
+	}
+	if cfg.testControls {
+		fmt.Fprintf(w, "  controls:  %s://%s/ACCOUNT/%s (test controls, signed with the account key; docs/test-controls.md)\n", scheme, host, server.TestControlPath)
 	}
 	for _, a := range accounts {
 		endpoint := scheme + "://" + host + "/" + a.Name

@@ -225,6 +225,9 @@ func (c *Request) readResource(seg string, batchOp bool) Problem {
 	case seg == "$changes":
 		c.Resource = Changes
 		return OK
+	case seg == "$test":
+		c.Resource = TestControls
+		return OK
 	}
 	open := strings.IndexByte(seg, '(')
 	if open < 0 {

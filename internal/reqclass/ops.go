@@ -28,6 +28,22 @@ const (
 	DeleteEntity                        // DELETE /acct/t1(PartitionKey='p',RowKey='r')
 	EntityGroupTransaction              // POST /acct/$batch
 	WatchChanges                        // GET /acct/$changes: the change feed, a localtable extension
+
+	// The test controls, /acct/$test?comp=…: a localtable extension, on
+	// only when the server is given them (serve --test-controls).
+	TestReset          // POST comp=reset: empty the account, or one table
+	TestSnapshot       // PUT comp=snapshot&name=…: save the account's data
+	TestRestore        // POST comp=restore&name=…: return to a snapshot
+	TestDeleteSnapshot // DELETE comp=snapshot&name=…
+	TestGetFaults      // GET comp=faults: the fault rules in force
+	TestAddFault       // POST comp=faults: put a fault rule in force
+	TestClearFaults    // DELETE comp=faults[&id=…]
+	TestSetLatency     // PUT comp=latency
+	TestClearLatency   // DELETE comp=latency
+	TestGetClock       // GET comp=clock
+	TestSetClock       // PUT comp=clock: set, advance, freeze, resume
+	TestGetLog         // GET comp=log: the request log
+	TestClearLog       // DELETE comp=log
 	numOps
 )
 
@@ -51,6 +67,7 @@ const (
 	AccessServiceRead                // Get Table Service Properties, Get Table Service Stats
 	AccessServiceWrite               // Set Table Service Properties
 	AccessChanges                    // Watch Changes: every table's entities and the tables themselves
+	AccessTestControl                // the test controls: the account key alone (Shared Key), never a SAS or token
 	AccessNone                       // nothing to authorize: a preflight, an unknown request
 )
 
@@ -59,15 +76,16 @@ type Resource uint8
 
 // The resources of the Table service's paths.
 const (
-	NoResource Resource = iota // none could be read
-	Service                    // the account root: /acct/
-	Tables                     // the table collection: /acct/Tables, /acct/Tables()
-	Table                      // one table by name: /acct/Tables('t1')
-	Batch                      // an entity group transaction: /acct/$batch
-	EntitySet                  // a table's entities: /acct/t1 (insert, ACL, a query)
-	Query                      // a query of a table's entities: /acct/t1()
-	Entity                     // one entity: /acct/t1(PartitionKey='p',RowKey='r')
-	Changes                    // the account's change feed: /acct/$changes (a localtable extension)
+	NoResource   Resource = iota // none could be read
+	Service                      // the account root: /acct/
+	Tables                       // the table collection: /acct/Tables, /acct/Tables()
+	Table                        // one table by name: /acct/Tables('t1')
+	Batch                        // an entity group transaction: /acct/$batch
+	EntitySet                    // a table's entities: /acct/t1 (insert, ACL, a query)
+	Query                        // a query of a table's entities: /acct/t1()
+	Entity                       // one entity: /acct/t1(PartitionKey='p',RowKey='r')
+	Changes                      // the account's change feed: /acct/$changes (a localtable extension)
+	TestControls                 // the test controls: /acct/$test (a localtable extension)
 )
 
 // ifMatch is whether an operation is told apart by If-Match.
@@ -145,6 +163,31 @@ var ops = [numOps]spec{
 	// is for one table, does not.
 	WatchChanges: {name: "WatchChanges", resources: []Resource{Changes}, methods: []string{http.MethodGet},
 		access: AccessChanges},
+
+	// Not operations of the Table service: localtable's test controls
+	// (package server, testcontrols.go), JSON in and out, authorized with
+	// the account key alone.
+	TestReset:          testControl("TestReset", http.MethodPost, "reset"),
+	TestSnapshot:       testControl("TestSnapshot", http.MethodPut, "snapshot"),
+	TestRestore:        testControl("TestRestore", http.MethodPost, "restore"),
+	TestDeleteSnapshot: testControl("TestDeleteSnapshot", http.MethodDelete, "snapshot"),
+	TestGetFaults:      testControl("TestGetFaults", http.MethodGet, "faults"),
+	TestAddFault:       testControl("TestAddFault", http.MethodPost, "faults"),
+	TestClearFaults:    testControl("TestClearFaults", http.MethodDelete, "faults"),
+	TestSetLatency:     testControl("TestSetLatency", http.MethodPut, "latency"),
+	TestClearLatency:   testControl("TestClearLatency", http.MethodDelete, "latency"),
+	TestGetClock:       testControl("TestGetClock", http.MethodGet, "clock"),
+	TestSetClock:       testControl("TestSetClock", http.MethodPut, "clock"),
+	TestGetLog:         testControl("TestGetLog", http.MethodGet, "log"),
+	TestClearLog:       testControl("TestClearLog", http.MethodDelete, "log"),
+}
+
+// testControl is the row of a test control: one verb and comp= on
+// /acct/$test. Those sent with a verb other than GET change the server's
+// state (its data, its faults, its clock): writes.
+func testControl(name, method, comp string) spec {
+	return spec{name: name, resources: []Resource{TestControls}, methods: []string{method}, comp: comp,
+		access: AccessTestControl, write: method != http.MethodGet}
 }
 
 // Ops returns every operation but Unknown, in order.
@@ -183,6 +226,11 @@ func (o Op) IsWrite() bool { return o < numOps && ops[o].write }
 // IsXML reports whether the operation's bodies (and error bodies) are
 // XML: the ACL and service operations.
 func (o Op) IsXML() bool { return o < numOps && ops[o].xml }
+
+// IsTestControl reports whether the operation is one of localtable's
+// test controls (/acct/$test), which the test harness lets by without
+// logging them or injecting faults.
+func (o Op) IsTestControl() bool { return o < numOps && ops[o].access == AccessTestControl }
 
 // Methods returns the verbs the operation is sent with, after
 // X-HTTP-Method tunnelling.

@@ -1,4 +1,4 @@
-package localtabletest
+package testkit
 
 import (
 	"testing"

@@ -1,10 +1,9 @@
-package localtabletest
+package testkit
 
 import (
 	"bytes"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"time"
@@ -13,25 +12,34 @@ import (
 	"github.com/localtable/localtable/server"
 )
 
-// kit is the test harness in front of the server: it logs every request,
-// adds latency, plays the service's quirks and injects faults.
-type kit struct {
+// Kit is the test harness in front of a server: it logs every request,
+// adds latency, plays the service's quirks and injects faults. It is the
+// one engine of localtabletest's fakes and of the command's test controls
+// (serve --test-controls). It is safe for concurrent use.
+type Kit struct {
 	srv   *server.Server
 	next  http.Handler
 	clock *Clock
 	log   requestLog
 
-	mu      sync.Mutex
-	rng     *rand.Rand
-	faults  []*Fault
-	latency map[Operation]Latency // "" key: every operation
-	quirks  quirks
+	mu        sync.Mutex
+	rng       *rand.Rand
+	faults    []*Fault
+	nextFault int                   // the id of the last fault added
+	latency   map[Operation]Latency // "" key: every operation
+	quirks    quirks
 
 	closed chan struct{} // closed when the server closes: ends Timeouts
+
+	ctl controls // the test controls' state (controls.go)
 }
 
-func newKit(srv *server.Server, clock *Clock, seed uint64) *kit {
-	return &kit{
+// New returns a harness in front of srv, timed by clock, whose random
+// source (fault probabilities, latency distributions) is seeded by seed.
+// srv may be nil, for a server made after the harness (which it serves
+// the test controls of): then SetServer before serving.
+func New(srv *server.Server, clock *Clock, seed uint64) *Kit {
+	return &Kit{
 		srv:     srv,
 		next:    srv,
 		clock:   clock,
@@ -41,15 +49,7 @@ func newKit(srv *server.Server, clock *Clock, seed uint64) *kit {
 	}
 }
 
-func (k *kit) addFault(r Rule) *Fault {
-	f := &Fault{rule: r, k: k}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.faults = append(k.faults, f)
-	return f
-}
-
-func (k *kit) removeFault(f *Fault) {
+func (k *Kit) removeFault(f *Fault) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for i, g := range k.faults {
@@ -65,7 +65,7 @@ func (k *kit) removeFault(f *Fault) {
 
 // pick returns the fault that acts on req, if any, counting it. Matchers
 // run without the harness's lock, so that a When may call the Server.
-func (k *kit) pick(req *Request) *Fault {
+func (k *Kit) pick(req *Request) *Fault {
 	k.mu.Lock()
 	faults := slices.Clone(k.faults)
 	k.mu.Unlock()
@@ -79,7 +79,7 @@ func (k *kit) pick(req *Request) *Fault {
 
 // fire decides whether a matching rule acts, by its Skip, Times and
 // Probability, and counts it.
-func (k *kit) fire(f *Fault) bool {
+func (k *Kit) fire(f *Fault) bool {
 	k.mu.Lock() // for k.rng
 	defer k.mu.Unlock()
 	f.mu.Lock()
@@ -101,7 +101,7 @@ func (k *kit) fire(f *Fault) bool {
 }
 
 // delayFor draws the latency of an operation, 0 if none is set.
-func (k *kit) delayFor(op Operation) time.Duration {
+func (k *Kit) delayFor(op Operation) time.Duration {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	l := k.latency[op]
@@ -114,15 +114,28 @@ func (k *kit) delayFor(op Operation) time.Duration {
 	return l(k.rng)
 }
 
-func (k *kit) sample(l Latency) time.Duration {
+func (k *Kit) sample(l Latency) time.Duration {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return l(k.rng)
 }
 
+// SetServer sets the server the harness is in front of.
+func (k *Kit) SetServer(srv *server.Server) { k.srv, k.next = srv, srv }
+
+// Close ends the requests that a Timeout holds: call it when the server
+// closes.
+func (k *Kit) Close() { close(k.closed) }
+
 // ServeHTTP serves one request through the harness.
-func (k *kit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := describe(r)
+func (k *Kit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req, op := describe(r)
+	if op.IsTestControl() {
+		// The test controls are neither logged nor faulted: a suite's
+		// reset must not be what its fault rule hits.
+		k.next.ServeHTTP(w, r)
+		return
+	}
 	req.Time = k.clock.Now()
 	k.log.add(req)
 	note := func(s string) {
@@ -171,7 +184,7 @@ func (k *kit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		copyResponse(cw, rec)
 		return
 	}
-	var rec *httptest.ResponseRecorder
+	var rec *recorder
 	if f.rule.AfterApply || a.kind == actTruncate {
 		rec = k.record(r, req)
 	}
@@ -200,15 +213,15 @@ func (k *kit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve passes the request to the server, noting that it was applied
 // and, for a table deletion, when.
-func (k *kit) serve(w *captureWriter, r *http.Request, req *Request) {
+func (k *Kit) serve(w *captureWriter, r *http.Request, req *Request) {
 	k.log.update(func() { req.Applied = true })
 	k.next.ServeHTTP(w, r)
 	k.afterServe(req, w.status)
 }
 
 // record serves the request into a recorder.
-func (k *kit) record(r *http.Request, req *Request) *httptest.ResponseRecorder {
-	rec := httptest.NewRecorder()
+func (k *Kit) record(r *http.Request, req *Request) *recorder {
+	rec := &recorder{header: make(http.Header), Code: http.StatusOK, Body: new(bytes.Buffer)}
 	k.log.update(func() { req.Applied = true })
 	k.next.ServeHTTP(rec, r)
 	k.afterServe(req, rec.Code)
@@ -216,7 +229,7 @@ func (k *kit) record(r *http.Request, req *Request) *httptest.ResponseRecorder {
 }
 
 // copyResponse sends a recorded response, keeping its Content-Length.
-func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+func copyResponse(w http.ResponseWriter, rec *recorder) {
 	h := w.Header()
 	for name, v := range rec.Header() {
 		h[name] = v
@@ -224,6 +237,32 @@ func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 	w.WriteHeader(rec.Code)
 	w.Write(rec.Body.Bytes())
 }
+
+// recorder is a ResponseWriter that keeps the response, to send it
+// later (net/http/httptest's recorder is for tests: the command links
+// this package).
+type recorder struct {
+	header      http.Header
+	Code        int
+	Body        *bytes.Buffer
+	wroteHeader bool
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if !r.wroteHeader {
+		r.wroteHeader, r.Code = true, status
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.Body.Write(b)
+}
+
+// Flush implements http.Flusher: the response is sent when it is copied.
+func (r *recorder) Flush() {}
 
 // captureWriter notes the status and error code the client receives.
 type captureWriter struct {
