@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -195,4 +199,131 @@ func TestNotifyCompacted(t *testing.T) {
 	if fmt.Sprint(rows) != want {
 		t.Errorf("the watcher saw rows %q, want %s", rows, want)
 	}
+}
+
+// TestFeedFailover kills the cluster's leader, then restarts it, while two
+// Accounts on one prefix write and a feed watcher on each follows the
+// feed: both see the same sequence, gapless, holding every acknowledged
+// write once, no refused one, and those of unknown outcome at most once.
+func TestFeedFailover(t *testing.T) {
+	prefix := newPrefix("feed-failover")
+	var accounts []*localtable.Account
+	for range 2 {
+		a, err := localtable.Open(&localtable.Options{Engine: openEngine(t, &etcd.Options{Prefix: prefix}), Feed: &localtable.FeedOptions{}})
+		must(t, err)
+		t.Cleanup(func() { a.Close() })
+		accounts = append(accounts, a)
+	}
+	_, err := accounts[0].CreateTable(bg(), "Failover")
+	must(t, err)
+	ctx, cancel := context.WithTimeout(bg(), 3*time.Minute)
+	defer cancel()
+	seen := make([][]string, 2)
+	var wwg sync.WaitGroup
+	for m, a := range accounts {
+		wwg.Add(1)
+		go func() {
+			defer wwg.Done()
+			var after localtable.Revision
+			for resumed := 0; ; resumed++ {
+				for c, err := range a.Watch(ctx, &localtable.WatchOptions{After: after}) {
+					if err != nil {
+						if resumed > 20 || ctx.Err() != nil {
+							t.Errorf("watcher %d: %v", m, err)
+							return
+						}
+						t.Logf("watcher %d resumes after %d: %v", m, after, err)
+						break
+					}
+					if c.Revision != after+1 {
+						t.Errorf("watcher %d: revision %d after %d", m, c.Revision, after)
+						return
+					}
+					after = c.Revision
+					seen[m] = append(seen[m], fmt.Sprintf("%v %s/%s", c.Kind, c.Entity.PartitionKey, c.Entity.RowKey))
+					if c.Entity.PartitionKey == "end" {
+						return
+					}
+				}
+			}
+		}()
+	}
+	var (
+		stop    atomic.Bool
+		mu      sync.Mutex
+		outcome = map[string]error{} // row: the write's error
+		acked   atomic.Int32
+		wg      sync.WaitGroup
+	)
+	for w, a := range accounts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tbl := a.Table("Failover")
+			for i := 0; !stop.Load(); i++ {
+				pk, rk := fmt.Sprintf("w%d", w), fmt.Sprintf("%05d", i)
+				_, err := tbl.Insert(bg(), localtable.Entity{PartitionKey: pk, RowKey: rk})
+				if err == nil {
+					acked.Add(1)
+				}
+				mu.Lock()
+				outcome[pk+"/"+rk] = err
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	m := testCluster.leader()
+	if m == nil {
+		t.Fatal("the cluster has no leader")
+	}
+	t.Logf("killing the leader, %s", m.name)
+	m.kill()
+	time.Sleep(3 * time.Second)
+	must(t, m.start())
+	before := acked.Load()
+	for deadline := time.Now().Add(60 * time.Second); acked.Load() < before+4 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	_, err = accounts[1].Table("Failover").Insert(bg(), localtable.Entity{PartitionKey: "end", RowKey: "end"})
+	must(t, err)
+	wwg.Wait()
+	if t.Failed() {
+		return
+	}
+	if !slices.Equal(seen[0], seen[1]) {
+		t.Fatalf("the watchers saw different sequences (%d and %d changes)", len(seen[0]), len(seen[1]))
+	}
+	inFeed := map[string]int{}
+	for _, s := range seen[0][1 : len(seen[0])-1] {
+		inFeed[strings.TrimPrefix(s, "Insert ")]++
+	}
+	var nAcked, nUnknown, nRefused int
+	for row, err := range outcome {
+		n := inFeed[row]
+		delete(inFeed, row)
+		switch {
+		case err == nil:
+			nAcked++
+			if n != 1 {
+				t.Errorf("acknowledged %s is %d times in the feed", row, n)
+			}
+		case errors.Is(err, storage.ErrCommitUnknown):
+			nUnknown++
+			if n > 1 {
+				t.Errorf("%s, of unknown outcome, is %d times in the feed", row, n)
+			}
+		default:
+			nRefused++
+			if n != 0 {
+				t.Errorf("%s, refused (%v), is in the feed", row, err)
+			}
+		}
+	}
+	if len(inFeed) > 0 {
+		t.Errorf("the feed holds writes nobody made: %v", inFeed)
+	}
+	t.Logf("%d changes; writes: %d acknowledged, %d of unknown outcome, %d refused", len(seen[0]), nAcked, nUnknown, nRefused)
 }
