@@ -78,6 +78,12 @@ type strategy interface {
 	// does nothing on others.
 	sync() error
 
+	// alone reports whether the account is the only writer of its engine
+	// (locally): a contributor may then keep in memory, under exclusive
+	// (commitContext.hold), what it would otherwise read in every commit,
+	// loading it at open and after a Restore.
+	alone() bool
+
 	// follow calls wake after the commits of other processes that write
 	// keys under prefix, from its first call until stop is closed, as far
 	// as the engine can tell them (storage.ChangeNotifier), and returns
@@ -265,6 +271,8 @@ func (s local) run(ctx context.Context, _ string, _ int, w attempter) error {
 func (s local) nonce() uint64 { return 0 }
 
 func (s local) follow([]byte, func(), <-chan struct{}) time.Duration { return 0 }
+
+func (s local) alone() bool { return true }
 
 func (s local) sync() error {
 	if sy, ok := s.a.eng.(storage.Syncer); ok {

@@ -154,6 +154,8 @@ func (s *versioned) notify(cn storage.ChangeNotifier, prefix []byte, wake func()
 	}
 }
 
+func (s *versioned) alone() bool { return false }
+
 // exclusive serializes this process's commits whose contributors read
 // (the feed's revision): they would only conflict with one another and
 // re-run. Other processes' are kept apart by the commits' conditions.
