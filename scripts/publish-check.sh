@@ -47,6 +47,9 @@ git -C "$repo" tag "$version"
 git -C "$repo" tag "storage/etcd/$version"
 
 export GOWORK=off GOTOOLCHAIN=local GOFLAGS=-modcacherw GOSUMDB=off
+# Outside any module from here on: in one, go mod download would record
+# the snapshot's checksums in its go.sum.
+cd "$tmp"
 # The modules' zips, made by the go command from the tags.
 GOMODCACHE=$tmp/fetch GOPROXY=direct GOPRIVATE=$lib GIT_ALLOW_PROTOCOL=file \
   GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="url.file://$repo.insteadOf" GIT_CONFIG_VALUE_0="https://$lib" \
@@ -60,7 +63,6 @@ done
 
 # As a user would, from the proxy alone.
 export GOMODCACHE=$tmp/modcache GOPROXY="file://$proxy,file://$realcache/cache/download" GONOSUMDB= GOPRIVATE= GOBIN=$tmp/bin
-cd "$tmp"
 go install "$lib/cmd/localtable@latest"
 mv "$tmp/bin/localtable" "$tmp/bin/localtable-plain"
 go install "$lib/storage/etcd/cmd/localtable@latest"

@@ -27,6 +27,14 @@ func TestPublishedModules(t *testing.T) {
 	}
 	script, err := filepath.Abs("../../scripts/publish-check.sh")
 	must(t, err)
+	status := func() string {
+		out, err := exec.Command("git", "-C", "../..", "status", "--porcelain").CombinedOutput()
+		if err != nil {
+			t.Fatalf("git status: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	before := status()
 	cmd := exec.Command("bash", script)
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
@@ -34,4 +42,7 @@ func TestPublishedModules(t *testing.T) {
 		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
 	t.Logf("%s", out)
+	if after := status(); after != before {
+		t.Errorf("the script changed the repository's files (a go.sum?): git status before\n%s\nafter\n%s", before, after)
+	}
 }
