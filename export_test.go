@@ -1,6 +1,10 @@
 package localtable
 
-import "github.com/localtable/localtable/storage"
+import (
+	"time"
+
+	"github.com/localtable/localtable/storage"
+)
 
 // SetCountScanLimit sets the entities one snapshot of Count reads, for a
 // test, and returns a function that restores it.
@@ -43,3 +47,11 @@ func SetBeforeCatalogCommitHook(a *Account, h func(op, table string)) {
 // EngineOf returns the account's engine, for tests that read or damage its
 // records directly.
 func EngineOf(a *Account) storage.Engine { return a.eng }
+
+// SetFeedPoll sets how often a watcher on a shared engine polls for other
+// processes' commits when the engine does not tell it of them, and
+// returns a function that restores it.
+func SetFeedPoll(d time.Duration) (restore func()) {
+	old := feedPollNS.Swap(int64(d))
+	return func() { feedPollNS.Store(old) }
+}

@@ -406,11 +406,12 @@ func (f *feedLog) read(ctx context.Context, after Revision, fn func(c *Change) b
 func (f *feedLog) wait() <-chan struct{} { return f.b.wait() }
 
 // waitFor waits until wake is closed, ctx ends (its error), the account
-// closes (ErrClosed), or, on a shared engine, it is time to look for
-// other processes' commits.
+// closes (ErrClosed), or, on a shared engine that cannot tell of other
+// processes' commits at the moment, it is time to look for them. Other
+// processes' commits wake the watchers when it can (strategy.follow).
 func (f *feedLog) waitFor(ctx context.Context, wake <-chan struct{}) error {
 	var poll <-chan time.Time
-	if d := f.a.strategy.pollInterval(); d > 0 {
+	if d := f.a.strategy.follow(metaFeedRev, f.wake, f.closed); d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		poll = t.C

@@ -84,10 +84,15 @@ type strategy interface {
 	// loading it at open and after a Restore.
 	alone() bool
 
-	// pollInterval is how often a watcher of the change feed looks for
-	// commits it was not woken for: other processes' on a shared engine;
-	// 0 locally, where every commit wakes it.
-	pollInterval() time.Duration
+	// follow calls wake after the commits of other processes that write
+	// keys under prefix, from its first call until stop is closed, as far
+	// as the engine can tell them (storage.ChangeNotifier), and returns
+	// how long a waiter may wait for a wake before it must read again:
+	// 0 when every commit wakes it (locally, where every commit is this
+	// account's and wakes its waiters itself; on a shared engine while
+	// the engine's notifications are in place), else the poll interval.
+	// An account has one follower: its change feed's watchers.
+	follow(prefix []byte, wake func(), stop <-chan struct{}) time.Duration
 
 	// nonce tags the clock's mark written by this account (0: none; see
 	// encodeMark).
@@ -265,7 +270,7 @@ func (s local) run(ctx context.Context, _ string, _ int, w attempter) error {
 
 func (s local) nonce() uint64 { return 0 }
 
-func (s local) pollInterval() time.Duration { return 0 }
+func (s local) follow([]byte, func(), <-chan struct{}) time.Duration { return 0 }
 
 func (s local) alone() bool { return true }
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -45,6 +47,9 @@ type versioned struct {
 	a     *Account
 	ve    storage.VersionedEngine
 	token uint64 // this account's nonce for the clock's mark
+
+	followOnce sync.Once   // starts notify
+	followed   atomic.Bool // the engine's notifications are in place
 }
 
 func newVersioned(a *Account, ve storage.VersionedEngine) *versioned {
@@ -72,10 +77,82 @@ func errBusy(what string, attempts int) error {
 func (s *versioned) nonce() uint64 { return s.token }
 
 // feedPoll is how often a watcher on a shared engine looks for the
-// commits of other processes, which do not wake it.
-const feedPoll = 50 * time.Millisecond
+// commits of other processes when the engine cannot tell it of them (it
+// is no storage.ChangeNotifier, or its notifications are not in place).
+// A variable for tests (SetFeedPoll): its nanoseconds.
+var feedPollNS atomic.Int64
 
-func (s *versioned) pollInterval() time.Duration { return feedPoll }
+func init() { feedPollNS.Store(int64(50 * time.Millisecond)) }
+
+func feedPoll() time.Duration { return time.Duration(feedPollNS.Load()) }
+
+// The wait before setting up the engine's notifications again after one
+// was lost, doubled after each failed attempt up to followRetryMax.
+const (
+	followRetryMin = 50 * time.Millisecond
+	followRetryMax = 5 * time.Second
+)
+
+func (s *versioned) follow(prefix []byte, wake func(), stop <-chan struct{}) time.Duration {
+	cn, ok := s.ve.(storage.ChangeNotifier)
+	if !ok {
+		return feedPoll()
+	}
+	s.followOnce.Do(func() { go s.notify(cn, prefix, wake, stop) })
+	if s.followed.Load() {
+		return 0
+	}
+	return feedPoll()
+}
+
+// notify keeps the engine's notifications of the commits under prefix in
+// place until stop is closed, and wakes the waiters after each. Whenever
+// they are not in place (before the first is, after one is lost, while
+// the engine cannot set them up) the waiters poll; each change of state
+// wakes them, so that a commit made while it changed is read.
+func (s *versioned) notify(cn storage.ChangeNotifier, prefix []byte, wake func(), stop <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	pause := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	retry := followRetryMin
+	for {
+		ch, err := cn.NotifyChanges(ctx, prefix)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, storage.ErrClosed) || !pause(retry) {
+				return
+			}
+			retry = min(2*retry, followRetryMax)
+			continue
+		}
+		retry = followRetryMin
+		s.followed.Store(true)
+		wake() // a commit made before the watch was in place is read now
+		for range ch {
+			wake()
+		}
+		s.followed.Store(false)
+		wake() // the watch is lost: read again, and poll until it is back
+		if !pause(followRetryMin) {
+			return
+		}
+	}
+}
 
 func (s *versioned) alone() bool { return false }
 

@@ -26,8 +26,9 @@
 #                fails to build if those files need code OLD_REV lacks.
 #
 # Each side is a checkout of its revision (git archive into a temporary
-# directory, removed on exit), so a module's replace of the main module to
-# ../.. (storage/etcd) builds against that revision's main module. Both
+# directory, removed on exit), so another module of the repository
+# (storage/etcd) builds against that revision's main module: through the
+# checkout's go.work, or in revisions before it, storage/etcd's replace. Both
 # binaries are built with go test -c -trimpath and run in their package's
 # directory, as go test does, each run with
 #   -test.run '^$' -test.bench REGEX -test.benchtime T -test.count 1 -test.benchmem

@@ -318,6 +318,29 @@ type VersionedEngine interface {
 	CommitIf(ctx context.Context, b Batch, conds []Condition) error
 }
 
+// ChangeNotifier is implemented by engines that other processes write to
+// (a VersionedEngine) and that can tell a reader when keys are written, by
+// any of them, as etcd's watch does: a reader waiting for other processes'
+// commits (a watcher of the change feed) then learns of them as soon as
+// the store delivers them, instead of by reading again at intervals.
+type ChangeNotifier interface {
+	// NotifyChanges starts watching the keys that begin with prefix and
+	// returns, once the watch is in place, a channel that receives after
+	// the commits, by any process, that write one of them: a commit that
+	// a read begun after NotifyChanges returned may not have seen is
+	// followed by a receive, made once the commit is visible to reads.
+	// Receives are coalesced (the channel holds at most one, for one
+	// commit or several) and may come without a commit.
+	//
+	// The channel is closed when ctx ends, when the engine closes, and
+	// when the engine loses the watch (its connection, a compaction of
+	// the revisions it had to resume from, a member without a leader):
+	// from then on nothing is promised, and the caller reads again and
+	// falls back to reading at intervals, or calls NotifyChanges again.
+	// An error means the watch could not be set up.
+	NotifyChanges(ctx context.Context, prefix []byte) (<-chan struct{}, error)
+}
+
 // MultiGetter is implemented by versioned engines that read several keys in
 // one request, as a store reached over a network can: the table layer reads
 // every entity of a transaction, and its table's catalog record, at once.

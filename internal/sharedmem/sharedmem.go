@@ -30,11 +30,67 @@ type Store struct {
 	// store's lock and checks its conditions; a test makes another writer
 	// win a race there. It must be set before the engines are used.
 	BeforeCommit func()
+
+	// NotifyErr, if set, is the error of every NotifyChanges: the store
+	// then cannot tell of commits, as an engine that is no
+	// storage.ChangeNotifier. It must be set before the engines are used.
+	NotifyErr error
+
+	subsMu sync.Mutex
+	subs   map[*sub]struct{} // the watches of NotifyChanges
+}
+
+// sub is a watch of NotifyChanges.
+type sub struct {
+	e      *Engine
+	prefix []byte
+	ch     chan struct{}
+	stop   func() bool // ends the context.AfterFunc that drops it
 }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{data: memory.New(nil), vers: make(map[string]storage.Version)}
+	return &Store{data: memory.New(nil), vers: make(map[string]storage.Version), subs: make(map[*sub]struct{})}
+}
+
+// DropWatches ends every watch of NotifyChanges, as a store that lost
+// its connections would: their channels are closed.
+func (s *Store) DropWatches() {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	for w := range s.subs {
+		s.dropLocked(w)
+	}
+}
+
+func (s *Store) dropLocked(w *sub) {
+	if _, ok := s.subs[w]; ok {
+		delete(s.subs, w)
+		w.stop()
+		close(w.ch)
+	}
+}
+
+// notify signals the watches of the keys a commit wrote: ops' keys and
+// ranges.
+func (s *Store) notify(ops []op) {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	for w := range s.subs {
+		for _, o := range ops {
+			hit := bytes.HasPrefix(o.key, w.prefix)
+			if o.kind == 'r' { // [key, val) meets the prefix's range
+				hit = hit || (bytes.Compare(o.key, w.prefix) < 0 && bytes.Compare(o.val, w.prefix) > 0)
+			}
+			if hit {
+				select {
+				case w.ch <- struct{}{}:
+				default:
+				}
+				break
+			}
+		}
+	}
 }
 
 // Open returns a new engine over the store. Closing it closes only it;
@@ -53,7 +109,34 @@ var (
 	_ storage.VersionedEngine = (*Engine)(nil)
 	_ storage.MultiGetter     = (*Engine)(nil)
 	_ storage.StableReader    = (*Engine)(nil)
+	_ storage.ChangeNotifier  = (*Engine)(nil)
 )
+
+// NotifyChanges implements storage.ChangeNotifier: the channel receives
+// after each commit, through any engine of the store, that writes a key
+// under prefix, until ctx ends, the engine closes or DropWatches.
+func (e *Engine) NotifyChanges(ctx context.Context, prefix []byte) (<-chan struct{}, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if e.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	s := e.s
+	if s.NotifyErr != nil {
+		return nil, s.NotifyErr
+	}
+	w := &sub{e: e, prefix: bytes.Clone(prefix), ch: make(chan struct{}, 1)}
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	s.subs[w] = struct{}{}
+	w.stop = context.AfterFunc(ctx, func() {
+		s.subsMu.Lock()
+		defer s.subsMu.Unlock()
+		s.dropLocked(w)
+	})
+	return w.ch, nil
+}
 
 // Get implements storage.Reader.
 func (e *Engine) Get(key []byte) ([]byte, io.Closer, error) {
@@ -86,6 +169,13 @@ func (e *Engine) NewSnapshot() (storage.Snapshot, error) {
 func (e *Engine) Close() error {
 	if e.closed.Swap(true) {
 		return storage.ErrClosed
+	}
+	e.s.subsMu.Lock()
+	defer e.s.subsMu.Unlock()
+	for w := range e.s.subs {
+		if w.e == e {
+			e.s.dropLocked(w)
+		}
 	}
 	return nil
 }
@@ -235,5 +325,9 @@ func (b *batch) commit(conds []storage.Condition) error {
 			return err
 		}
 	}
-	return ib.Commit(true)
+	if err := ib.Commit(true); err != nil {
+		return err
+	}
+	s.notify(ops) // under s.mu: a read after it sees the commit
+	return nil
 }

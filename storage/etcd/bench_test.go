@@ -1,12 +1,15 @@
 package etcd_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/etcd"
 	"github.com/localtable/localtable/storage/memory"
 	"github.com/localtable/localtable/storage/pebble"
 	"github.com/localtable/localtable/storage/storagetest"
@@ -130,6 +133,80 @@ func BenchmarkTable(b *testing.B) {
 				page, err := tbl.Query(bg(), &localtable.QueryOptions{Filter: f})
 				if err != nil || len(page.Entities) != 100 {
 					b.Fatalf("Query: %d entities, %v", len(page.Entities), err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// withoutNotify is an etcd engine that hides its storage.ChangeNotifier,
+// so that the feed's watchers poll for other processes' commits, as they
+// did before the engine could notify.
+type withoutNotify struct {
+	storage.VersionedEngine
+	storage.MultiGetter
+	storage.ContextReader
+}
+
+// BenchmarkFeedDelivery measures how long a commit through one Account
+// takes to reach a watcher of the feed on another Account of the same
+// prefix (another process, in effect): from the Insert's call to the
+// watcher's receipt of its change. "watch" learns of the commit through
+// the engine's etcd watch (storage.ChangeNotifier), "poll" by reading the
+// feed every 50 ms (the engine's notifier hidden). Run both in turn:
+//
+//	go test -run XXX -bench FeedDelivery -count 6
+func BenchmarkFeedDelivery(b *testing.B) {
+	for _, mode := range []string{"poll", "watch"} {
+		b.Run(mode, func(b *testing.B) {
+			prefix := newPrefix("feed-delivery")
+			var accounts []*localtable.Account
+			for i := range 2 {
+				var eng storage.Engine = openEngine(b, &etcd.Options{Prefix: prefix})
+				if mode == "poll" && i == 1 {
+					e := eng.(*etcd.Engine)
+					eng = withoutNotify{e, e, e}
+				}
+				a, err := localtable.Open(&localtable.Options{Engine: eng, Feed: &localtable.FeedOptions{}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { a.Close() })
+				accounts = append(accounts, a)
+			}
+			tbl, err := accounts[0].CreateTable(bg(), "Delivery")
+			if err != nil {
+				b.Fatal(err)
+			}
+			rev, err := accounts[0].Revision(bg())
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(bg())
+			defer cancel()
+			got := make(chan localtable.Revision, 1)
+			go func() {
+				for c, err := range accounts[1].Watch(ctx, &localtable.WatchOptions{After: rev}) {
+					if err != nil {
+						return
+					}
+					got <- c.Revision
+				}
+			}()
+			i := 0
+			for b.Loop() {
+				if _, err := tbl.Insert(bg(), localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}); err != nil {
+					b.Fatal(err)
+				}
+				rev++
+				select {
+				case r := <-got:
+					if r != rev {
+						b.Fatalf("received revision %d, want %d", r, rev)
+					}
+				case <-time.After(30 * time.Second):
+					b.Fatalf("revision %d not received within 30s", rev)
 				}
 				i++
 			}

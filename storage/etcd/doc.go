@@ -88,7 +88,9 @@
 // in any number of processes on any machines, may serve one prefix at
 // once: ETags, If-Match, entity group transactions, table creation and
 // deletion keep their guarantees between them. Open an engine of its own
-// for each Account.
+// for each Account. It also implements storage.ChangeNotifier with etcd's
+// watch (Engine.NotifyChanges), by which an Account's change feed
+// watchers learn of the commits of other processes as etcd delivers them.
 //
 // The localtable command built with this engine,
 // github.com/localtable/localtable/storage/etcd/cmd/localtable, serves

@@ -125,14 +125,35 @@ var (
 	_ storage.MultiGetter     = (*Engine)(nil)
 )
 
+// Keep-alives of Open's client (clientv3.Config.DialKeepAliveTime and
+// DialKeepAliveTimeout), when its configuration sets none: a connection
+// that died without a word (a member's machine lost, a network cut) is
+// noticed within about 15 seconds and the client moves to another member,
+// resuming its watches there (NotifyChanges), instead of waiting on it
+// until the operating system gives up. etcd accepts pings every 5 seconds
+// at most (--grpc-keepalive-min-time).
+const (
+	keepAliveTime    = 10 * time.Second
+	keepAliveTimeout = 5 * time.Second
+)
+
 // Open connects to the cluster that cfg describes and returns an engine
 // that owns the client (Close closes it). Unless cfg sets
-// MaxCallSendMsgSize, Open sizes it to the options' MaxRequestBytes. It
-// makes one read to check that the cluster answers.
+// MaxCallSendMsgSize, Open sizes it to the options' MaxRequestBytes;
+// unless it sets DialKeepAliveTime, Open pings each member after 10
+// seconds without traffic and drops a connection whose ping goes 5
+// seconds without an answer. It makes one read to check that the cluster
+// answers.
 func Open(cfg clientv3.Config, opts *Options) (*Engine, error) {
 	o := withDefaults(opts)
 	if cfg.MaxCallSendMsgSize == 0 {
 		cfg.MaxCallSendMsgSize = o.MaxRequestBytes + 1<<20
+	}
+	if cfg.DialKeepAliveTime == 0 {
+		cfg.DialKeepAliveTime = keepAliveTime
+		if cfg.DialKeepAliveTimeout == 0 {
+			cfg.DialKeepAliveTimeout = keepAliveTimeout
+		}
 	}
 	cli, err := clientv3.New(cfg)
 	if err != nil {

@@ -216,20 +216,11 @@ func TestTwoServers(t *testing.T) {
 // support (cmd/localtable of this module) twice, with serve --etcd on the
 // test cluster and one prefix, and drives the two processes.
 func TestTwoServerProcesses(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("the go command is not on PATH: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "localtable")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/localtable/localtable/storage/etcd/cmd/localtable").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCommand(t)
 	prefix := newPrefix("two-processes")
 	var cs []string
 	for range 2 {
-		cs = append(cs, startServer(t, bin, "--addr", "127.0.0.1:0", "--log-level", "warn", "--no-explorer",
-			"--etcd", strings.Join(testCluster.endpoints(), ","), "--etcd-prefix", prefix,
-			"--etcd-max-request-bytes", fmt.Sprint(testMaxRequestBytes)))
+		cs = append(cs, startServer(t, bin, etcdServeArgs(prefix)...))
 	}
 	driveTwoServers(t, cs[0], cs[1])
 	// The data is where the flags say: under the prefix and the account.
@@ -238,6 +229,29 @@ func TestTwoServerProcesses(t *testing.T) {
 	if resp.Count == 0 {
 		t.Errorf("no key under %s%s/", prefix, server.DevAccountName)
 	}
+}
+
+// buildCommand builds the localtable command with etcd support
+// (cmd/localtable of this module) into the test's directory.
+func buildCommand(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("the go command is not on PATH: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "localtable")
+	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/localtable/localtable/storage/etcd/cmd/localtable").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// etcdServeArgs are the arguments of a serve on the test cluster under
+// prefix, followed by more.
+func etcdServeArgs(prefix string, more ...string) []string {
+	return append([]string{"--addr", "127.0.0.1:0", "--log-level", "warn", "--no-explorer",
+		"--etcd", strings.Join(testCluster.endpoints(), ","), "--etcd-prefix", prefix,
+		"--etcd-max-request-bytes", fmt.Sprint(testMaxRequestBytes)}, more...)
 }
 
 // startServer runs the command and waits until it is ready; it returns
