@@ -2,19 +2,22 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/localtable/localtable/internal/tabletest"
 	"github.com/localtable/localtable/localtabletest"
 )
 
 // runNodeScript runs testdata/js/<script> with @azure/data-tables against a
 // fresh server, its connection string in LOCALTABLE_CONNECTION_STRING, and
-// fails the test with the script's output when it exits non-zero. It skips,
-// loudly, when node or npm are missing or npm ci cannot install the SDK.
+// fails the test with the script's output when it exits non-zero. When node
+// or npm are missing or npm ci cannot install the SDK, it skips loudly,
+// except under CI=true, where it fails (tabletest.Missing).
 func runNodeScript(t *testing.T, script string, timeout time.Duration) {
 	t.Helper()
 	if testing.Short() {
@@ -23,7 +26,7 @@ func runNodeScript(t *testing.T, script string, timeout time.Duration) {
 	node, err1 := exec.LookPath("node")
 	npm, err2 := exec.LookPath("npm")
 	if err1 != nil || err2 != nil {
-		t.Skip("SKIPPED: node or npm not found on PATH: the official JS SDK (@azure/data-tables) is NOT tested")
+		tabletest.Missing(t, "node or npm not found on PATH: the official JS SDK (@azure/data-tables) is NOT tested (install the Debian packages nodejs and npm)")
 	}
 	dir, _ := filepath.Abs(filepath.Join("testdata", "js"))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -32,7 +35,7 @@ func runNodeScript(t *testing.T, script string, timeout time.Duration) {
 		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("SKIPPED: npm ci failed (offline?): the official JS SDK (@azure/data-tables) is NOT tested: %v\n%s", err, out)
+			tabletest.Missing(t, fmt.Sprintf("npm ci failed (offline?): the official JS SDK (@azure/data-tables) is NOT tested: %v\n%s", err, out))
 		}
 	}
 	srv := localtabletest.NewServer(t)
