@@ -28,9 +28,9 @@ const tableName = "bench"
 var ctx = context.Background()
 
 // openLocaltable opens an account on a new memory engine, or a pebble
-// engine in dir (with its fsync skipped when noSync: for loading), and
-// returns it with its engine.
-func openLocaltable(dir string, noSync bool) (*localtable.Account, storage.Engine, error) {
+// engine in dir (with its fsync skipped when noSync: for loading), with
+// the change feed on if feed is not nil, and returns it with its engine.
+func openLocaltable(dir string, noSync bool, feed *localtable.FeedOptions) (*localtable.Account, storage.Engine, error) {
 	var eng storage.Engine = memory.New(nil)
 	if dir != "" {
 		db, err := pebble.Open(dir, &pebble.Options{NoSync: noSync})
@@ -39,7 +39,7 @@ func openLocaltable(dir string, noSync bool) (*localtable.Account, storage.Engin
 		}
 		eng = db
 	}
-	acct, err := localtable.Open(&localtable.Options{Engine: eng})
+	acct, err := localtable.Open(&localtable.Options{Engine: eng, Feed: feed})
 	return acct, eng, err
 }
 
@@ -47,7 +47,7 @@ func openLocaltable(dir string, noSync bool) (*localtable.Account, storage.Engin
 // one Insert per entity in the given order. A pebble store is loaded with
 // its fsync off, then closed: the reopen workload opens it.
 func newLocaltable(label, dir string, s shape, order []int) (*ltStore, error) {
-	acct, eng, err := openLocaltable(dir, true)
+	acct, eng, err := openLocaltable(dir, true, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (s *ltStore) reopen(pk, rk string) error {
 	if err := s.acct.Close(); err != nil && !errors.Is(err, localtable.ErrClosed) {
 		return err
 	}
-	acct, eng, err := openLocaltable(s.dir, false)
+	acct, eng, err := openLocaltable(s.dir, false, nil)
 	if err != nil {
 		return err
 	}
