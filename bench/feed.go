@@ -39,6 +39,10 @@ type feedResults struct {
 	Started time.Time `json:"started"`
 	Rounds  int       `json:"rounds"`
 	Phase   float64   `json:"phase_seconds"`
+	// LoadStart and LoadEnd are /proc/loadavg when the feed's workloads
+	// began and ended.
+	LoadStart string `json:"loadavg_start,omitempty"`
+	LoadEnd   string `json:"loadavg_end,omitempty"`
 	// Write has the single insert and the transaction of 100 on each of
 	// the four systems (sMemOff…).
 	Write []figure `json:"write"`
@@ -70,7 +74,8 @@ type latencyFigure struct {
 // runFeed runs the feed's workloads, with stores in work.
 func runFeed(cfg config, work string, logf func(string, ...any)) (*feedResults, error) {
 	fr := &feedResults{Started: time.Now().UTC(), Rounds: cfg.Rounds, Phase: cfg.Phase.Seconds(), CatchUpChanges: cfg.FeedCatchUp,
-		BytesPerChange: map[string]float64{}}
+		BytesPerChange: map[string]float64{}, LoadStart: loadAvg()}
+	defer func() { fr.LoadEnd = loadAvg() }()
 	if err := feedWrites(cfg, work, logf, fr); err != nil {
 		return nil, err
 	}
@@ -299,17 +304,17 @@ func feedMarkdown(res *results) string {
 	if f.Command != "" {
 		p("Measured apart from the rest of the report, on %s (localtable %s), with:\n\n```sh\n%s\n```\n\n", f.Started.Format("2006-01-02"), f.Version, f.Command)
 	}
-	p("**Write cost**: the same writes on accounts with `Options.Feed` off and on, on each engine, in %d interleaved rounds (memory off, on, pebble off, on…) of %v each, on accounts that start empty. ", f.Rounds, time.Duration(f.Phase*float64(time.Second)))
+	p("**Write cost**: the same writes on accounts with `Options.Feed` off and on, on each engine, in %d interleaved rounds (memory off, on, pebble off, on…) of %v each, on accounts that start empty; pebble fsyncs each commit. ", f.Rounds, time.Duration(f.Phase*float64(time.Second)))
 	p("The ratio is feed on ÷ feed off, the median of the per-round ratios (the issue's target: at most %.2f×); the times are the medians of the rounds.\n\n", feedMaxCost)
 	p("| | memory | pebble |\n|---|---|---|\n")
 	var over []string
 	for _, w := range []string{wInsert, wTx100} {
 		p("| %s |", w)
-		for _, g := range []struct{ group, on, off string }{{gFeedMem, sMemOn, sMemOff}, {gFeedPeb, sPebOn, sPebOff}} {
+		for _, g := range []struct{ group, on, off, engine string }{{gFeedMem, sMemOn, sMemOff, "memory"}, {gFeedPeb, sPebOn, sPebOff, "pebble"}} {
 			r := findRatio(res, g.group, w)
 			p(" %s (%s → %s) |", fmtRatio(r), fmtNs(med(find(f.Write, w, g.off))), fmtNs(med(find(f.Write, w, g.on))))
 			if r > feedMaxCost {
-				over = append(over, fmt.Sprintf("%s on %s", w, strings.TrimPrefix(g.off, "localtable ")))
+				over = append(over, fmt.Sprintf("%s on %s", w, g.engine))
 			}
 		}
 		p("\n")
@@ -330,6 +335,9 @@ func feedMarkdown(res *results) string {
 			w = "watcher"
 		}
 		p("| %s, %d %s | %s | %s |\n", strings.TrimPrefix(l.System, "localtable "), l.Watchers, w, fmtNs(l.MedP50), fmtNs(l.MedP99))
+	}
+	if f.LoadStart != "" {
+		p("\nThe latencies and the catch-up are times, not ratios: they move with the machine's load, whose average (1, 5, 15 min) was %s when the feed's workloads began and %s when they ended.\n", f.LoadStart, f.LoadEnd)
 	}
 	p("\n**Catch-up**: a watcher reading the feed from its oldest change, %s changes back (written in transactions of 100 entities of one Int64 property), median of %d rounds (internal/feedbench.CatchUp, as `BenchmarkFeedCatchUp`):", fmtInt(f.CatchUpChanges), f.Rounds)
 	for _, c := range f.CatchUp {
