@@ -52,7 +52,7 @@ import (
 	"github.com/localtable/localtable/storage/pebble"
 )
 
-var crashCycles = flag.Int("crash.cycles", 20, "kill cycles of TestCrash")
+var crashCycles = flag.Int("crash.cycles", 20, "kill cycles of TestCrash and TestCrashFeed (TestCrashFeed: at most 6 with -short)")
 
 const (
 	crashEnvDir     = "LOCALTABLE_CRASH_DIR"
