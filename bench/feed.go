@@ -88,22 +88,6 @@ func runFeed(cfg config, work string, logf func(string, ...any)) (*feedResults, 
 	return fr, nil
 }
 
-// openFeedStore opens an empty account with its table, on memory (dir
-// "") or on pebble in dir, fsynced, with the feed off or on.
-func openFeedStore(label, dir string, feed *localtable.FeedOptions) (*ltStore, error) {
-	acct, eng, err := openLocaltable(dir, false, feed)
-	if err != nil {
-		return nil, err
-	}
-	tbl, err := acct.CreateTable(ctx, tableName)
-	if err != nil {
-		acct.Close()
-		return nil, err
-	}
-	tmpl := templateRow("", "")
-	return &ltStore{label: label, dir: dir, acct: acct, eng: eng, tbl: tbl, tmpl: tmpl.props()}, nil
-}
-
 // feedWrites measures the single insert and the transaction of 100 on
 // the four systems, round after round (memory off, on, pebble off, on),
 // each round under keys of its own.
@@ -120,23 +104,17 @@ func feedWrites(cfg config, work string, logf func(string, ...any), fr *feedResu
 		if i%2 == 1 {
 			feed = &localtable.FeedOptions{}
 		}
-		st, err := openFeedStore(name, dir, feed)
+		st, err := openLtStore(name, dir, false, feed)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		e.stores = append(e.stores, st)
 	}
-	const parts = 100
-	insKeys := make([][]string, cfg.Rounds)
-	for r := range insKeys {
-		insKeys[r] = make([]string, cfg.MaxOps)
-		for i := range insKeys[r] {
-			insKeys[r][i] = "i" + pad(r, 2) + "-" + pad(i, 7)
-		}
+	pks := make([]string, 100)
+	for p := range pks {
+		pks[p] = pk(p)
 	}
-	if _, err := e.interleave(wInsert, cfg.Rounds, names, e.simple(cfg.MaxOps, func(st store, round, i int) error {
-		return st.insert(pk(i%parts), insKeys[round][i])
-	})); err != nil {
+	if err := e.insertWorkload(names, pks); err != nil {
 		return err
 	}
 	nTx := max(1, cfg.MaxOps/100)
@@ -174,7 +152,7 @@ func feedLatency(cfg config, work string, logf func(string, ...any), fr *feedRes
 			if eng == sLtPeb {
 				dir = filepath.Join(work, fmt.Sprintf("feed-latency-%d", w))
 			}
-			st, err := openFeedStore(eng, dir, &localtable.FeedOptions{})
+			st, err := openLtStore(eng, dir, false, &localtable.FeedOptions{})
 			if err != nil {
 				return err
 			}
@@ -218,15 +196,12 @@ func feedCatchUp(cfg config, work string, logf func(string, ...any), fr *feedRes
 		if name == sLtPeb {
 			dir = filepath.Join(work, "feed-catchup")
 		}
-		acct, eng, err := openLocaltable(dir, true, &localtable.FeedOptions{KeepChanges: n})
+		st, err := openLtStore(name, dir, true, &localtable.FeedOptions{KeepChanges: n})
 		if err != nil {
 			return err
 		}
-		st := &ltStore{label: name, dir: dir, acct: acct, eng: eng}
 		defer st.close()
-		if st.tbl, err = acct.CreateTable(ctx, tableName); err != nil {
-			return err
-		}
+		acct, eng := st.acct, st.eng
 		start := time.Now()
 		if err := feedbench.Fill(ctx, st.tbl, "c", n); err != nil {
 			return fmt.Errorf("filling the feed on %s: %w", name, err)
