@@ -209,6 +209,9 @@ func (a *Account) load() error {
 	} else if ok {
 		a.clock.last, a.clock.reserved = int64(v), int64(v)
 	}
+	if a.feed != nil {
+		return a.feed.load(context.Background())
+	}
 	return nil
 }
 

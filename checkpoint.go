@@ -104,6 +104,13 @@ func (a *Account) Restore(ctx context.Context, c *Checkpoint) error {
 	}
 	a.nextID = max(a.nextID, nextID)
 	a.cat.Store(cat)
+	if a.feed != nil {
+		// The feed's next revision never goes down: the restored state's
+		// may be behind the revisions handed out since.
+		if err := a.feed.load(ctx); err != nil {
+			return err
+		}
+	}
 	if c.cp == nil || a.clock.reserved == 0 {
 		return nil // the mark was restored with the data; or no Timestamp was handed out yet
 	}
@@ -126,9 +133,10 @@ func (c *Checkpoint) Close() error {
 }
 
 // copyBack replaces every key of the account's engine with the
-// snapshot's, in one batch, except two: the clock's mark, which becomes
-// the higher of the snapshot's and the one the clock reserved since, and
-// the next table ID, likewise. A crash, at any moment, leaves either the
+// snapshot's, in one batch, except three: the clock's mark, which
+// becomes the higher of the snapshot's and the one the clock reserved
+// since, the next table ID, likewise, and the change feed's next
+// revision, kept in memory (feedLog.rev), which is past both. A crash, at any moment, leaves either the
 // state before or the restored state with a mark that covers every tick
 // handed out: never a clock behind its own Timestamps, which would let an
 // abandoned ETag match again. a.clock.mu must be held.
@@ -151,6 +159,8 @@ func (a *Account) copyBack(snap storage.Snapshot) error {
 				mark = max(mark, t)
 			}
 			continue
+		case string(k) == string(metaFeedRev) && a.feed != nil && a.strategy.alone():
+			continue // written below
 		case string(k) == string(metaNextID):
 			if n, ok := decodeTicks(it.Value()); ok {
 				next = max(next, n)
@@ -172,6 +182,13 @@ func (a *Account) copyBack(snap storage.Snapshot) error {
 	}
 	if err := b.Set(metaNextID, encodeTicks(next)); err != nil {
 		return err
+	}
+	if a.feed != nil && a.strategy.alone() {
+		// The feed's next revision, kept in memory, is past every
+		// revision handed out: a reopen must not hand one out again.
+		if err := b.Set(metaFeedRev, encodeTicks(int64(a.feed.rev.Load()))); err != nil {
+			return err
+		}
 	}
 	if err := b.Commit(true); err != nil {
 		return err

@@ -66,6 +66,18 @@ type commitContext struct {
 	writes  []write
 	after   []func() // run once the commit is made (see afterCommit)
 	inline  [2]func()
+	buf     []byte // see scratch
+	// ticks is the commit's time on the account's clock, when the write
+	// took one (its entities' Timestamp); 0 if not (see now).
+	ticks int64
+}
+
+// now returns the commit's time on the account's clock, in ticks.
+func (c *commitContext) now() int64 {
+	if c.ticks == 0 {
+		c.ticks, _ = clockTicks(c.a.clock.now())
+	}
+	return c.ticks
 }
 
 // afterCommit makes f run once the commit is made, and not at all if it
@@ -84,15 +96,36 @@ func (c *commitContext) committed() {
 	}
 }
 
+// hold takes, for a contributor that keeps in memory what it would
+// otherwise read in every commit (on an engine the account owns alone:
+// strategy.alone), what read takes: the commits whose contributors read
+// or hold are serialized from then until their commit.
+func (c *commitContext) hold() {
+	if c.rs.release == nil {
+		c.rs.release = c.a.strategy.exclusive()
+	}
+}
+
+// scratch returns an empty buffer with room for n bytes, valid until the
+// commit, for a contributor to build its writes in (the engines copy
+// what a commit writes). The buffer is reused by the account's next
+// commits.
+func (c *commitContext) scratch(n int) []byte {
+	if cap(c.buf)-len(c.buf) < n {
+		c.buf = make([]byte, 0, max(n, 2*cap(c.buf)))
+	}
+	l := len(c.buf)
+	c.buf = c.buf[:l+n]
+	return c.buf[l : l : l+n]
+}
+
 // read reads keys for the contributor, through the commit's read: on a
 // shared engine the commit is conditioned on them; locally the commits
 // whose contributors read are serialized from their first read to their
 // commit, so what they read stays true until then. found[i] false:
 // keys[i] is absent. The values are valid until the commit.
 func (c *commitContext) read(keys ...[]byte) (vals [][]byte, found []bool, err error) {
-	if c.rs.release == nil {
-		c.rs.release = c.a.strategy.exclusive()
-	}
+	c.hold()
 	from := len(c.rs.keys)
 	if err := c.a.strategy.read(c.ctx, c.rs, nil, keys); err != nil {
 		return nil, nil, err
@@ -116,10 +149,15 @@ func (c *commitContext) delRange(start, end []byte) {
 }
 
 // contribute runs the account's contributors on the changes of a commit
-// whose write set is ws and read set rs: its writes are c.writes, ws with
-// theirs, and c.committed must be called once it is made.
-func (a *Account) contribute(ctx context.Context, rs *readSet, ws []write, changes []change) (*commitContext, error) {
-	c := &commitContext{ctx: ctx, a: a, rs: rs, changes: changes, writes: ws}
+// whose write set is ws and read set rs, in c (nil: a new one; a pooled
+// write passes its own, reused): the commit's writes are then c.writes,
+// ws with theirs, and c.committed must be called once it is made. ticks
+// is the commit's time, if it took one (else 0).
+func (a *Account) contribute(ctx context.Context, c *commitContext, rs *readSet, ws []write, changes []change, ticks int64) (*commitContext, error) {
+	if c == nil {
+		c = new(commitContext)
+	}
+	*c = commitContext{ctx: ctx, a: a, rs: rs, changes: changes, writes: ws, buf: c.buf[:0], ticks: ticks}
 	c.after = c.inline[:0]
 	for _, k := range a.contributors {
 		if err := k.contribute(c); err != nil {
@@ -129,10 +167,9 @@ func (a *Account) contribute(ctx context.Context, rs *readSet, ws []write, chang
 	return c, nil
 }
 
-// entityChanges returns the changes of an entity write into lt: for
-// action i, its read in rs (state before) and its write ws[i].
-func entityChanges(lt *liveTable, actions []Action, rs *readSet, ws []write) []change {
-	cs := make([]change, len(actions))
+// entityChanges appends to cs the changes of an entity write into lt:
+// for action i, its read in rs (state before) and its write ws[i].
+func entityChanges(cs []change, lt *liveTable, actions []Action, rs *readSet, ws []write) []change {
 	for i := range actions {
 		c := change{tableID: lt.id, table: lt.name, key: ws[i].key}
 		if rs.found[i] {
@@ -151,7 +188,7 @@ func entityChanges(lt *liveTable, actions []Action, rs *readSet, ws []write) []c
 		if !ws[i].del {
 			c.new = ws[i].value
 		}
-		cs[i] = c
+		cs = append(cs, c)
 	}
 	return cs
 }

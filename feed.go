@@ -7,7 +7,6 @@ import (
 	"iter"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -179,9 +178,29 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 		table := strings.ToLower(o.Table)
 		for {
 			wake := a.feed.wait() // before the read: a commit after it wakes us
-			var durErr error
+			// Only the changes of the commits made, below the next
+			// revision (feedLog.next), never one that a crash could
+			// still take back, whose revision the next commit would
+			// then reuse (a watcher resuming after it would skip a
+			// change): on pebble a commit is visible to readers a
+			// moment before its write-ahead log is synced (pebble
+			// publishes, then syncs; TestCrashFeed caught a watcher
+			// receiving a change that the kill then lost). On an
+			// engine the account owns alone the next revision is
+			// raised once the commit is made (feedLog.advance), which
+			// wakes the watchers; on a shared engine it is stored, and
+			// a commit there is durable once visible.
+			limit, err := a.feed.next(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					yield(Change{}, err)
+				}
+				return
+			}
+			held := false
 			n, err := a.feed.read(ctx, after, func(c *Change) bool {
-				if durErr = a.feedDurable(ctx, c.Revision); durErr != nil {
+				if c.Revision >= limit {
+					held = true
 					return false
 				}
 				after = c.Revision
@@ -193,16 +212,13 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 				}
 				return yield(*c, nil)
 			})
-			if err == nil {
-				err = durErr
-			}
 			if err != nil {
 				if ctx.Err() == nil {
 					yield(Change{}, err)
 				}
 				return
 			}
-			if n < 0 { // yield asked to stop
+			if n < 0 && !held { // yield asked to stop
 				return
 			}
 			if err := a.feed.waitFor(ctx, wake); err != nil {
@@ -215,53 +231,12 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 	}
 }
 
-// feedDurable returns once the feed's changes up to rev, which a watcher
-// has read, are durable, so that a watcher never delivers a change that a
-// crash could then take back (and whose revision the next commit would
-// reuse, so that a watcher resuming after it would skip a change). On
-// pebble, a commit is visible to readers a moment before its write-ahead
-// log is synced (pebble publishes, then syncs; TestCrashFeed caught a
-// watcher receiving a change that the kill then lost). Every commit that
-// writes the feed holds strategy.exclusive from its read of the next
-// revision until it is made and synced (commitContext.read), so once the
-// lock is taken, every change visible is durable: what the feed holds
-// then is. The first watcher to get past the known durable revision
-// takes the lock, once, for them all. An engine shared by other
-// processes shows their commits once durable.
-func (a *Account) feedDurable(ctx context.Context, rev Revision) error {
-	d := &a.feed.b.durable
-	if Revision(d.Load()) >= rev {
-		return nil
-	}
-	a.feed.b.durableMu.Lock()
-	defer a.feed.b.durableMu.Unlock()
-	if Revision(d.Load()) >= rev {
-		return nil
-	}
-	release := a.strategy.exclusive()
-	next, err := a.feed.next(ctx)
-	release()
-	if err != nil {
-		return err
-	}
-	if next-1 < rev { // cannot be: rev was read before
-		return fmt.Errorf("localtable: the feed's revision %d was read, yet the feed ends at %d", rev, next-1)
-	}
-	d.Store(uint64(next - 1))
-	return nil
-}
-
 // broadcaster wakes every waiter at once: wait returns a channel that the
 // next wake closes. A wake with no wait since the last one does nothing.
-// It also holds the revision up to which its feed is known durable
-// (Account.feedDurable).
 type broadcaster struct {
 	mu     sync.Mutex
 	ch     chan struct{}
 	waited bool // wait was called since ch was made
-
-	durable   atomic.Uint64 // the feed is durable up to this revision
-	durableMu sync.Mutex    // serializes the advances of durable
 }
 
 func newBroadcaster() *broadcaster { return &broadcaster{ch: make(chan struct{})} }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -26,10 +27,14 @@ import (
 //	  uvarint len, the entity's record after the change (empty for a
 //	          delete and a table's changes)
 //
-// and raises the next revision, metaFeedRev, by n: the record's changes
-// have revisions first … first+n-1. Both are written in the commit, by the
-// feed's contributor; on a shared engine the commit is conditioned on the
-// revision it read, so revisions follow commit order across processes.
+// and raises the next revision by n: the record's changes have revisions
+// first … first+n-1. On a shared engine the next revision is stored,
+// metaFeedRev, read and written by every commit, which is conditioned on
+// it: revisions follow commit order across processes. On an engine the
+// account owns alone, the commits that write the feed are serialized
+// (commitContext.hold) and the next revision is kept in memory: it is
+// the end of the last record, or metaFeedRev if higher, which each
+// pruning writes (a pruning by age may leave no record).
 
 const feedRecordVersion = 1
 
@@ -52,6 +57,13 @@ type feedLog struct {
 	wake   func() // b.wake, made once
 	closed chan struct{}
 	once   sync.Once
+
+	// rev is, on an engine the account owns alone, the next revision: set
+	// at open (load), raised once a commit is made (advance, which sets it
+	// to pending: both happen under the commits' exclusive hold).
+	rev     atomic.Uint64
+	pending Revision
+	advance func()
 }
 
 func newFeedLog(a *Account, opts FeedOptions) *feedLog {
@@ -60,7 +72,42 @@ func newFeedLog(a *Account, opts FeedOptions) *feedLog {
 	}
 	f := &feedLog{a: a, opts: opts, b: newBroadcaster(), closed: make(chan struct{})}
 	f.wake = f.b.wake
+	f.advance = func() {
+		f.rev.Store(uint64(f.pending))
+		f.b.wake()
+	}
 	return f
+}
+
+// load sets the next revision kept in memory, on an engine the account
+// owns alone, from the store: at open, and after a Restore, where it
+// never goes down (a revision handed out is never handed out again).
+func (f *feedLog) load(ctx context.Context) error {
+	if !f.a.strategy.alone() {
+		return nil
+	}
+	next, err := f.stored(ctx)
+	if err != nil {
+		return err
+	}
+	it, err := storage.NewIterContext(ctx, f.a.eng, feedBounds)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	if it.Last() {
+		first, _, ok := feedRecordHead(it.Key(), it.Value())
+		n, w := uvarint(it.Value()[min(9, len(it.Value())):])
+		if !ok || w <= 0 {
+			return fmt.Errorf("%w (key %q)", errCorruptFeed, it.Key())
+		}
+		next = max(next, first+Revision(n))
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	f.rev.Store(max(f.rev.Load(), uint64(next)))
+	return nil
 }
 
 // inFeed reports whether a change of kind k goes in the feed.
@@ -76,37 +123,52 @@ func (f *feedLog) contribute(c *commitContext) error {
 	if n == 0 {
 		return nil
 	}
-	vals, found, err := c.read(metaFeedRevKeys...)
-	if err != nil {
-		return err
-	}
-	first := Revision(1)
-	if found[0] {
-		v, ok := decodeTicks(vals[0])
-		if !ok {
-			return fmt.Errorf("localtable: corrupt metadata %q", metaFeedRev)
+	alone := f.a.strategy.alone()
+	var first Revision
+	if alone {
+		c.hold()
+		first = Revision(f.rev.Load())
+	} else {
+		vals, found, err := c.read(metaFeedRevKeys...)
+		if err != nil {
+			return err
 		}
-		first = Revision(v)
+		first = 1
+		if found[0] {
+			v, ok := decodeTicks(vals[0])
+			if !ok {
+				return fmt.Errorf("localtable: corrupt metadata %q", metaFeedRev)
+			}
+			first = Revision(v)
+		}
 	}
-	now, _ := clockTicks(f.a.clock.now())
+	now := c.now()
 	next := first + Revision(n)
+	pruning := (next-1)/feedPruneEvery != (first-1)/feedPruneEvery
 	// The key, the next revision and the record in one buffer.
 	size := 9 + 8 + 1 + 8 + 2
 	for i := range c.changes {
 		size += 3*binary.MaxVarintLen32 + 1 + len(c.changes[i].table) + len(c.changes[i].key) + len(c.changes[i].new)
 	}
-	buf := make([]byte, 0, size)
+	buf := c.scratch(size)
 	buf = binary.BigEndian.AppendUint64(append(buf, keyenc.PrefixFeed), uint64(first))
 	buf = binary.BigEndian.AppendUint64(buf, uint64(next))
 	buf = appendFeedRecord(buf, now, c.changes, n)
 	c.set(buf[:9:9], buf[17:])
-	c.set(metaFeedRev, buf[9:17:17])
-	if (next-1)/feedPruneEvery != (first-1)/feedPruneEvery {
+	if !alone || pruning {
+		c.set(metaFeedRev, buf[9:17:17])
+	}
+	if pruning {
 		if err := f.prune(c, next-1, now); err != nil {
 			return err
 		}
 	}
-	c.afterCommit(f.wake)
+	if alone {
+		f.pending = next
+		c.afterCommit(f.advance)
+	} else {
+		c.afterCommit(f.wake)
+	}
 	return nil
 }
 
@@ -253,8 +315,16 @@ func decodeFeedRecord(key, rec []byte, after Revision, fn func(c *Change) bool) 
 	return true, nil
 }
 
-// next returns the feed's next revision, as stored.
+// next returns the feed's next revision.
 func (f *feedLog) next(ctx context.Context) (Revision, error) {
+	if f.a.strategy.alone() {
+		return Revision(f.rev.Load()), nil
+	}
+	return f.stored(ctx)
+}
+
+// stored returns the next revision as metaFeedRev holds it (1 if absent).
+func (f *feedLog) stored(ctx context.Context) (Revision, error) {
 	v, c, err := storage.GetContext(ctx, f.a.eng, metaFeedRev)
 	if errors.Is(err, storage.ErrNotFound) {
 		return 1, nil

@@ -99,18 +99,23 @@ type entityWrite struct {
 	keys   [][]byte
 	steps  []entityStep
 	ws     []write
+	cs     []change      // the changes, for the contributors
+	cc     commitContext // the contributors' context, reused
 }
 
 var entityWrites = sync.Pool{New: func() any { return new(entityWrite) }}
 
 // release returns w to entityWrites, keeping buffers of a typical size.
 func (w *entityWrite) release() {
-	if cap(w.recs) > 256<<10 || cap(w.keyBuf) > 64<<10 {
+	if cap(w.recs) > 256<<10 || cap(w.keyBuf) > 64<<10 || cap(w.cc.buf) > 256<<10 {
 		return
 	}
 	clear(w.keys)
 	clear(w.steps)
 	clear(w.ws)
+	clear(w.cs)
+	w.cc = commitContext{buf: w.cc.buf[:0]}
+	w.cs = w.cs[:0]
 	w.t, w.actions, w.tx, w.ends, w.tags = nil, nil, false, nil, nil
 	w.recs, w.keyBuf, w.keys, w.steps, w.ws = w.recs[:0], w.keyBuf[:0], w.keys[:0], w.steps[:0], w.ws[:0]
 	w.rs.reset() // keeps its slices, emptied
@@ -170,7 +175,8 @@ func (w *entityWrite) attempt(ctx context.Context) error {
 	w.ws = ws
 	var cc *commitContext
 	if a.contributors != nil {
-		if cc, err = a.contribute(ctx, rs, ws, entityChanges(lt, w.actions, rs, ws)); err != nil {
+		w.cs = entityChanges(w.cs[:0], lt, w.actions, rs, ws)
+		if cc, err = a.contribute(ctx, &w.cc, rs, ws, w.cs, ticks); err != nil {
 			return err
 		}
 		ws = cc.writes
@@ -232,7 +238,7 @@ func (a *Account) update(ctx context.Context, what string, budget int, keys [][]
 		ws := p.writes
 		var cc *commitContext
 		if a.contributors != nil && len(p.changes) > 0 {
-			cc, err = a.contribute(ctx, rs, ws, p.changes)
+			cc, err = a.contribute(ctx, nil, rs, ws, p.changes, 0)
 			if cc != nil {
 				ws = cc.writes
 			}

@@ -78,6 +78,12 @@ type strategy interface {
 	// does nothing on others.
 	sync() error
 
+	// alone reports whether the account is the only writer of its engine
+	// (locally): a contributor may then keep in memory, under exclusive
+	// (commitContext.hold), what it would otherwise read in every commit,
+	// loading it at open and after a Restore.
+	alone() bool
+
 	// pollInterval is how often a watcher of the change feed looks for
 	// commits it was not woken for: other processes' on a shared engine;
 	// 0 locally, where every commit wakes it.
@@ -260,6 +266,8 @@ func (s local) run(ctx context.Context, _ string, _ int, w attempter) error {
 func (s local) nonce() uint64 { return 0 }
 
 func (s local) pollInterval() time.Duration { return 0 }
+
+func (s local) alone() bool { return true }
 
 func (s local) sync() error {
 	if sy, ok := s.a.eng.(storage.Syncer); ok {

@@ -77,6 +77,8 @@ const feedPoll = 50 * time.Millisecond
 
 func (s *versioned) pollInterval() time.Duration { return feedPoll }
 
+func (s *versioned) alone() bool { return false }
+
 // exclusive serializes this process's commits whose contributors read
 // (the feed's revision): they would only conflict with one another and
 // re-run. Other processes' are kept apart by the commits' conditions.

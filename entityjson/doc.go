@@ -1,5 +1,5 @@
 // Package entityjson is the Azure Table service's JSON format for one
-// entity (PROTOCOL.md §3), read and written exactly as the service reads
+// entity (docs/protocol.md §3), read and written exactly as the service reads
 // and writes it: the request bodies of Insert, Update and Merge and the
 // entities of query responses.
 //

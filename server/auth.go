@@ -7,7 +7,7 @@ import (
 )
 
 // This file connects requests to package auth, which authenticates them
-// (PROTOCOL.md §8) and authorizes their operations against what a shared
+// (docs/protocol.md §8) and authorizes their operations against what a shared
 // access signature grants.
 
 // MaxRequestDateSkew is how far a Shared Key request's x-ms-date (or Date)

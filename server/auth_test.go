@@ -26,7 +26,7 @@ func hmacSign(key []byte, s string) string {
 }
 
 // sharedKeyRequest signs a request with SharedKey (not Lite), as the
-// Python, .NET and JS SDKs do (PROTOCOL.md §8):
+// Python, .NET and JS SDKs do (docs/protocol.md §8):
 // VERB\nContent-MD5\nContent-Type\nx-ms-date\nCanonicalizedResource.
 func sharedKeyRequest(t *testing.T, account string, key []byte, method, rawURL, body string) *http.Request {
 	t.Helper()
@@ -134,7 +134,7 @@ func TestWireSharedKey(t *testing.T) {
 }
 
 // serviceSAS builds a service SAS query for table, signed as
-// PROTOCOL.md §8 says, including the key range that aztables leaves out
+// docs/protocol.md §8 says, including the key range that aztables leaves out
 // of its URLs.
 func serviceSAS(key []byte, table, perms string, start, expiry time.Time, rng [4]string) string {
 	q := url.Values{}

@@ -16,7 +16,7 @@ import (
 )
 
 // This file serves entity group transactions, POST /{acct}/$batch
-// (PROTOCOL.md §6): a multipart/mixed body holding one changeset of
+// (docs/protocol.md §6): a multipart/mixed body holding one changeset of
 // writes, or one GET alone.
 //
 // Package batch owns the wire format: it reads the body into operations,

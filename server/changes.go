@@ -28,7 +28,7 @@ import (
 //
 // The answer is 200, Content-Type: application/x-ndjson, with
 // X-Localtable-Revision: the account's revision when the stream began.
-// Each change is one line, a JSON object:
+// Each change is one line, a JSON object (entityjson.AppendChange):
 //
 //	{"revision":7,"commit":6,"last":true,"kind":"Insert","table":"Orders",
 //	 "entity":{"odata.etag":"W/\"datetime'…'\"","PartitionKey":"p","RowKey":"r","Timestamp":"…",…}}
@@ -154,6 +154,7 @@ func (rc *reqCtx) watchChanges() {
 	rc.releaseSlot() // nor does the cap on requests answered at once
 	ctl.Flush()
 	o := rc.encodeOpts(level, "", nil)
+	entity := func(b []byte, e *localtable.Entity) []byte { return appendEntity(b, e, o, false) }
 	var buf []byte
 	for {
 		if !have {
@@ -177,7 +178,7 @@ func (rc *reqCtx) watchChanges() {
 		}
 		if changeSelected(&c, table, pred) {
 			o.table = c.Table
-			buf = appendChange(buf, &c, o)
+			buf = entityjson.AppendChange(buf, &c, entity)
 		}
 		if len(buf) > 0 && (c.Last || len(buf) > 1<<20) {
 			if _, err := rc.w.Write(buf); err != nil {
@@ -201,31 +202,4 @@ func changeSelected(c *localtable.Change, table string, pred localtable.Predicat
 		return true
 	}
 	return pred.Match(&c.Entity)
-}
-
-// appendChange appends c as a line of the change feed's stream.
-func appendChange(b []byte, c *localtable.Change, o *encodeOpts) []byte {
-	b = append(b, `{"revision":`...)
-	b = strconv.AppendUint(b, uint64(c.Revision), 10)
-	b = append(b, `,"commit":`...)
-	b = strconv.AppendUint(b, uint64(c.Commit), 10)
-	b = append(b, `,"last":`...)
-	b = strconv.AppendBool(b, c.Last)
-	b = append(b, `,"kind":`...)
-	b = entityjson.AppendString(b, c.Kind.String())
-	b = append(b, `,"table":`...)
-	b = entityjson.AppendString(b, c.Table)
-	switch c.Kind {
-	case localtable.ChangeTableCreated, localtable.ChangeTableDeleted:
-	case localtable.ChangeDelete:
-		b = append(b, `,"entity":{"PartitionKey":`...)
-		b = entityjson.AppendString(b, c.Entity.PartitionKey)
-		b = append(b, `,"RowKey":`...)
-		b = entityjson.AppendString(b, c.Entity.RowKey)
-		b = append(b, '}')
-	default:
-		b = append(b, `,"entity":`...)
-		b = appendEntity(b, &c.Entity, o, false)
-	}
-	return append(b, "}\n"...)
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // This file writes entities into response bodies at the metadata level a
-// request asks for; the entity JSON codec itself (PROTOCOL.md §3) is
+// request asks for; the entity JSON codec itself (docs/protocol.md §3) is
 // package entityjson.
 
 // encodeOpts say how entities are written.

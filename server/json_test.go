@@ -10,7 +10,7 @@ import (
 )
 
 // TestWireEdmRoundTrip sends every Edm type in raw JSON and reads back
-// exactly the JSON text PROTOCOL.md §3 prescribes.
+// exactly the JSON text docs/protocol.md §3 prescribes.
 func TestWireEdmRoundTrip(t *testing.T) {
 	hs, _ := rawServer(t)
 	base := hs.URL + "/devstoreaccount1"

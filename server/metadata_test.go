@@ -12,7 +12,7 @@ import (
 )
 
 // TestWireMetadataLevels checks, for every response that carries entities
-// or tables, exactly the annotations PROTOCOL.md §3 prescribes at each of
+// or tables, exactly the annotations docs/protocol.md §3 prescribes at each of
 // nometadata, minimalmetadata and fullmetadata.
 func TestWireMetadataLevels(t *testing.T) {
 	hs, _ := rawServer(t)

@@ -556,3 +556,105 @@ func TestFeedManyWatchers(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedRevisionsNeverGoBack checks that a revision handed out is never
+// handed out again, on a pebble directory: after a pruning by age that
+// leaves no change in the feed, and after a Restore to a checkpoint taken
+// before later commits, each followed by a reopen.
+func TestFeedRevisionsNeverGoBack(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	clock := tabletest.NewFakeClock(t0)
+	open := func() *localtable.Account {
+		db, err := pebble.Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := localtable.Open(&localtable.Options{Engine: db, Clock: clock.Now, Feed: &localtable.FeedOptions{KeepFor: time.Minute}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	revision := func(a *localtable.Account) localtable.Revision {
+		t.Helper()
+		r, err := a.Revision(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a := open()
+	tbl, err := a.CreateTable(ctx, "Kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := a.Checkpoint(ctx) // at revision 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1,100 revisions in transactions of 100, then an hour later one more
+	// transaction: it crosses revision 1,024 and prunes every record of
+	// the first hour, its own being the only one left.
+	insert := func(from, n int) {
+		t.Helper()
+		acts := make([]localtable.Action, n)
+		for i := range acts {
+			acts[i] = localtable.Action{Type: localtable.ActionInsert, Entity: localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%06d", from+i)}}
+		}
+		if _, err := tbl.Transact(ctx, acts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 10 {
+		insert(i*100, 100)
+	}
+	clock.Set(t0.Add(time.Hour))
+	insert(1000, 100)
+	if r := revision(a); r != 1101 {
+		t.Fatalf("revision %d after 1,100 inserts and a creation, want 1101", r)
+	}
+	for _, err := range a.Watch(ctx, &localtable.WatchOptions{After: 1}) {
+		var ce *localtable.FeedCompactedError
+		if !errors.As(err, &ce) || ce.Oldest != 1002 {
+			t.Fatalf("Watch after 1: %v, want the first hour's records pruned", err)
+		}
+		break
+	}
+	a.Close()
+
+	a = open()
+	if r := revision(a); r != 1101 {
+		t.Fatalf("revision %d after a reopen, want 1101", r)
+	}
+	tbl = a.Table("Kept")
+	insert(2000, 1) // revision 1102
+	// A Restore to a state of revision 1, and reopens: the next revision
+	// is still 1103.
+	cp.Close()
+	cp, err = a.Checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert(3000, 5) // 1103 … 1107
+	if err := a.Restore(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	cp.Close()
+	if r := revision(a); r != 1107 {
+		t.Fatalf("revision %d after a Restore, want 1107 (never lower)", r)
+	}
+	a.Close()
+	a = open()
+	defer a.Close()
+	if r := revision(a); r != 1107 {
+		t.Fatalf("revision %d after a Restore and a reopen, want 1107", r)
+	}
+	tbl = a.Table("Kept")
+	insert(4000, 1)
+	got := collect(t, a, &localtable.WatchOptions{After: 1107}, 1)
+	if got[0].Revision != 1108 || got[0].Entity.RowKey != "004000" {
+		t.Fatalf("the change after the Restore: %v", describeChanges(got))
+	}
+}

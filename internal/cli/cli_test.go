@@ -178,6 +178,14 @@ func TestBinaryDataCommands(t *testing.T) {
 			if name == "offline" && !strings.Contains(got, "scanned 1, returned 1") {
 				t.Fatalf("query --explain offline: no counts:\n%s", got)
 			}
+			if name == "offline" {
+				// A literal of another type than the property's: no
+				// entity, as the service answers, and a hint why.
+				got = run("query", table, "--filter", "Total eq '12'", "--explain")
+				if want := "hint: Total is Edm.Double in the entities scanned (7.5, for one); the filter compares it with a String ('12'), and values of different types never match: write a Double literal, such as 7.5.\n"; !strings.Contains(got, want) || !strings.Contains(got, "returned 0") {
+					t.Fatalf("query --explain with a String for a Double: want %q in\n%s", want, got)
+				}
+			}
 			var arr []map[string]any
 			if err := json.Unmarshal([]byte(run("query", table, "-o", "json", "--top", "1")), &arr); err != nil || len(arr) != 1 || arr[0]["PartitionKey"] != "jones" {
 				t.Fatalf("query -o json --top 1: %v %v", err, arr)

@@ -47,7 +47,10 @@ paging through the whole result (or the first --top). -o table prints
 columns (long values cut), -o json a JSON array and -o jsonl one entity a
 line, in the service's JSON format with its type annotations, odata.etag and
 Timestamp. --explain prints the planner's key ranges and residual filter,
-then (on a data directory) the entities scanned and returned.` + "\n" + sourceHelp,
+then (on a data directory) the entities scanned and returned, and a hint for
+each comparison whose literal is of another type than the property's in the
+entities scanned ("Total eq '12'" for a Double Total matches nothing, as in
+the service).` + "\n" + sourceHelp,
 		examples: `
 localtable query Orders --location ./data
 localtable query Orders --filter "PartitionKey eq 'smith' and Total gt 100.0" --select Total,Status --location ./data
@@ -233,6 +236,9 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 		fmt.Fprintln(e.stdout, "plan: "+strings.ReplaceAll(f.Explain(), "\n", "\n      "))
 	}
 	q := queryReq{Filter: *filterText, Select: splitList(*sel)}
+	if *explain && f != nil {
+		q.Check = f.TypeCheck()
+	}
 	var stats localtable.QueryStats
 	haveStats := false
 	pages := 0
@@ -281,6 +287,11 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 			fmt.Fprintf(e.stdout, "scanned %d, returned %d, in %d page(s)\n", stats.Scanned, stats.Returned, pages)
 		} else {
 			fmt.Fprintf(e.stdout, "returned %d, in %d page(s) (a server does not report the entities it scanned)\n", n, pages)
+		}
+		if q.Check != nil {
+			for _, h := range q.Check.Hints() {
+				fmt.Fprintln(e.stdout, "hint: "+h)
+			}
 		}
 	}
 	return nil

@@ -146,8 +146,12 @@ func watchLocal(ctx context.Context, e *env, acct *localtable.Account, table str
 		}
 		if (table == "" || strings.ToLower(ch.Table) == table) &&
 			(f == nil || ch.Kind == localtable.ChangeTableCreated || ch.Kind == localtable.ChangeTableDeleted || f.Match(&ch.Entity)) {
-			l := changeLine(&ch)
-			raw, _ := json.Marshal(l)
+			raw := entityjson.AppendChange(nil, &ch, nil)
+			raw = raw[:len(raw)-1] // the newline
+			var l watchLine
+			if err := json.Unmarshal(raw, &l); err != nil {
+				return err
+			}
 			if err := emit(&l, raw); err != nil {
 				return err
 			}
@@ -157,19 +161,6 @@ func watchLocal(ctx context.Context, e *env, acct *localtable.Account, table str
 		}
 	}
 	return ctx.Err()
-}
-
-// changeLine is ch as the server's stream writes it.
-func changeLine(ch *localtable.Change) watchLine {
-	l := watchLine{Revision: uint64(ch.Revision), Commit: uint64(ch.Commit), Last: ch.Last, Kind: ch.Kind.String(), Table: ch.Table}
-	switch ch.Kind {
-	case localtable.ChangeTableCreated, localtable.ChangeTableDeleted:
-	case localtable.ChangeDelete:
-		l.Entity = entityjson.Append(nil, &localtable.Entity{PartitionKey: ch.Entity.PartitionKey, RowKey: ch.Entity.RowKey}, nil)
-	default:
-		l.Entity = entityjson.Append(nil, &ch.Entity, &entityjson.Options{System: true})
-	}
-	return l
 }
 
 // watchRemote follows a server's change feed until ctx ends.

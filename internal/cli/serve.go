@@ -81,7 +81,8 @@ web site whose name resolves to 127.0.0.1 (DNS rebinding) cannot reach them;
 --allow-host also turns the check on for other addresses.
 
 The explorer asks for an account's key (a session cookie then holds the
-login), unless --no-auth. While it serves, 'localtable backup --endpoint'
+login), unless --no-auth; devstoreaccount1 under the emulator's well-known
+key opens in one click for a browser on this machine (loopback). While it serves, 'localtable backup --endpoint'
 takes a consistent backup through it (GET /-/admin/backup, signed with the
 account key): see 'localtable backup --help'.
 
@@ -89,7 +90,8 @@ With --feed each account keeps a change feed (the latest --feed-keep changes,
 100000 by default; on disk it survives restarts), served at
 GET /ACCOUNT/$changes as newline-delimited JSON, a localtable extension that no
 Azure SDK calls: 'localtable watch --endpoint' reads it (see its help), with the
-account key or an account SAS with r and resource types c and o.`,
+account key or an account SAS with r and resource types c and o; the
+explorer's Changes tab shows a table's changes live.`,
 		examples: `
 localtable                                        # in memory, Azurite's address and account
 localtable serve --location ./data                # pebble on disk, one directory per account

@@ -44,6 +44,10 @@ type queryReq struct {
 	Select []string // nil: all properties
 	Top    int      // page size, 1 to 1000
 	Cont   localtable.Continuation
+	// Check, if set, is Filter's TypeCheck: a local store queries
+	// through it, so that it notes the types the query meets (a remote
+	// one cannot).
+	Check *filter.TypeCheck
 }
 
 // queryPage is one page of entities.
@@ -284,7 +288,10 @@ func (l *localStore) DeleteTable(ctx context.Context, name string) error {
 
 func (l *localStore) Query(ctx context.Context, table string, q queryReq) (queryPage, error) {
 	opts := localtable.QueryOptions{Select: q.Select, PageSize: q.Top, Continuation: q.Cont}
-	if q.Filter != "" {
+	switch {
+	case q.Check != nil:
+		opts.Filter = q.Check
+	case q.Filter != "":
 		f, err := filter.Parse(q.Filter)
 		if err != nil {
 			return queryPage{}, err

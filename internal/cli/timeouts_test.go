@@ -157,6 +157,52 @@ func TestServeFeedOutlivesTimeouts(t *testing.T) {
 	}
 }
 
+// TestServeExplorerChangesStream: the explorer's stream of a table's
+// changes lasts past --write-timeout and --read-timeout too, and shutting
+// down ends it: serve returns long before --shutdown-grace.
+func TestServeExplorerChangesStream(t *testing.T) {
+	addr, stop := serveAddr(t, "--feed", "--no-explorer=false", "--write-timeout", "1s", "--read-timeout", "1s", "--shutdown-grace", "2m")
+	post := func(path, body string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://"+addr+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("POST %s: %d", path, resp.StatusCode)
+		}
+	}
+	post("/devstoreaccount1/Tables", `{"TableName":"late"}`)
+	resp, err := http.Get("http://" + addr + "/-/explorer/a/devstoreaccount1/t/late/changes/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("the explorer's stream: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	post("/devstoreaccount1/late", `{"PartitionKey":"p","RowKey":"r"}`)
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"kind":"Insert","table":"late"`) {
+		t.Fatalf("the stream after the timeouts: %q, %v", line, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- stop() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("shutdown still waiting for the explorer's stream after 30s (--shutdown-grace 2m)")
+	}
+}
+
 // TestServeMaxConcurrentRequests: over --max-concurrent-requests, a
 // request is answered 503 ServerBusy.
 func TestServeMaxConcurrentRequests(t *testing.T) {

@@ -1,8 +1,10 @@
 package doccheck_test
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -150,5 +152,57 @@ func (hidden) Exported() {}
 	}
 	if len(problems) > 0 && (problems[0].Pos.Filename != "p.go" || problems[0].Pos.Line != 4) {
 		t.Errorf("first problem at %s:%d, want p.go:4", problems[0].Pos.Filename, problems[0].Pos.Line)
+	}
+}
+
+// TestCitedDocsExist: every Markdown file a Go file of the repository
+// names (docs/protocol.md, README.md, …) is in the repository, at that
+// path from the root or from the citing file's directory: the code must
+// not cite documents a reader cannot open.
+func TestCitedDocsExist(t *testing.T) {
+	root := filepath.Join("..", "..")
+	cite := regexp.MustCompile(`[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.md\b`)
+	// A bare name (results.md, a file the benchmark program writes) may
+	// be anywhere in the repository.
+	names := map[string]bool{}
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".md") {
+			names[d.Name()] = true
+		}
+		return nil
+	})
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == "node_modules" || n == "testdata" || (strings.HasPrefix(n, ".") && path != root) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range cite.FindAllString(string(src), -1) {
+			if strings.Contains(m, "://") || strings.HasPrefix(m, "/") || (!strings.Contains(m, "/") && names[m]) {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(root, m)); err == nil {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(path), m)); err == nil {
+				continue
+			}
+			t.Errorf("%s cites %s, which is not in the repository", path, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,28 +27,36 @@ func artifactDir(t *testing.T) string {
 	return t.TempDir()
 }
 
+// stepper returns a function that runs a step's actions in b, each step
+// within 30s, and fails t if one fails, with the page's JavaScript
+// exceptions and a screenshot (name-failure.png in artifactDir).
+func stepper(t *testing.T, b *browsertest.Browser, name string) func(step string, actions ...chromedp.Action) {
+	art := artifactDir(t)
+	return func(step string, actions ...chromedp.Action) {
+		t.Helper()
+		tctx, cancel := context.WithTimeout(b.Ctx, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Run(tctx, actions...); err != nil {
+			var shot []byte
+			chromedp.Run(b.Ctx, chromedp.FullScreenshot(&shot, 100))
+			p := filepath.Join(art, name+"-failure.png")
+			os.WriteFile(p, shot, 0o644)
+			t.Fatalf("%s: %v (JavaScript exceptions %q; screenshot in %s)", step, err, b.Exceptions(), p)
+		}
+	}
+}
+
 // TestBrowserExplorer clicks through the explorer in headless Chromium:
 // log in, create a table, insert two entities with typed properties,
 // filter (reading the plan and the counts), edit one, meet an ETag
 // conflict, delete an entity and the table. It saves screenshots.
 func TestBrowserExplorer(t *testing.T) {
 	b := browsertest.Start(t, "the explorer's browser test", chromedp.WindowSize(1280, 860))
-	bctx := b.Ctx
 	hs, acct := newServer(t, false, nil)
 	ctx := context.Background()
 	art := artifactDir(t)
 
-	do := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		tctx, cancel := context.WithTimeout(bctx, 30*time.Second)
-		defer cancel()
-		if err := chromedp.Run(tctx, actions...); err != nil {
-			var shot []byte
-			chromedp.Run(bctx, chromedp.FullScreenshot(&shot, 100))
-			os.WriteFile(filepath.Join(art, "explorer-failure.png"), shot, 0o644)
-			t.Fatalf("%s: %v (screenshot in %s)", step, err, art)
-		}
-	}
+	do := stepper(t, b, "explorer")
 	text := func(sel string) string {
 		t.Helper()
 		var s string

@@ -10,11 +10,17 @@
 // cookie (HttpOnly, SameSite=Strict, Secure over HTTPS) holding the
 // account, an expiry and an HMAC of both under a key drawn at start, so
 // sessions end with the process. A session opens its own account only.
+// The one login without a key is devstoreaccount1's under the emulator's
+// well-known key (no secret), and only for a request from a loopback
+// address that no proxy forwarded (see oneClick): a server reachable from
+// elsewhere still asks every remote browser for the key.
 // Every form that changes something carries a token that must equal a
 // second cookie (double submit; that cookie is SameSite=Strict too), and a
 // POST whose Origin is not the server's own is refused, so another site
 // cannot drive the explorer even with --no-auth. Responses forbid framing
 // and inline scripts (Content-Security-Policy), and are not cached.
+// The Changes view's stream (changes.go) is a GET under the same session,
+// read by the page's own script with fetch(): it changes nothing.
 package explorer
 
 import (
@@ -26,7 +32,9 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -34,6 +42,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/server"
 )
 
 // Account is an account the explorer shows.
@@ -83,6 +92,14 @@ type Explorer struct {
 	now      func() time.Time
 }
 
+// countOf is n and its noun: "1 entity", "2 entities", "0 entities".
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
 // New returns the explorer for opts.
 func New(opts Options) *Explorer {
 	x := &Explorer{opts: opts, accounts: map[string]*Account{}, secret: make([]byte, 32), log: opts.Logger, now: opts.Clock}
@@ -109,9 +126,10 @@ func New(opts Options) *Explorer {
 		"join":      strings.Join,
 		"in":        func(s string, list []string) bool { return slices.Contains(list, s) },
 		"blankProp": func() propForm { return propForm{Type: "Edm.String"} },
+		"count":     countOf,
 	}
 	x.pages = map[string]*template.Template{}
-	for _, p := range []string{"login", "accounts", "tables", "table", "entity", "error"} {
+	for _, p := range []string{"login", "accounts", "tables", "table", "entity", "changes", "error"} {
 		x.pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html"))
 	}
 	sub, _ := fs.Sub(staticFS, "static")
@@ -254,15 +272,45 @@ func (x *Explorer) authorized(r *http.Request, account string) bool {
 	return err == nil && x.now().Unix() < t
 }
 
+// devKey is the emulator's well-known key.
+var devKey, _ = base64.StdEncoding.DecodeString(server.DevAccountKey)
+
+// oneClick reports whether the login may open acct without its key: only
+// the emulator's account (devstoreaccount1) under its well-known key,
+// which is no secret, and only for a request over loopback that no proxy
+// forwarded, so that a server reachable from elsewhere still asks every
+// remote browser for the key.
+func oneClick(r *http.Request, acct *Account) bool {
+	if acct == nil || acct.Name != server.DevAccountName || !hmac.Equal(acct.Key, devKey) {
+		return false
+	}
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
+		if r.Header.Get(h) != "" {
+			return false
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	ip, perr := netip.ParseAddr(host)
+	return err == nil && perr == nil && ip.Unmap().IsLoopback()
+}
+
 func (x *Explorer) serveLogin(w http.ResponseWriter, r *http.Request, token string) {
 	pg := &page{CSRF: token, Accounts: x.names, Selected: r.FormValue("account")}
 	if pg.Selected == "" && len(x.names) > 0 {
 		pg.Selected = x.names[0]
 	}
+	if a := x.accounts[server.DevAccountName]; oneClick(r, a) {
+		pg.OneClick = a.Name
+	}
 	if r.Method == http.MethodPost {
 		acct := x.accounts[pg.Selected]
+		if r.PostForm.Get("oneclick") == "1" && !oneClick(r, acct) {
+			pg.Error = "Only the emulator's account, " + server.DevAccountName + " with its well-known key, opens without a key, and only from this machine (loopback)."
+			x.render(w, r, http.StatusForbidden, "login", pg)
+			return
+		}
 		key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(r.PostForm.Get("key")))
-		if acct != nil && err == nil && hmac.Equal(key, acct.Key) {
+		if acct != nil && (r.PostForm.Get("oneclick") == "1" || err == nil && hmac.Equal(key, acct.Key)) {
 			http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: x.session(acct.Name), Path: x.opts.Prefix,
 				MaxAge: int(SessionTTL / time.Second), HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 			http.Redirect(w, r, x.accountURL(acct.Name), http.StatusSeeOther)

@@ -29,6 +29,7 @@ type page struct {
 	Notice     string
 	Accounts   []string
 	Selected   string // the login form's account
+	OneClick   string // the account the login opens without a key (see oneClick)
 	Account    string
 	AccountURL string
 
@@ -40,8 +41,10 @@ type page struct {
 	Columns     []string // shown
 	AllCols     []string // for the column chooser
 	Plan        string
+	Hints       []string // comparisons that cannot hold for their types (filter.TypeCheck)
 	Stats       localtable.QueryStats
 	NextURL     string
+	PrevURL     string
 	FirstURL    string
 	ExportJSONL string
 	ExportCSV   string
@@ -49,6 +52,10 @@ type page struct {
 
 	Entity   entityForm // the entity page
 	Conflict bool
+
+	FeedOff   string // the changes page: why the account has no feed
+	From      uint64 // the revision the changes page watches after
+	StreamURL string // the changes page's stream
 }
 
 type tableRow struct {
@@ -149,6 +156,10 @@ func (x *Explorer) serveAccount(w http.ResponseWriter, r *http.Request, acct *Ac
 		x.serveEntity(w, r, acct, t, base)
 	case action == "export" && r.Method == http.MethodGet:
 		x.serveExport(w, r, t)
+	case action == "changes" && r.Method == http.MethodGet:
+		x.serveChangesPage(w, r, acct, t, base)
+	case action == "changes/stream" && r.Method == http.MethodGet:
+		x.serveChangesStream(w, r, acct, t)
 	default:
 		http.NotFound(w, r)
 	}
@@ -211,6 +222,17 @@ func queryOf(r *http.Request) (queryView, localtable.QueryOptions, *filter.Filte
 	return v, opts, f, nil
 }
 
+// pagesBefore reads the stack of the continuation tokens of the pages
+// before the browse page's (its ppk and prk, paired in order).
+func pagesBefore(q url.Values) []localtable.Continuation {
+	pks, rks := q["ppk"], q["prk"]
+	back := make([]localtable.Continuation, min(len(pks), len(rks)))
+	for i := range back {
+		back[i] = localtable.Continuation{NextPartitionKey: pks[i], NextRowKey: rks[i]}
+	}
+	return back
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -230,11 +252,16 @@ func (x *Explorer) serveBrowse(w http.ResponseWriter, r *http.Request, acct *Acc
 	p.Query = view
 	p.NewURL = x.entityURL(acct.Name, t.Name(), "", "", true)
 	if err != nil {
-		p.Error = "The filter is not valid: " + err.Error()
+		p.Error = "The filter is not valid: " + errText(err)
 		x.render(w, r, http.StatusBadRequest, "table", p)
 		return
 	}
 	p.Plan = f.Explain()
+	var check *filter.TypeCheck
+	if f != nil {
+		check = f.TypeCheck()
+		opts.Filter = check
+	}
 	res, err := t.Query(r.Context(), &opts)
 	if err != nil {
 		p.Error = errText(err)
@@ -242,6 +269,9 @@ func (x *Explorer) serveBrowse(w http.ResponseWriter, r *http.Request, acct *Acc
 		return
 	}
 	p.Stats = res.Stats
+	if check != nil {
+		p.Hints = check.Hints()
+	}
 	seen := map[string]bool{}
 	for _, e := range res.Entities {
 		for name := range e.Properties {
@@ -281,17 +311,33 @@ func (x *Explorer) serveBrowse(w http.ResponseWriter, r *http.Request, acct *Acc
 	if view.Top != 50 {
 		q.Set("top", strconv.Itoa(view.Top))
 	}
-	if !opts.Continuation.IsZero() {
-		p.FirstURL = x.tableURL(acct.Name, t.Name(), q)
-	}
-	if !res.Continuation.IsZero() {
+	// The pages before this one are a stack of continuation tokens in
+	// the URL (ppk and prk, the first page's empty): Next pushes this
+	// page's, Previous pops.
+	back := pagesBefore(r.URL.Query())
+	at := func(c localtable.Continuation, stack []localtable.Continuation) string {
 		n := url.Values{}
 		for k, v := range q {
 			n[k] = v
 		}
-		n.Set("npk", res.Continuation.NextPartitionKey)
-		n.Set("nrk", res.Continuation.NextRowKey)
-		p.NextURL = x.tableURL(acct.Name, t.Name(), n)
+		for _, b := range stack {
+			n.Add("ppk", b.NextPartitionKey)
+			n.Add("prk", b.NextRowKey)
+		}
+		if !c.IsZero() {
+			n.Set("npk", c.NextPartitionKey)
+			n.Set("nrk", c.NextRowKey)
+		}
+		return x.tableURL(acct.Name, t.Name(), n)
+	}
+	if !opts.Continuation.IsZero() {
+		p.FirstURL = at(localtable.Continuation{}, nil)
+		if len(back) > 0 {
+			p.PrevURL = at(back[len(back)-1], back[:len(back)-1])
+		}
+	}
+	if !res.Continuation.IsZero() {
+		p.NextURL = at(res.Continuation, append(back[:len(back):len(back)], opts.Continuation))
 	}
 	eq := url.Values{}
 	for _, k := range []string{"filter", "select"} {
@@ -447,7 +493,10 @@ func (x *Explorer) serveEntity(w http.ResponseWriter, r *http.Request, acct *Acc
 		return
 	}
 	if err != nil {
-		fail(&localtable.Error{Code: localtable.CodeInvalidInput, Message: err.Error()})
+		if le := (*localtable.Error)(nil); !errors.As(err, &le) { // a value's error has its code already
+			err = &localtable.Error{Code: localtable.CodeInvalidInput, Message: err.Error()}
+		}
+		fail(err)
 		return
 	}
 	var tag localtable.ETag
@@ -467,7 +516,7 @@ func (x *Explorer) serveEntity(w http.ResponseWriter, r *http.Request, acct *Acc
 func (x *Explorer) serveExport(w http.ResponseWriter, r *http.Request, t *localtable.Table) {
 	_, opts, _, err := queryOf(r)
 	if err != nil {
-		http.Error(w, "The filter is not valid: "+err.Error(), http.StatusBadRequest)
+		http.Error(w, "The filter is not valid: "+errText(err), http.StatusBadRequest)
 		return
 	}
 	opts.PageSize, opts.Continuation = 0, localtable.Continuation{}

@@ -377,7 +377,7 @@ func (b *memBatch) add(op memOp) error {
 
 // opsPool holds the emptied operation lists of committed and closed
 // batches, whose growth would otherwise be paid by every batch.
-var opsPool = sync.Pool{New: func() any { return new([]memOp) }}
+var opsPool = sync.Pool{New: func() any { s := make([]memOp, 0, 4); return &s }}
 
 // release empties the batch's operations, dropping their items, and
 // returns the list to opsPool unless it grew large.

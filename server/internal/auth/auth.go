@@ -11,7 +11,7 @@ import (
 	"github.com/localtable/localtable/internal/reqclass"
 )
 
-// This file authenticates requests (PROTOCOL.md §8) and authorizes their
+// This file authenticates requests (docs/protocol.md §8) and authorizes their
 // operations against what a shared access signature grants. Bearer tokens
 // are validated in bearer.go, shared access signatures in sas.go.
 

@@ -1,5 +1,5 @@
 // Package auth authenticates the server's requests and authorizes their
-// operations as the Table service does (PROTOCOL.md §8): Shared Key and
+// operations as the Table service does (docs/protocol.md §8): Shared Key and
 // Shared Key Lite signatures and the request's date, service and account
 // shared access signatures with what they grant, and Microsoft Entra ID
 // bearer tokens (claims checked, signature not).

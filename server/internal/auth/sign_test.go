@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// The golden vector of PROTOCOL.md §8, from the aztables tests.
+// The golden vector of docs/protocol.md §8, from the aztables tests.
 func TestServiceSASGolden(t *testing.T) {
 	q := url.Values{}
 	q.Set("sp", "r")
