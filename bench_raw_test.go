@@ -13,7 +13,7 @@ package localtable
 // collection included): on a machine shared with other work it varies far
 // less than the wall time, so its ratio is the steadier figure.
 //
-// What remains of the overhead, and why (README's Benchmarks has figures):
+// What remains of the overhead, and why (docs/benchmarks.md has figures):
 //   - Get decodes the record into an Entity, and its Properties map is most
 //     of that: a 10-entry map[string]Value costs about four copies of the
 //     record. The strings view the memory engine's immutable record; on
@@ -483,6 +483,52 @@ func BenchmarkScanVsRaw(b *testing.B) {
 					}
 					rows += n
 				})
+				b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
+			})
+			b.Run(be.name+"/"+c.name+"/rows", func(b *testing.B) {
+				// Table.Rows reading two properties of each row in place,
+				// as a hot path does, and decoding nothing else.
+				tbl, _ := benchTable(b, be.lt(b))
+				loadScan(b, tbl)
+				rows := 0
+				var sum int64
+				loop(b, func() {
+					n := 0
+					for r, err := range tbl.Rows(ctx, &QueryOptions{Filter: c.pred}) {
+						if err != nil {
+							b.Fatal(err)
+						}
+						balance, ok := r.Property("Balance")
+						name, ok2 := r.Property("Name")
+						if !ok || !ok2 {
+							b.Fatal("missing properties")
+						}
+						sum += balance.Int64() + int64(len(name.String()))
+						n++
+					}
+					if c.want > 0 && n != c.want {
+						b.Fatalf("%d rows, want %d", n, c.want)
+					}
+					rows += n
+				})
+				b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
+			})
+			b.Run(be.name+"/"+c.name+"/rawreuse", func(b *testing.B) {
+				// The least a caller of the bare engine pays: each value
+				// copied into one reused buffer.
+				r := be.raw(b).(rawScanner)
+				loadRawScan(r)
+				var sink []byte
+				rows := 0
+				loop(b, func() {
+					n := 0
+					r.scan(c.lo, c.hi, func(v []byte) { sink = append(sink[:0], v...); n++ })
+					if c.want > 0 && n != c.want {
+						b.Fatalf("%d rows, want %d", n, c.want)
+					}
+					rows += n
+				})
+				_ = sink
 				b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
 			})
 			b.Run(be.name+"/"+c.name+"/raw", func(b *testing.B) {

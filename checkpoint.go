@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -87,9 +88,9 @@ func (a *Account) Restore(ctx context.Context, c *Checkpoint) error {
 	defer a.clock.mu.Unlock()
 	var err error
 	if c.cp != nil {
-		err = a.eng.(storage.Checkpointer).Restore(c.cp)
+		err = a.restoreCheckpoint(ctx, c.cp)
 	} else {
-		err = a.copyBack(c.snap)
+		err = a.copyBack(ctx, c.snap)
 	}
 	var cat *catalog
 	var nextID uint64
@@ -132,19 +133,62 @@ func (c *Checkpoint) Close() error {
 	return c.snap.Close()
 }
 
+// restoreCheckpoint has the engine, a storage.Checkpointer, restore cp.
+// The engine restores every key; the change feed's history is then put
+// back as it was (from a snapshot taken before), in the commit that
+// makes the restore's change, which follows at once (such an engine, in
+// memory, keeps nothing across a crash: nothing can come between the
+// two).
+func (a *Account) restoreCheckpoint(ctx context.Context, cp storage.Checkpoint) error {
+	var feed storage.Snapshot
+	if a.feed != nil {
+		var err error
+		if feed, err = a.eng.NewSnapshot(); err != nil {
+			return err
+		}
+		defer feed.Close()
+	}
+	if err := a.eng.(storage.Checkpointer).Restore(cp); err != nil || a.contributors == nil {
+		return err
+	}
+	return a.update(ctx, "the restore", maxConflictRetries, nil, func(*readSet) (*metaPlan, error) {
+		ws := []write{}
+		if feed != nil {
+			var err error
+			if ws, err = feedCopy(ws, feed); err != nil {
+				return nil, err
+			}
+		}
+		return &metaPlan{writes: ws, changes: restoredChanges}, nil
+	})
+}
+
+// restoredChanges are the changes of a Restore, as contributors see it.
+var restoredChanges = []change{{kind: changeRestored}}
+
 // copyBack replaces every key of the account's engine with the
-// snapshot's, in one batch, except three: the clock's mark, which
-// becomes the higher of the snapshot's and the one the clock reserved
-// since, the next table ID, likewise, and the change feed's next
-// revision, kept in memory (feedLog.rev), which is past both. A crash, at any moment, leaves either the
+// snapshot's, in one batch, except the change feed's (its history, with
+// the next revision, kept in memory: feedLog.rev) and two: the clock's
+// mark, which becomes the higher of the snapshot's and the one the clock
+// reserved since, and the next table ID, likewise. The contributors'
+// writes for the restore (the feed's Restored change) are in the batch. A crash, at any moment, leaves either the
 // state before or the restored state with a mark that covers every tick
 // handed out: never a clock behind its own Timestamps, which would let an
 // abandoned ETag match again. a.clock.mu must be held.
-func (a *Account) copyBack(snap storage.Snapshot) error {
+func (a *Account) copyBack(ctx context.Context, snap storage.Snapshot) error {
 	b := a.eng.NewBatch()
 	defer b.Close()
 	// Every key starts with a prefix byte below 0xff (internal/keyenc).
-	if err := b.DeleteRange([]byte{}, []byte{0xff}); err != nil {
+	keepFeed := a.feed != nil
+	if keepFeed {
+		err := b.DeleteRange([]byte{}, []byte{keyenc.PrefixFeed})
+		if err == nil {
+			err = b.DeleteRange([]byte{keyenc.PrefixFeed + 1}, []byte{0xff})
+		}
+		if err != nil {
+			return err
+		}
+	} else if err := b.DeleteRange([]byte{}, []byte{0xff}); err != nil {
 		return err
 	}
 	it, err := snap.NewIter(nil)
@@ -159,8 +203,8 @@ func (a *Account) copyBack(snap storage.Snapshot) error {
 				mark = max(mark, t)
 			}
 			continue
-		case string(k) == string(metaFeedRev) && a.feed != nil && a.strategy.alone():
-			continue // written below
+		case keepFeed && (len(k) > 0 && k[0] == keyenc.PrefixFeed || string(k) == string(metaFeedRev)):
+			continue // the feed is kept
 		case string(k) == string(metaNextID):
 			if n, ok := decodeTicks(it.Value()); ok {
 				next = max(next, n)
@@ -183,16 +227,22 @@ func (a *Account) copyBack(snap storage.Snapshot) error {
 	if err := b.Set(metaNextID, encodeTicks(next)); err != nil {
 		return err
 	}
-	if a.feed != nil && a.strategy.alone() {
-		// The feed's next revision, kept in memory, is past every
-		// revision handed out: a reopen must not hand one out again.
-		if err := b.Set(metaFeedRev, encodeTicks(int64(a.feed.rev.Load()))); err != nil {
+	var cc *commitContext
+	if a.contributors != nil {
+		rs := newReadSet()
+		defer rs.close()
+		var err error
+		if cc, err = a.contribute(ctx, nil, rs, nil, restoredChanges, 0); err != nil {
+			return err
+		}
+		if err := applyWrites(b, cc.writes); err != nil {
 			return err
 		}
 	}
 	if err := b.Commit(true); err != nil {
 		return err
 	}
+	cc.committed()
 	if mark > 0 {
 		a.clockWrote, a.clockPrev = mark, mark
 	}

@@ -44,6 +44,7 @@ const (
 	changeTableDeleted                        // a table was deleted, with every entity in it
 	changeTablePolicies                       // a table's access policies were replaced
 	changeClockMark                           // the clock's mark moved
+	changeRestored                            // the account's data was replaced by a Restore
 )
 
 // change is one change a commit makes, as contributors see it. The

@@ -3,6 +3,7 @@ package localtable_test
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
@@ -182,4 +183,35 @@ func ExampleTable_Partitions() {
 	// Output:
 	// web01
 	// web02
+}
+
+// Rows reads each entity in place: nothing is decoded but the properties
+// asked for, and a loop allocates nothing per entity. What a Row returns
+// is valid until the loop moves on: keep a copy (strings.Clone,
+// Row.Entity) of what must outlive the step.
+func ExampleTable_Rows() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	tbl, _ := acct.CreateTable(ctx, "Log")
+	seedLog(ctx, tbl)
+
+	var warnings, errs int
+	var lastError string
+	for r, err := range tbl.Rows(ctx, &localtable.QueryOptions{Filter: filter.Prop("PartitionKey").Eq("web01")}) {
+		if err != nil {
+			panic(err)
+		}
+		level, _ := r.Property("Level")
+		switch level.String() { // a view of the stored bytes: compared, not kept
+		case "warn":
+			warnings++
+		case "error":
+			errs++
+			lastError = strings.Clone(r.RowKey()) // kept past the step: a copy
+		}
+	}
+	fmt.Println(warnings, errs, lastError)
+	// Output:
+	// 2 1 002
 }

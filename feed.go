@@ -55,12 +55,22 @@ const (
 	ChangeDelete       ChangeKind = ChangeKind(changeDelete)       // an entity was deleted
 	ChangeTableCreated ChangeKind = ChangeKind(changeTableCreated) // a table was created
 	ChangeTableDeleted ChangeKind = ChangeKind(changeTableDeleted) // a table was deleted with its entities
+	// ChangeRestored: Account.Restore replaced the account's data, every
+	// table of it, with a checkpoint's. The change names no table; a
+	// watcher that keeps state derived from the data must read it again
+	// (watching After this change's revision delivers what follows).
+	ChangeRestored ChangeKind = ChangeKind(changeRestored)
 )
 
 var changeKindNames = map[ChangeKind]string{
 	ChangeInsert: "Insert", ChangeReplace: "Replace", ChangeMerge: "Merge", ChangeDelete: "Delete",
-	ChangeTableCreated: "TableCreated", ChangeTableDeleted: "TableDeleted",
+	ChangeTableCreated: "TableCreated", ChangeTableDeleted: "TableDeleted", ChangeRestored: "Restored",
 }
+
+// IsEntity reports whether a change of kind k is the change of one entity
+// (an insert, replace, merge or delete), which Change.Entity describes;
+// table changes and ChangeRestored are not.
+func (k ChangeKind) IsEntity() bool { return k >= ChangeInsert && k <= ChangeDelete }
 
 // String returns the kind's name.
 func (k ChangeKind) String() string {
@@ -93,11 +103,12 @@ type Change struct {
 // WatchOptions select what Watch delivers. A nil *WatchOptions watches
 // every table of the account from now on.
 type WatchOptions struct {
-	// Table, if set, selects the changes of that table (case-insensitive).
+	// Table, if set, selects the changes of that table (case-insensitive),
+	// and ChangeRestored, which concerns every table.
 	Table string
 	// Filter, if set, selects the entity changes whose entity it matches:
 	// after an insert, replace or merge, the entity as written; after a
-	// delete, its keys. Table changes always pass.
+	// delete, its keys. Table changes and ChangeRestored always pass.
 	Filter Predicate
 	// After starts the watch after this revision: the first change
 	// delivered is the one that follows it. 0 starts at the oldest change
@@ -105,6 +116,20 @@ type WatchOptions struct {
 	After Revision
 	// FromNow starts at the next commit, whatever After says.
 	FromNow bool
+}
+
+// Selects reports whether a watch with options o delivers c (FromNow and
+// After aside): c is of o.Table, or a ChangeRestored, and its entity
+// matches o.Filter if it is an entity's change. A nil o selects every
+// change.
+func (o *WatchOptions) Selects(c *Change) bool {
+	if o == nil {
+		return true
+	}
+	if o.Table != "" && c.Kind != ChangeRestored && !strings.EqualFold(c.Table, o.Table) {
+		return false
+	}
+	return o.Filter == nil || !c.Kind.IsEntity() || o.Filter.Match(&c.Entity)
 }
 
 // ErrFeedOff is returned by Watch and Revision on an account opened
@@ -175,7 +200,6 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 			}
 			after = rev
 		}
-		table := strings.ToLower(o.Table)
 		for {
 			wake := a.feed.wait() // before the read: a commit after it wakes us
 			// Only the changes of the commits made, below the next
@@ -204,10 +228,7 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 					return false
 				}
 				after = c.Revision
-				if table != "" && strings.ToLower(c.Table) != table {
-					return true
-				}
-				if o.Filter != nil && c.Kind != ChangeTableCreated && c.Kind != ChangeTableDeleted && !o.Filter.Match(&c.Entity) {
+				if !o.Selects(c) {
 					return true
 				}
 				return yield(*c, nil)

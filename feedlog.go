@@ -1,6 +1,7 @@
 package localtable
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -111,7 +112,9 @@ func (f *feedLog) load(ctx context.Context) error {
 }
 
 // inFeed reports whether a change of kind k goes in the feed.
-func inFeed(k changeKind) bool { return k >= changeInsert && k <= changeTableDeleted }
+func inFeed(k changeKind) bool {
+	return k >= changeInsert && k <= changeTableDeleted || k == changeRestored
+}
 
 func (f *feedLog) contribute(c *commitContext) error {
 	n := 0
@@ -205,6 +208,20 @@ func (f *feedLog) prune(c *commitContext, last Revision, now int64) error {
 	return nil
 }
 
+// feedCopy appends to ws the writes that make the feed's records those of
+// snap: the deletion of the feed's, then a copy of each of snap's.
+func feedCopy(ws []write, snap storage.Snapshot) ([]write, error) {
+	ws = append(ws, write{key: feedBounds.LowerBound, del: true, end: feedBounds.UpperBound})
+	it, err := snap.NewIter(feedBounds)
+	if err != nil {
+		return nil, err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		ws = append(ws, write{key: bytes.Clone(it.Key()), value: bytes.Clone(it.Value())})
+	}
+	return ws, it.Close()
+}
+
 // feedBounds are the bounds of the feed's records.
 var feedBounds = &storage.IterOptions{
 	LowerBound: []byte{keyenc.PrefixFeed},
@@ -295,7 +312,7 @@ func decodeFeedRecord(key, rec []byte, after Revision, fn func(c *Change) bool) 
 		if c.Revision <= after {
 			continue
 		}
-		if k := c.Kind; k != ChangeTableCreated && k != ChangeTableDeleted {
+		if c.Kind.IsEntity() {
 			c.Entity = Entity{PartitionKey: pk, RowKey: rk}
 			if len(entity) > 0 {
 				ticks, props, err := decodeSelected(entity, selection{})

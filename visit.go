@@ -25,12 +25,16 @@ func (t *Table) queryStored(ctx context.Context, opts QueryOptions, visit visitF
 	return t.queryPage(ctx, opts, &storedVisit{visit: visit})
 }
 
-// storedVisit hands entities to a visitFunc, as stored.
+// storedVisit hands entities to a visitFunc, as stored, or, with row
+// set, to row as a *Row (Table.Rows).
 type storedVisit struct {
 	visit visitFunc
 	rec   []byte // the record being visited
 	it    recordWalker
 	props iter.Seq2[string, Value] // all, made once
+
+	row   func(*Row) error
+	rowAt Row // what row receives, reset for each entity
 }
 
 // emit hands the entity of an engine key and record to the visitor, and
@@ -47,10 +51,17 @@ func (v *storedVisit) emit(key, rec []byte, size bool) (int, error) {
 		return 0, err
 	}
 	v.rec = rec
-	if v.props == nil {
-		v.props = v.all
+	if v.row != nil {
+		v.rowAt = Row{pk: pk, rk: rk, ticks: ticks, rec: rec}
+		err = v.row(&v.rowAt)
+		v.rowAt = Row{} // a Row kept past its step reads as empty
+	} else {
+		if v.props == nil {
+			v.props = v.all
+		}
+		err = v.visit(pk, rk, ticks, v.props)
 	}
-	if err := v.visit(pk, rk, ticks, v.props); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	if v.it.err != nil {

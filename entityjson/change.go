@@ -15,7 +15,8 @@ import (
 //
 // kind is the ChangeKind's name; entity is written by appendEntity after
 // an insert, replace or merge (nil means Append with System set), is the
-// keys alone after a delete, and is absent for a table's change.
+// keys alone after a delete, and is absent for a table's change and a
+// Restored one (whose table is "").
 func AppendChange(b []byte, c *localtable.Change, appendEntity func([]byte, *localtable.Entity) []byte) []byte {
 	b = append(b, `{"revision":`...)
 	b = strconv.AppendUint(b, uint64(c.Revision), 10)
@@ -27,9 +28,9 @@ func AppendChange(b []byte, c *localtable.Change, appendEntity func([]byte, *loc
 	b = AppendString(b, c.Kind.String())
 	b = append(b, `,"table":`...)
 	b = AppendString(b, c.Table)
-	switch c.Kind {
-	case localtable.ChangeTableCreated, localtable.ChangeTableDeleted:
-	case localtable.ChangeDelete:
+	switch {
+	case !c.Kind.IsEntity():
+	case c.Kind == localtable.ChangeDelete:
 		b = append(b, `,"entity":{"PartitionKey":`...)
 		b = AppendString(b, c.Entity.PartitionKey)
 		b = append(b, `,"RowKey":`...)

@@ -22,7 +22,9 @@ func errCode(err error) string {
 	return fmt.Sprint(err)
 }
 
-// New serves the SDK in-process: no listener, no port, the same wire.
+// New serves its clients in-process: no network, the same wire (its
+// ConnectionString, for code that makes its own client, names a loopback
+// port serving the same server).
 func ExampleNew() {
 	t := &testing.T{} // in a real test, the *testing.T of the test
 	srv := localtabletest.New(t)

@@ -164,7 +164,7 @@ func Example_lostResponse() {
 	// #5 GetEntity counters (page, home) → 200
 }
 
-// The README's version of the test: AssertTable fails on the naive
+// docs/testing.md's version of the test: AssertTable fails on the naive
 // counter and passes on the fixed one.
 func TestAssertTableCatchesDoubleIncrement(t *testing.T) {
 	ctx := context.Background()

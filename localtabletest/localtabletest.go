@@ -1,10 +1,14 @@
 // Package localtabletest runs a localtable server for a Go test in one
 // line and hands back an aztables client connected to it:
 //
-//	srv := localtabletest.New(t)                // in-process: no listener, no port
+//	srv := localtabletest.New(t)                // in-process: the clients go through no network
 //	table := srv.Client.NewClient("orders")
 //
 //	srv := localtabletest.NewServer(t)          // on 127.0.0.1, for code that needs a URL
+//
+// Code that builds its own client from a connection string works with
+// either: New's ConnectionString names a loopback port that serves the same
+// server (see New).
 //
 // Both serve a fresh in-memory account, closed with t.Cleanup, with the
 // service's wire behaviour, and hand back the same Server. On it a test
@@ -66,9 +70,13 @@ type Server struct {
 	// ServiceClient.GetStatistics.
 	SecondaryURL string
 	// ConnectionString connects the SDKs (aztables.NewServiceClientFromConnectionString,
-	// @azure/data-tables, .NET, Python) to the server's primary endpoint
-	// (ServiceURL); the SDKs that reach the secondary on their own derive
-	// it from there. For New, only clients given ClientOptions reach it.
+	// @azure/data-tables, .NET, Python) to the server's primary endpoint;
+	// the SDKs that reach the secondary on their own derive it from
+	// there. For NewServer its endpoint is ServiceURL. For New it is
+	// http://127.0.0.1:PORT/devstoreaccount1/, a loopback port serving
+	// the same server, so that code that makes its own client from a
+	// connection string, with its own transport, reaches it; a client
+	// given ClientOptions still goes in-process (see New).
 	ConnectionString string
 	// SecondaryConnectionString connects the SDKs to the secondary
 	// endpoint (see server.SecondaryConnectionString).
@@ -88,6 +96,8 @@ type Server struct {
 	Clock *Clock
 	// HTTP is the underlying httptest server of NewServer; nil for New.
 	HTTP *httptest.Server
+	// listener is New's loopback server, for ConnectionString.
+	listener *httptest.Server
 	// Transport is the in-process transport of New; nil for NewServer.
 	Transport *Transport
 
@@ -99,11 +109,21 @@ type Server struct {
 
 // New starts a server in-process over a new account for the test and
 // returns it ready to use: requests go from the clients to the server's
-// handler through Transport, with no listener and no network. Its URL is
+// handler through Transport, with no network. Its URL is
 // https://localtable.test/devstoreaccount1, reachable only through
 // Transport (Server.ClientOptions carry it); the server sees the
 // requests as HTTPS, so bearer tokens (Server.TokenCredential) and SAS
 // restricted to HTTPS work. t.Cleanup closes the server and the account.
+//
+// Code under test that builds its own client from a connection string
+// uses its own transport, which dials: no in-process transport can reach
+// it, nor a fake host name, which no resolver knows. So New also serves
+// the same server (faults, latency, log and clock included) over HTTP on a
+// loopback port, and ConnectionString names that port: such code works
+// unchanged. Transport serves that host too, in-process, so a client made
+// from ConnectionString with ClientOptions still uses no network. Use
+// NewServer when the code needs the server's URL itself (ServiceURL, URL)
+// or HTTPS over a network (WithTLS).
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	return start(t, opts, true)
@@ -167,9 +187,16 @@ func start(t testing.TB, opts []Option, inProcess bool) *Server {
 	for i := len(c.middleware) - 1; i >= 0; i-- {
 		h = c.middleware[i](h)
 	}
+	connURL := ""
 	if inProcess {
-		s.Transport = &Transport{h: h, host: FakeHost}
+		s.listener = httptest.NewUnstartedServer(h)
+		base, endStreams := context.WithCancel(context.Background())
+		s.listener.Config.BaseContext = func(net.Listener) context.Context { return base }
+		s.endStreams = endStreams
+		s.listener.Start()
+		s.Transport = &Transport{h: h, host: FakeHost, alt: s.listener.Listener.Addr().String()}
 		s.URL = "https://" + FakeHost + "/" + server.DevAccountName
+		connURL = s.listener.URL + "/" + server.DevAccountName
 	} else {
 		s.HTTP = httptest.NewUnstartedServer(h)
 		// A $changes stream lasts until its client goes: closing the
@@ -186,13 +213,18 @@ func start(t testing.TB, opts []Option, inProcess bool) *Server {
 	}
 	s.ServiceURL = s.URL + "/"
 	s.SecondaryURL = server.SecondaryEndpoint(s.URL, server.DevAccountName)
-	s.ConnectionString = server.ConnectionString(s.ServiceURL, server.DevAccountName, server.DevAccountKey)
-	s.SecondaryConnectionString = server.ConnectionString(s.SecondaryURL+"/", server.DevAccountName, server.DevAccountKey)
+	if connURL == "" {
+		connURL = s.URL
+	}
+	s.ConnectionString = server.ConnectionString(connURL+"/", server.DevAccountName, server.DevAccountKey)
+	s.SecondaryConnectionString = server.ConnectionString(server.SecondaryEndpoint(connURL, server.DevAccountName)+"/", server.DevAccountName, server.DevAccountKey)
 	stop := func() {
 		close(k.closed)
-		if s.HTTP != nil {
-			s.endStreams()
-			s.HTTP.Close()
+		for _, hs := range []*httptest.Server{s.HTTP, s.listener} {
+			if hs != nil {
+				s.endStreams()
+				hs.Close()
+			}
 		}
 		s.initial.Close()
 		acct.Close()

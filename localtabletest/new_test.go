@@ -2,6 +2,7 @@ package localtabletest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -151,4 +152,39 @@ type countingTransport struct {
 func (c countingTransport) Do(r *http.Request) (*http.Response, error) {
 	*c.n++
 	return c.next.Do(r)
+}
+
+// Code that makes its own client from New's connection string, with the
+// SDK's own transport and retries (no ClientOptions), reaches the same
+// server: the connection string names a loopback port serving it.
+func TestNewConnectionStringForOwnClients(t *testing.T) {
+	ctx := context.Background()
+	srv := localtabletest.New(t)
+	if _, err := srv.Client.NewClient("orders").CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	ownClient := func(connStr string) *aztables.Client {
+		// As code under test does: nothing of the test kit.
+		svc, err := aztables.NewServiceClientFromConnectionString(connStr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc.NewClient("orders")
+	}
+	b, _ := json.Marshal(map[string]string{"PartitionKey": "p", "RowKey": "own"})
+	if _, err := ownClient(srv.ConnectionString).AddEntity(ctx, b, nil); err != nil {
+		t.Fatalf("a client of its own, from ConnectionString: %v", err)
+	}
+	if _, err := srv.Account.Table("orders").Get(ctx, "p", "own", nil); err != nil {
+		t.Fatalf("the write is not in the account: %v", err)
+	}
+	if _, err := ownClient(srv.SecondaryConnectionString).GetEntity(ctx, "p", "own", nil); err != nil {
+		t.Fatalf("a client of its own, from SecondaryConnectionString: %v", err)
+	}
+	// Faults apply to it as to every client.
+	f := srv.Inject(localtabletest.Rule{Ops: []localtabletest.Operation{localtabletest.OpGet}, Action: localtabletest.ConditionNotMet()})
+	var re *azcore.ResponseError
+	if _, err := ownClient(srv.ConnectionString).GetEntity(ctx, "p", "own", nil); !errors.As(err, &re) || re.ErrorCode != "UpdateConditionNotSatisfied" || f.Hits() != 1 {
+		t.Fatalf("an injected fault: %v (%d hits)", err, f.Hits())
+	}
 }

@@ -23,7 +23,9 @@ const FakeHost = "localtable.test"
 // http.Client and aztables.ClientOptions.Transport alike, and can be
 // wrapped.
 //
-// It serves only https://localtable.test (FakeHost); other URLs fail.
+// It serves https://localtable.test (FakeHost) and, for New, the host of
+// its ConnectionString (http://127.0.0.1:PORT, served in-process all the
+// same, and seen by the server as HTTPS as well); other URLs fail.
 // A fault that drops the connection fails the request with an error
 // wrapping io.EOF; a truncated body fails its read with
 // io.ErrUnexpectedEOF; when the request's context ends first, RoundTrip
@@ -32,11 +34,12 @@ const FakeHost = "localtable.test"
 type Transport struct {
 	h    http.Handler
 	host string
+	alt  string // the host:port of New's loopback server; "": none
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Host != t.host || req.URL.Scheme != "https" {
+	if (req.URL.Host != t.host || req.URL.Scheme != "https") && (t.alt == "" || req.URL.Host != t.alt) {
 		if req.Body != nil {
 			req.Body.Close()
 		}

@@ -36,6 +36,7 @@ func (s *Server) authenticate(rc *reqCtx) error {
 		Query:              rc.query,
 		Account:            rc.acct.name,
 		Key:                rc.acct.key,
+		SecondaryKey:       rc.acct.key2,
 		Arrived:            rc.start,
 		Now:                s.now,
 		AltPaths:           rc.sharedKeyPaths(),

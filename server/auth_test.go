@@ -6,13 +6,17 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/localtabletest"
@@ -452,5 +456,57 @@ func TestWireSASDuplicatesAndMissingPolicy(t *testing.T) {
 	wantStatus(t, "SAS naming a missing policy", resp, got, 403, "AuthenticationFailed")
 	if !strings.Contains(got, "'nosuchpolicy'") {
 		t.Errorf("the message does not name the policy: %s", got)
+	}
+}
+
+// An account with a secondary key (Azurite's key2) accepts Shared Key
+// requests and SAS signed with either key, and refuses a third.
+func TestWireSecondaryKey(t *testing.T) {
+	ctx := context.Background()
+	acct, err := localtable.Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key1, key2 := []byte("the first key of acct2, 32 bytes"), []byte("the second key of acct2, 32 byte")
+	// Over HTTPS: an account SAS allows HTTPS only.
+	hs := httptest.NewTLSServer(server.New(nil, &server.Options{Accounts: []server.AccountConfig{{Name: "acct2", Key: key1, SecondaryKey: key2, Account: acct}}}))
+	t.Cleanup(func() { hs.Close(); acct.Close() })
+	client := func(key []byte) *aztables.ServiceClient {
+		cred, err := aztables.NewSharedKeyCredential("acct2", base64.StdEncoding.EncodeToString(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := aztables.NewServiceClientWithSharedKey(hs.URL+"/acct2/", cred, &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hs.Client()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if _, err := client(key1).CreateTable(ctx, "signedwithkey1", nil); err != nil {
+		t.Fatalf("key1: %v", err)
+	}
+	if _, err := client(key2).CreateTable(ctx, "signedwithkey2", nil); err != nil {
+		t.Fatalf("key2: %v", err)
+	}
+	var re *azcore.ResponseError
+	if _, err := client([]byte("a third key that the account lacks")).CreateTable(ctx, "signedwithkey3", nil); !errors.As(err, &re) || re.ErrorCode != "AuthenticationFailed" {
+		t.Fatalf("a third key: %v, want AuthenticationFailed", err)
+	}
+	sas, err := client(key2).GetAccountSASURL(aztables.AccountSASResourceTypes{Service: true, Container: true, Object: true},
+		aztables.AccountSASPermissions{Read: true, List: true}, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", strings.Replace(sas, "/acct2/?", "/acct2/Tables?", 1), nil)
+	req.Header.Set("Accept", "application/json;odata=nometadata")
+	req.Header.Set("x-ms-version", "2019-02-02")
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if got := string(b); resp.StatusCode != 200 || !strings.Contains(got, "signedwithkey2") {
+		t.Fatalf("SAS signed with key2: %d %s", resp.StatusCode, got)
 	}
 }

@@ -155,6 +155,7 @@ func (rc *reqCtx) watchChanges() {
 	ctl.Flush()
 	o := rc.encodeOpts(level, "", nil)
 	entity := func(b []byte, e *localtable.Entity) []byte { return appendEntity(b, e, o, false) }
+	sel := &localtable.WatchOptions{Table: table, Filter: pred}
 	var buf []byte
 	for {
 		if !have {
@@ -176,7 +177,7 @@ func (rc *reqCtx) watchChanges() {
 			}
 			return
 		}
-		if changeSelected(&c, table, pred) {
+		if sel.Selects(&c) {
 			o.table = c.Table
 			buf = entityjson.AppendChange(buf, &c, entity)
 		}
@@ -190,16 +191,4 @@ func (rc *reqCtx) watchChanges() {
 			buf = buf[:0]
 		}
 	}
-}
-
-// changeSelected reports whether c is of table (all tables if "") and,
-// for an entity's change, matches pred (if any).
-func changeSelected(c *localtable.Change, table string, pred localtable.Predicate) bool {
-	if table != "" && strings.ToLower(c.Table) != table {
-		return false
-	}
-	if pred == nil || c.Kind == localtable.ChangeTableCreated || c.Kind == localtable.ChangeTableDeleted {
-		return true
-	}
-	return pred.Match(&c.Entity)
 }

@@ -57,9 +57,13 @@ const (
 // AccountConfig names an account the server serves, its key, and the
 // localtable.Account holding its data.
 type AccountConfig struct {
-	Name    string              // the account name in URLs, e.g. "devstoreaccount1"
-	Key     []byte              // the account key (decoded from base64)
-	Account *localtable.Account // the data
+	Name string // the account name in URLs, e.g. "devstoreaccount1"
+	Key  []byte // the account key (decoded from base64)
+	// SecondaryKey, if not nil, is the account's second key (key2, as
+	// Azurite's AZURITE_ACCOUNTS gives it): requests and SAS signed with
+	// either key are accepted.
+	SecondaryKey []byte
+	Account      *localtable.Account // the data
 }
 
 // Options configure a Server. The zero Options (or nil) serve the account
@@ -135,6 +139,14 @@ type Options struct {
 	// once it has begun. 0 means no cap.
 	MaxConcurrentRequests int
 
+	// AcceptAnyVersion serves a request whose x-ms-version the server
+	// does not know, instead of answering it 400 InvalidHeaderValue, as
+	// Azurite's --skipApiVersionCheck does: with the newest known version
+	// not after it (LatestVersion for a version from the future or a
+	// value that is no date, the oldest for one before 2009-04-14). For
+	// clients newer than the server.
+	AcceptAnyVersion bool
+
 	// Clock is the time source for Shared Key request dates, SAS and
 	// bearer token validity, and response dates. nil means time.Now.
 	Clock func() time.Time
@@ -159,6 +171,7 @@ type Server struct {
 type account struct {
 	name string
 	key  []byte
+	key2 []byte // the secondary key; nil: none
 	data *localtable.Account
 
 	// The service properties are stored in the account, with its data
@@ -249,7 +262,7 @@ func New(acct *localtable.Account, opts *Options) *Server {
 		s.accounts[name] = &account{name: name, key: key, data: acct}
 	}
 	for _, c := range o.Accounts {
-		s.accounts[c.Name] = &account{name: c.Name, key: c.Key, data: c.Account}
+		s.accounts[c.Name] = &account{name: c.Name, key: c.Key, key2: c.SecondaryKey, data: c.Account}
 	}
 	if len(s.accounts) == 0 {
 		panic("server: New: no account to serve")

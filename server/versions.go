@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/localtable/localtable/internal/reqclass"
 )
@@ -128,9 +129,27 @@ func (s *Server) requestVersion(r *http.Request) (string, error) {
 		return LatestVersion, nil
 	}
 	if len(vals) > 1 || !knownVersion(vals[0]) {
+		if s.opts.AcceptAnyVersion && len(vals) == 1 {
+			return nearestVersion(vals[0]), nil
+		}
 		return LatestVersion, errHeaderValue("x-ms-version", vals[0])
 	}
 	return vals[0], nil
+}
+
+// nearestVersion is the version a request asking for the unknown
+// version v is served with under Options.AcceptAnyVersion: the newest
+// known version not after v, if v is a date (YYYY-MM-DD), and else the
+// latest.
+func nearestVersion(v string) string {
+	if _, err := time.Parse(time.DateOnly, v); err != nil {
+		return LatestVersion
+	}
+	i, _ := slices.BinarySearch(serviceVersions, v)
+	if i == 0 {
+		return serviceVersions[0]
+	}
+	return serviceVersions[i-1]
 }
 
 // setVersion records the request's version and sets the response headers

@@ -3,11 +3,13 @@ package server_test
 import (
 	"encoding/xml"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/localtabletest"
 	"github.com/localtable/localtable/server"
 )
@@ -272,4 +274,38 @@ func TestWireClientRequestIDEcho(t *testing.T) {
 			t.Errorf("id %.20q (%d bytes): echoed %.20q, want echo %v", c.id, len(c.id), got, c.echo)
 		}
 	}
+}
+
+// With AcceptAnyVersion (Azurite's --skipApiVersionCheck) an unknown
+// x-ms-version is served with the newest known version not after it,
+// and echoed as that version; two versions are still refused.
+func TestWireAcceptAnyVersion(t *testing.T) {
+	acct, err := localtable.Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(server.New(acct, &server.Options{DisableAuth: true, AcceptAnyVersion: true}))
+	t.Cleanup(func() { hs.Close(); acct.Close() })
+	base := hs.URL + "/devstoreaccount1"
+	for v, want := range map[string]string{
+		"2099-12-31": server.LatestVersion, // a client newer than the server
+		"2019-02-03": "2019-02-02",         // between two versions
+		"2008-01-01": "2009-04-14",         // before the first (no x-ms-version in the answer)
+		"latest":     server.LatestVersion, // no date
+		"2019-02-02": "2019-02-02",         // known: itself
+	} {
+		resp, got := do(t, "GET", base+"/Tables", map[string]string{"x-ms-version": v, "Accept": minimal}, "")
+		if want < "2013-08-15" {
+			wantODataXMLError(t, v, resp, got, 415, "JsonFormatNotSupported", "JSON format is not supported.")
+			continue
+		}
+		if resp.StatusCode != 200 || resp.Header.Get("x-ms-version") != want {
+			t.Errorf("%s: %d, x-ms-version %q, want 200 %s: %s", v, resp.StatusCode, resp.Header.Get("x-ms-version"), want, got)
+		}
+	}
+	req, _ := http.NewRequest("GET", base+"/Tables", nil)
+	req.Header.Add("x-ms-version", "2019-02-02")
+	req.Header.Add("x-ms-version", "2099-08-04")
+	resp, got := send(t, req)
+	wantStorageXMLError(t, "two versions", resp, got, 400, "InvalidHeaderValue", "The value for one of the HTTP headers")
 }

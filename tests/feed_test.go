@@ -46,7 +46,7 @@ func describeChanges(cs []localtable.Change) []string {
 	var out []string
 	for _, c := range cs {
 		s := fmt.Sprintf("%d/%d %v %s", c.Revision, c.Commit, c.Kind, c.Table)
-		if c.Kind != localtable.ChangeTableCreated && c.Kind != localtable.ChangeTableDeleted {
+		if c.Kind.IsEntity() {
 			s += fmt.Sprintf(" %s/%s %v", c.Entity.PartitionKey, c.Entity.RowKey, c.Entity.Properties["N"])
 		}
 		if c.Last {
@@ -642,19 +642,82 @@ func TestFeedRevisionsNeverGoBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp.Close()
-	if r := revision(a); r != 1107 {
-		t.Fatalf("revision %d after a Restore, want 1107 (never lower)", r)
+	if r := revision(a); r != 1108 {
+		t.Fatalf("revision %d after a Restore, want 1108 (its own change; never lower)", r)
 	}
 	a.Close()
 	a = open()
 	defer a.Close()
-	if r := revision(a); r != 1107 {
-		t.Fatalf("revision %d after a Restore and a reopen, want 1107", r)
+	if r := revision(a); r != 1108 {
+		t.Fatalf("revision %d after a Restore and a reopen, want 1108", r)
 	}
 	tbl = a.Table("Kept")
 	insert(4000, 1)
-	got := collect(t, a, &localtable.WatchOptions{After: 1107}, 1)
-	if got[0].Revision != 1108 || got[0].Entity.RowKey != "004000" {
-		t.Fatalf("the change after the Restore: %v", describeChanges(got))
+	got := collect(t, a, &localtable.WatchOptions{After: 1106}, 3)
+	if d := describeChanges(got); !slices.Equal(d, []string{"1107/1103 Insert Kept p/003004 <null> last", "1108/1108 Restored  last", "1109/1109 Insert Kept p/004000 <null> last"}) {
+		t.Fatalf("the changes around the Restore: %q", d)
 	}
+}
+
+// TestFeedRestore checks, on every engine, that a Restore is a change of
+// the feed, ChangeRestored, that reaches every watcher, of a table or
+// with a filter too, live and resumed, between the changes before and
+// after it.
+func TestFeedRestore(t *testing.T) {
+	ctx := context.Background()
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a := tabletest.OpenAccount(t, eng, feedOn)
+		tbl, err := a.CreateTable(ctx, "Restored") // revision 1
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp, err := a.Checkpoint(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cp.Close()
+		f, err := filter.Parse("N eq 1L")
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := make(chan []localtable.Change, 1)
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		go func() {
+			var got []localtable.Change
+			for c, err := range a.Watch(wctx, &localtable.WatchOptions{After: 1, Table: "restored", Filter: f}) {
+				if err != nil {
+					t.Errorf("live watch: %v", err)
+					break
+				}
+				if got = append(got, c); len(got) == 2 {
+					break
+				}
+			}
+			live <- got
+		}()
+		for i := range 3 {
+			e := localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i), Properties: localtable.Properties{"N": localtable.Int64Value(int64(i))}}
+			if _, err := tbl.Insert(ctx, e); err != nil { // revisions 2, 3, 4
+				t.Fatal(err)
+			}
+		}
+		if err := a.Restore(ctx, cp); err != nil { // revision 5
+			t.Fatal(err)
+		}
+		if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: "after"}); err != nil { // 6
+			t.Fatal(err)
+		}
+		want := []string{"3/3 Insert Restored p/1 1 last", "5/5 Restored  last"}
+		if d := describeChanges(<-live); !slices.Equal(d, want) {
+			t.Fatalf("live, of a table, filtered: %q, want %q", d, want)
+		}
+		want = []string{"5/5 Restored  last", "6/6 Insert Restored p/after <null> last"}
+		if d := describeChanges(collect(t, a, &localtable.WatchOptions{After: 4, Table: "Other"}, 1)); !slices.Equal(d, want[:1]) {
+			t.Fatalf("resumed, of another table: %q, want %q", d, want[:1])
+		}
+		if d := describeChanges(collect(t, a, &localtable.WatchOptions{After: 4}, 2)); !slices.Equal(d, want) {
+			t.Fatalf("resumed: %q, want %q", d, want)
+		}
+	})
 }

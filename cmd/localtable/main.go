@@ -21,6 +21,14 @@
 // explorer at /, and on SIGINT or SIGTERM finishes in-flight requests and
 // closes the accounts cleanly; a second signal ends it at once.
 //
+// serve also takes Azurite's table command line (azurite-table
+// --tableHost 0.0.0.0 --tablePort 10002 -l DIR -s -d FILE --loose …) and
+// its AZURITE_ACCOUNTS and AZURITE_SKIP_API_VERSION_CHECK, so that a
+// script that starts Azurite starts localtable with its name changed; what
+// differs (the data's layout under --location, in memory without it, PFX
+// certificates, the blob and queue flags) is refused or named in the
+// banner. 'localtable serve --help' lists them.
+//
 // serve --etcd host:port,… keeps the data on an etcd cluster, where any
 // number of servers share it. That needs the build with etcd support,
 // github.com/localtable/localtable/storage/etcd/cmd/localtable (a module

@@ -221,6 +221,10 @@ func (w *watcher) run(ctx context.Context) error {
 		if err != nil {
 			return err // a *FeedCompactedError would call for a rebuild
 		}
+		if c.Kind == localtable.ChangeRestored {
+			// The view, its checkpoint included, was restored with the rest.
+			return fmt.Errorf("revision %d: the account was restored: rebuild the view", c.Revision)
+		}
 		if strings.EqualFold(c.Table, sourceTable) {
 			wrote, err := w.apply(ctx, view, c)
 			if err != nil {

@@ -1,6 +1,6 @@
 // Command quickstart is a tour of localtable: it opens an in-memory account,
-// creates a table, writes and reads typed entities, and shows optimistic
-// concurrency refusing a write made with a stale ETag.
+// creates a table, writes and reads typed entities, runs a filtered query,
+// and shows optimistic concurrency refusing a write made with a stale ETag.
 package main
 
 import (
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
 )
 
 func main() {
@@ -60,6 +61,31 @@ func run(ctx context.Context) error {
 	for _, name := range []string{"Email", "Age", "Balance", "Rating", "Joined", "Verified", "Id", "Avatar"} {
 		v := e.Properties[name]
 		fmt.Printf("  %-8s %-12s %s\n", name, v.Kind(), v)
+	}
+
+	// A filtered query: the Smiths over 40. PartitionKey eq reads one
+	// partition; Age is checked on each entity read there.
+	for _, e := range []localtable.Entity{
+		{PartitionKey: "Smith", RowKey: "Jane", Properties: localtable.Properties{"Age": localtable.Int32Value(37)}},
+		{PartitionKey: "Smith", RowKey: "Mary", Properties: localtable.Properties{"Age": localtable.Int32Value(58)}},
+		{PartitionKey: "Jones", RowKey: "Ann", Properties: localtable.Properties{"Age": localtable.Int32Value(61)}},
+	} {
+		if _, err := tbl.Insert(ctx, e); err != nil {
+			return err
+		}
+	}
+	f := filter.And(filter.PartitionKey().Eq("Smith"), filter.Prop("Age").Gt(40))
+	fmt.Println("query:", f)
+	var over40 []string
+	for e, err := range tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f, Select: []string{"Age"}}) {
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %s/%s  Age %s\n", e.PartitionKey, e.RowKey, e.Properties["Age"])
+		over40 = append(over40, e.RowKey)
+	}
+	if len(over40) != 2 || over40[0] != "John" || over40[1] != "Mary" {
+		return fmt.Errorf("the Smiths over 40 are %v, want [John Mary]", over40)
 	}
 
 	// Optimistic concurrency: two writers read the same version...

@@ -30,8 +30,12 @@ var (
 	buildDir  string
 )
 
-// TestMain removes the binary the tests built.
+// TestMain removes the binary the tests built. Azurite's variables of the
+// developer's environment, which would change the accounts that serve
+// serves, are unset for the tests and the processes they start.
 func TestMain(m *testing.M) {
+	os.Unsetenv(azuriteAccountsEnv)
+	os.Unsetenv(azuriteSkipAPIVersionEnv)
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
@@ -72,6 +76,10 @@ type process struct {
 	connString string
 	endpoint   string // http://127.0.0.1:PORT/devstoreaccount1
 	stderr     strings.Builder
+	banner     strings.Builder // stdout up to the ready line
+	// client asks for /-/health; nil: http.DefaultClient (set it to
+	// one that trusts the certificate of an HTTPS server).
+	client *http.Client
 }
 
 // start runs the binary and waits until it is ready: it has printed its
@@ -103,6 +111,7 @@ func startWith(t *testing.T, p *process) *process {
 	var health string
 	for sc.Scan() {
 		line := sc.Text()
+		p.banner.WriteString(line + "\n")
 		if strings.HasPrefix(line, "DefaultEndpointsProtocol=") {
 			p.connString = line
 			for _, kv := range strings.Split(line, ";") {
@@ -117,13 +126,17 @@ func startWith(t *testing.T, p *process) *process {
 		}
 	}
 	go io.Copy(io.Discard, out)
-	if health == "" || p.endpoint == "" || strings.HasSuffix(p.endpoint, ":0/devstoreaccount1") {
+	if health == "" || p.endpoint == "" || strings.Contains(p.endpoint, ":0/") {
 		t.Fatalf("no ready line or endpoint (%q, %q); stderr:\n%s", health, p.endpoint, p.stderr.String())
 	}
 	// The listener is bound before the ready line: health answers at once,
 	// but allow the scheduler some slack.
+	client := p.client
+	if client == nil {
+		client = http.DefaultClient
+	}
 	for i := 0; ; i++ {
-		resp, err := http.Get(health)
+		resp, err := client.Get(health)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {

@@ -6,10 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"text/tabwriter"
 )
 
@@ -65,13 +69,59 @@ func usagef(c *command, format string, args ...any) error {
 	return &usageError{cmd: name, err: fmt.Errorf(format, args...)}
 }
 
-// exitCode is the process's exit status for a command's error.
+// exitCode is the process's exit status for a command's error: 2 for a
+// mistake in the command line, 128+2 (as a shell reports a process that
+// SIGINT ended) for a command that stopped on SIGINT or SIGTERM, 1
+// otherwise.
 func exitCode(err error) int {
 	var u *usageError
-	if errors.As(err, &u) {
+	var i *interruptedError
+	switch {
+	case errors.As(err, &u):
 		return 2
+	case errors.As(err, &i):
+		return 130
 	}
 	return 1
+}
+
+// interruptedError is the cause of a command's context that a signal
+// ended (notifyInterrupt).
+type interruptedError struct{ sig os.Signal }
+
+func (i *interruptedError) Error() string {
+	name := "SIGTERM"
+	if i.sig == os.Interrupt {
+		name = "SIGINT"
+	}
+	return "interrupted (" + name + ")"
+}
+
+// notifyInterrupt returns ctx, ended by the first SIGINT or SIGTERM with
+// an *interruptedError as its cause (context.Cause), and stop, which
+// releases the signals. Once one has come, the signals are released: a
+// second one ends the process at once, as a second Ctrl-C should.
+func notifyInterrupt(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			signal.Stop(ch)
+			cancel(&interruptedError{sig})
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			close(done)
+			signal.Stop(ch)
+			cancel(nil)
+		})
+	}
 }
 
 // flagSet returns an empty flag set for c. Parse errors are reported by
@@ -167,6 +217,9 @@ work on a data directory with --location DIR (offline: no server may be
 running on it), or on a running server with --endpoint URL,
 --connection-string, or the environment variable LOCALTABLE_CONNECTION_STRING
 (or AZURE_STORAGE_CONNECTION_STRING), through the Azure SDK for Go.
+
+serve also takes Azurite's command line (azurite-table --tableHost 0.0.0.0
+--tablePort 10002 -l DIR …, AZURITE_ACCOUNTS): see 'localtable serve --help'.
 
 Run 'localtable <command> --help' for a command's flags and examples, and
 'localtable --version' for the version.

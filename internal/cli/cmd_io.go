@@ -52,12 +52,19 @@ was not acknowledged when the import stopped is not done. --resume skips
 the records that are done and imports the others; in --mode insert, a
 record not acknowledged before that the table holds exactly as written
 counts as written. --skip N skips the records starting on lines 1 to N.
-The checkpoint is removed when the file is done.
+The checkpoint is removed when the file is done. While the checkpoint of an
+import that stopped is there, a run without --resume refuses to start (it
+would start over): give --resume, or remove the checkpoint to start over.
+
+Ctrl-C (SIGINT) or SIGTERM stops the import as an error does: the writes in
+flight are cut, the checkpoint is saved and the report printed, and it exits
+130; a second signal ends it at once.
 
 At the end it prints the rows written, skipped and failed, with the line
 and error of each failure, and exits 1 if any failed; an error that
 stopped the import comes first. On a terminal a progress bar shows the
-bytes read, the rate and the time left.` + "\n" + sourceHelp,
+input done (its records written, failed or skipped; not merely read), the
+rows written, the rate and the time left.` + "\n" + sourceHelp,
 		examples: `
 localtable import Orders orders.jsonl --location ./data --create
 localtable import Orders orders.csv --endpoint http://127.0.0.1:10002/devstoreaccount1
@@ -160,6 +167,7 @@ type pendingBatch struct {
 	pk    string
 	lines []int
 	acts  []localtable.Action
+	sizes []int64 // the input bytes of each record (record.size)
 	rows  map[string]bool
 	bytes int
 }
@@ -183,7 +191,11 @@ type importer struct {
 	written   int
 	failures  []failure
 	maxErrors int
-	onWritten func(n int)
+	// doneBytes are the input bytes of the records done (written,
+	// failed or skipped), which the progress bar shows; onProgress is
+	// called when they grow.
+	doneBytes  int64
+	onProgress func()
 	// prev is the checkpoint resumed from: its pending lines after
 	// lastLine are still pending, and the lines it says are done after
 	// lastLine are still done.
@@ -198,12 +210,12 @@ const maxBatchBytes = 3 << 20
 
 var errTooManyFailures = errors.New("too many failures")
 
-// add queues one entity read from line.
-func (im *importer) add(ctx context.Context, line int, e localtable.Entity) error {
+// add queues one entity read from line, of size bytes of input.
+func (im *importer) add(ctx context.Context, line int, size int64, e localtable.Entity) error {
 	im.lastLine = line
 	b := im.open[e.PartitionKey]
-	size := localtable.PayloadSize(&e)
-	if b != nil && (b.rows[e.RowKey] || b.bytes+size > maxBatchBytes) {
+	payload := localtable.PayloadSize(&e)
+	if b != nil && (b.rows[e.RowKey] || b.bytes+payload > maxBatchBytes) {
 		if err := im.flush(ctx, b); err != nil {
 			return err
 		}
@@ -221,21 +233,31 @@ func (im *importer) add(ctx context.Context, line int, e localtable.Entity) erro
 	}
 	b.lines = append(b.lines, line)
 	b.acts = append(b.acts, localtable.Action{Type: im.mode, Entity: e})
+	b.sizes = append(b.sizes, size)
 	b.rows[e.RowKey] = true
-	b.bytes += size
+	b.bytes += payload
 	if len(b.acts) == 100 {
 		return im.flush(ctx, b)
 	}
 	return nil
 }
 
-// fail records a record that was not written.
-func (im *importer) fail(line int, err error) error {
+// fail records a record that was not written, of size bytes of input.
+func (im *importer) fail(line int, size int64, err error) error {
 	im.failures = append(im.failures, failure{line, err})
+	im.progress(size)
 	if im.maxErrors > 0 && len(im.failures) >= im.maxErrors {
 		return errTooManyFailures
 	}
 	return nil
+}
+
+// progress counts size more bytes of input done.
+func (im *importer) progress(size int64) {
+	im.doneBytes += size
+	if im.onProgress != nil {
+		im.onProgress()
+	}
 }
 
 // close takes a batch whose records are all done out of the open ones.
@@ -259,7 +281,11 @@ func (im *importer) flush(ctx context.Context, b *pendingBatch) error {
 	err := im.st.Transact(ctx, im.table, b.acts)
 	if err == nil {
 		im.written += len(b.acts)
-		im.onWritten(len(b.acts))
+		var size int64
+		for _, n := range b.sizes {
+			size += n
+		}
+		im.progress(size)
 		im.close(b)
 		return nil
 	}
@@ -267,14 +293,14 @@ func (im *importer) flush(ctx context.Context, b *pendingBatch) error {
 		return err
 	}
 	for len(b.acts) > 0 {
-		line, a := b.lines[0], b.acts[0]
+		line, a, size := b.lines[0], b.acts[0], b.sizes[0]
 		_, err := im.st.Write(ctx, im.table, a)
 		if err != nil && fatal(ctx, err) {
 			return err
 		}
-		b.lines, b.acts = b.lines[1:], b.acts[1:]
+		b.lines, b.acts, b.sizes = b.lines[1:], b.acts[1:], b.sizes[1:]
 		if err != nil && !im.writtenBefore(ctx, line, &a.Entity, err) {
-			if err := im.fail(line, err); err != nil {
+			if err := im.fail(line, size, err); err != nil {
 				if len(b.acts) == 0 {
 					im.close(b)
 				}
@@ -283,7 +309,7 @@ func (im *importer) flush(ctx context.Context, b *pendingBatch) error {
 			continue
 		}
 		im.written++
-		im.onWritten(1)
+		im.progress(size)
 	}
 	im.close(b)
 	return nil
@@ -380,9 +406,14 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := p.loadResume(ic.table); err != nil {
+	if err := p.loadResume(c, ic.table); err != nil {
 		return err
 	}
+	// SIGINT (Ctrl-C) or SIGTERM stops the import as any other error
+	// does: the writes in flight are cut, the checkpoint saved, the
+	// report printed. A second signal ends the process at once.
+	ctx, stop := notifyInterrupt(ctx)
+	defer stop()
 	in, size, closeIn, err := openImportInput(e, ic.path)
 	if err != nil {
 		return err
@@ -475,10 +506,24 @@ func planImport(c *command, ic *importConfig, stderr io.Writer) (*importPlan, er
 }
 
 // loadResume reads the checkpoint resumed from, with --resume, and skips
-// what it says is done.
-func (p *importPlan) loadResume(table string) error {
+// what it says is done. Without --resume, a checkpoint left by an import
+// that stopped is refused rather than overwritten: the run would start
+// over and lose where the other stopped.
+func (p *importPlan) loadResume(c *command, table string) error {
 	if !p.resume {
-		return nil
+		if p.cpFile == "" {
+			return nil
+		}
+		b, err := os.ReadFile(p.cpFile)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		var cp importCheckpoint
+		if err == nil && json.Unmarshal(b, &cp) == nil && cp.Table != "" {
+			return usagef(c, "%s holds where an import of %s into %s stopped (every record through line %d done, %d written, at %s): "+
+				"run again with --resume to go on from there, or remove it to start over", p.cpFile, cp.File, cp.Table, cp.Line, cp.Written, cp.Updated)
+		}
+		return usagef(c, "%s, the checkpoint of this import, is there (an import that stopped left it): run again with --resume to go on from it, or remove it to start over", p.cpFile)
 	}
 	b, err := os.ReadFile(p.cpFile)
 	if err != nil {
@@ -552,8 +597,10 @@ type importRun struct {
 func (r *importRun) run(ctx context.Context, in io.Reader, size int64) error {
 	var bar *progressbar.ProgressBar
 	if r.p.showBar {
+		// The bar shows the bytes of the records done (written,
+		// failed or skipped), not of those read: the reader runs
+		// ahead of the writes.
 		bar = newByteBar(r.e.stderr, size, "importing")
-		in = io.TeeReader(in, bar)
 	}
 	rd, err := tableio.NewReader(in, r.p.format)
 	if err != nil {
@@ -572,12 +619,13 @@ func (r *importRun) run(ctx context.Context, in io.Reader, size int64) error {
 	im.lastLine = r.p.skip
 	im.written = 0
 	im.prev = r.p.cp
-	lastDesc := time.Now()
-	im.onWritten = func(int) {
-		if bar != nil && time.Since(lastDesc) > 200*time.Millisecond {
-			lastDesc = time.Now()
-			bar.Describe(fmt.Sprintf("%d rows, %.0f rows/s", im.written, float64(im.written)/time.Since(r.start).Seconds()))
+	im.doneBytes = rd.Offset() // the lines skipped
+	if bar != nil {
+		im.onProgress = func() {
+			bar.Describe(fmt.Sprintf("importing: %d rows written", im.written))
+			bar.Set64(im.doneBytes)
 		}
+		im.onProgress()
 	}
 	r.lastSave = time.Now()
 	// Records are read and decoded in a goroutine of their own, a chunk
@@ -585,6 +633,9 @@ func (r *importRun) run(ctx context.Context, in io.Reader, size int64) error {
 	recs, stopReading := readRecords(ctx, rd)
 	runErr := r.write(ctx, recs)
 	stopReading()
+	if cause := context.Cause(ctx); runErr != nil && ctx.Err() != nil && cause != nil {
+		runErr = cause // an interruption, rather than the write it cut short
+	}
 	if errors.Is(runErr, errTooManyFailures) {
 		// Commit what was read before the stop: the checkpoint then
 		// covers every line read.
@@ -593,7 +644,12 @@ func (r *importRun) run(ctx context.Context, in io.Reader, size int64) error {
 		}
 	}
 	if bar != nil {
-		bar.Finish()
+		if runErr == nil {
+			bar.Finish() // full, then cleared
+		} else {
+			bar.Clear() // as far as it went: the report says
+			bar.Exit()
+		}
 	}
 	elapsed := time.Since(r.start)
 	return r.finish(runErr, elapsed)
@@ -613,20 +669,21 @@ func (r *importRun) write(ctx context.Context, recs <-chan []record) error {
 				if line > cp.Line && cp.done(line) { // done in the run resumed from
 					r.skipped++
 					im.lastLine = max(im.lastLine, line)
+					im.progress(rc.size)
 					continue
 				}
 			}
 			switch {
 			case re != nil:
 				im.lastLine = max(im.lastLine, re.Line)
-				if err := im.fail(re.Line, re.Err); err != nil {
+				if err := im.fail(re.Line, rc.size, re.Err); err != nil {
 					return err
 				}
 				continue
 			case rc.err != nil:
 				return rc.err
 			}
-			if err := im.add(ctx, rc.line, rc.e); err != nil {
+			if err := im.add(ctx, rc.line, rc.size, rc.e); err != nil {
 				return err
 			}
 		}
@@ -694,9 +751,9 @@ func (r *importRun) finish(runErr error, elapsed time.Duration) error {
 	}
 	switch {
 	case errors.Is(runErr, errTooManyFailures):
-		return fmt.Errorf("stopped after %s (--max-errors); resume with --resume", plural(len(im.failures), "failed record", "failed records"))
+		return fmt.Errorf("stopped after %s (--max-errors); run again with --resume to go on", plural(len(im.failures), "failed record", "failed records"))
 	case stopped && cpFile != "":
-		return fmt.Errorf("import stopped: %w; %s says which records are done (all through line %d): resume with --resume", runErr, cpFile, im.checkpoint().Line)
+		return fmt.Errorf("import stopped: %w; %s says which records are done (all through line %d): run again with --resume to go on from there", runErr, cpFile, im.checkpoint().Line)
 	case stopped:
 		return fmt.Errorf("import stopped: %w", runErr)
 	case len(im.failures) > 0:
@@ -804,6 +861,12 @@ func planExport(c *command, xc *exportConfig, stderr io.Writer) (*exportPlan, er
 }
 
 // exportTo writes the table's entities to out, and returns how many.
+//
+// Its progress bar counts the entities written out of their number when
+// it is known: a data directory counts them first; a CSV's first pass
+// (its columns) counts them over a server, which gives no count. A JSONL
+// export from a server counts without a total. A CSV's first pass has a
+// bar of its own, so that something shows from the start.
 func exportTo(ctx context.Context, e *env, st store, xc *exportConfig, p *exportPlan, out io.Writer) (int, error) {
 	var total int64 = -1
 	if l, ok := st.(*localStore); ok && p.showBar {
@@ -815,13 +878,25 @@ func exportTo(ctx context.Context, e *env, st store, xc *exportConfig, p *export
 			total = int64(n)
 		}
 	}
-	w, err := newExportWriter(ctx, st, xc, p, out)
+	var bar *progressbar.ProgressBar
+	passes := ""
+	if p.showBar && p.format == tableio.CSV {
+		passes = " (2/2)"
+		bar = newRowBar(e.stderr, total, "reading the columns (1/2)")
+	}
+	w, seen, err := newExportWriter(ctx, st, xc, p, out, bar)
+	if bar != nil {
+		bar.Clear()
+		bar.Exit()
+		if err == nil && total < 0 {
+			total = int64(seen) // the entities now, as the second pass reads them
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
-	var bar *progressbar.ProgressBar
 	if p.showBar {
-		bar = newRowBar(e.stderr, total, "exporting")
+		bar = newRowBar(e.stderr, total, "exporting"+passes)
 	}
 	n := 0
 	err = scan(ctx, st, xc.table, p.q, 0, func(e *localtable.Entity) error {
@@ -832,7 +907,12 @@ func exportTo(ctx context.Context, e *env, st store, xc *exportConfig, p *export
 		return w.Write(e)
 	})
 	if bar != nil {
-		bar.Finish()
+		if err == nil && (total < 0 || int64(n) == total) {
+			bar.Finish()
+		} else {
+			bar.Clear()
+			bar.Exit()
+		}
 	}
 	if err == nil {
 		err = w.Flush()
@@ -841,14 +921,22 @@ func exportTo(ctx context.Context, e *env, st store, xc *exportConfig, p *export
 }
 
 // newExportWriter returns the writer of the export's format. A CSV's
-// columns are those of the entities exported, read first.
-func newExportWriter(ctx context.Context, st store, xc *exportConfig, p *exportPlan, out io.Writer) (tableio.Writer, error) {
+// columns are those of the entities exported, read first, counted (seen)
+// and on bar (nil: none).
+func newExportWriter(ctx context.Context, st store, xc *exportConfig, p *exportPlan, out io.Writer, bar *progressbar.ProgressBar) (w tableio.Writer, seen int, err error) {
 	if p.format != tableio.CSV {
-		return tableio.NewJSONLWriter(out, &entityjson.Options{System: xc.timestamps}), nil
+		return tableio.NewJSONLWriter(out, &entityjson.Options{System: xc.timestamps}), 0, nil
 	}
 	var cols tableio.ColumnSet
-	if err := scan(ctx, st, xc.table, p.q, 0, func(e *localtable.Entity) error { cols.Add(e); return nil }); err != nil {
-		return nil, err
+	if err := scan(ctx, st, xc.table, p.q, 0, func(e *localtable.Entity) error {
+		cols.Add(e)
+		seen++
+		if bar != nil {
+			bar.Add(1)
+		}
+		return nil
+	}); err != nil {
+		return nil, seen, err
 	}
 	list := cols.Columns()
 	if xc.timestamps {
@@ -856,13 +944,13 @@ func newExportWriter(ctx context.Context, st store, xc *exportConfig, p *exportP
 	}
 	cw, err := tableio.NewCSVWriter(out, list)
 	if err != nil {
-		return nil, err
+		return nil, seen, err
 	}
 	known := map[tableio.Column]bool{}
 	for _, col := range list {
 		known[col] = true
 	}
-	return &checkedCSV{CSVWriter: cw, known: known}, nil
+	return &checkedCSV{CSVWriter: cw, known: known}, seen, nil
 }
 
 // checkedCSV refuses an entity with a property the header has no column
@@ -891,6 +979,7 @@ type record struct {
 	line int
 	e    localtable.Entity
 	err  error
+	size int64 // its bytes of input (and of the blank lines before it)
 }
 
 // readRecords reads rd in a goroutine, in chunks, until its end, an error
@@ -904,6 +993,7 @@ func readRecords(ctx context.Context, rd tableio.Reader) (<-chan []record, func(
 		defer close(out)
 		const chunkSize = 256
 		chunk := make([]record, 0, chunkSize)
+		last := rd.Offset()
 		send := func() bool {
 			select {
 			case out <- chunk:
@@ -917,6 +1007,9 @@ func readRecords(ctx context.Context, rd tableio.Reader) (<-chan []record, func(
 		}
 		for {
 			line, e, err := rd.Next()
+			off := rd.Offset()
+			size := off - last
+			last = off
 			var re *tableio.RecordError
 			switch {
 			case err == io.EOF:
@@ -925,11 +1018,11 @@ func readRecords(ctx context.Context, rd tableio.Reader) (<-chan []record, func(
 				}
 				return
 			case err != nil && !errors.As(err, &re):
-				chunk = append(chunk, record{line: line, err: err})
+				chunk = append(chunk, record{line: line, err: err, size: size})
 				send()
 				return
 			}
-			chunk = append(chunk, record{line: line, e: e, err: err})
+			chunk = append(chunk, record{line: line, e: e, err: err, size: size})
 			if len(chunk) == chunkSize && !send() {
 				return
 			}

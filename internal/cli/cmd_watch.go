@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/localtable/localtable"
@@ -137,15 +136,17 @@ func watchLocal(ctx context.Context, e *env, acct *localtable.Account, table str
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	table = strings.ToLower(table)
 	// Every change comes through and is filtered here: the watch ends at
 	// the last revision, which a filter may drop.
+	sel := &localtable.WatchOptions{Table: table}
+	if f != nil {
+		sel.Filter = f
+	}
 	for ch, err := range acct.Watch(ctx, &localtable.WatchOptions{After: from}) {
 		if err != nil {
 			return err
 		}
-		if (table == "" || strings.ToLower(ch.Table) == table) &&
-			(f == nil || ch.Kind == localtable.ChangeTableCreated || ch.Kind == localtable.ChangeTableDeleted || f.Match(&ch.Entity)) {
+		if sel.Selects(&ch) {
 			raw := entityjson.AppendChange(nil, &ch, nil)
 			raw = raw[:len(raw)-1] // the newline
 			var l watchLine

@@ -118,7 +118,7 @@ func TestImportResumeAfterServerFailure(t *testing.T) {
 			if err == nil || f.Hits() == 0 {
 				t.Fatalf("import through a failing server: no error (%d faults)\n%s", f.Hits(), out)
 			}
-			if !strings.HasPrefix(out, "import stopped: ") || !strings.Contains(err.Error(), "resume with --resume") {
+			if !strings.HasPrefix(out, "import stopped: ") || !strings.Contains(err.Error(), "run again with --resume") {
 				t.Fatalf("the failure is not the headline:\n%s\nerror: %v", out, err)
 			}
 			cp := readCheckpoint(t, src+".checkpoint")

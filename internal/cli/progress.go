@@ -30,7 +30,7 @@ func wantProgress(mode string, w io.Writer) (bool, error) {
 	return false, fmt.Errorf("--progress %q: want auto, always or never", mode)
 }
 
-// newByteBar is a bar over size bytes of input (ETA by bytes read),
+// newByteBar is a bar over size bytes of input (ETA by bytes done),
 // described by the rows written.
 func newByteBar(w io.Writer, size int64, what string) *progressbar.ProgressBar {
 	return progressbar.NewOptions64(size,
@@ -38,14 +38,23 @@ func newByteBar(w io.Writer, size int64, what string) *progressbar.ProgressBar {
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(150*time.Millisecond),
+		progressbar.OptionThrottle(progressThrottle),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionSetRenderBlankState(true),
+		// No goroutine turning the spinner of a bar without a total:
+		// it would outlive a bar that ends without Finish (Exit), and
+		// draw over the next one. The spinner turns as the bar is drawn.
+		progressbar.OptionSetSpinnerChangeInterval(0),
 	)
 }
 
-// newRowBar is a bar over rows (total -1 when unknown: a spinner).
+// progressThrottle is the least time between two redraws of a bar
+// (tests set it to 0, to see every state).
+var progressThrottle = 150 * time.Millisecond
+
+// newRowBar is a bar over rows (total -1 when unknown: a spinner with
+// the count), drawn at once.
 func newRowBar(w io.Writer, total int64, what string) *progressbar.ProgressBar {
 	return progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
@@ -54,8 +63,13 @@ func newRowBar(w io.Writer, total int64, what string) *progressbar.ProgressBar {
 		progressbar.OptionShowIts(),
 		progressbar.OptionSetItsString("rows"),
 		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(150*time.Millisecond),
+		progressbar.OptionThrottle(progressThrottle),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetRenderBlankState(true),
+		// No goroutine turning the spinner of a bar without a total:
+		// it would outlive a bar that ends without Finish (Exit), and
+		// draw over the next one. The spinner turns as the bar is drawn.
+		progressbar.OptionSetSpinnerChangeInterval(0),
 	)
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -91,7 +92,18 @@ With --feed each account keeps a change feed (the latest --feed-keep changes,
 GET /ACCOUNT/$changes as newline-delimited JSON, a localtable extension that no
 Azure SDK calls: 'localtable watch --endpoint' reads it (see its help), with the
 account key or an account SAS with r and resource types c and o; the
-explorer's Changes tab shows a table's changes live.`,
+explorer's Changes tab shows a table's changes live.
+
+It also takes the command line of Azurite's table service (azurite-table, and
+azurite's): --tableHost and --tablePort (for --addr), --tableKeepAliveTimeout
+(--idle-timeout), -l, -s/--silent, -L/--loose, -d/--debug FILE,
+--skipApiVersionCheck, --inMemoryPersistence, --disableProductStyleUrl,
+--disableTelemetry, and the environment variables AZURITE_ACCOUNTS
+(name:key1[:key2];…) and AZURITE_SKIP_API_VERSION_CHECK=true. What cannot
+mean what it means to Azurite is refused (--pwd: PFX) or named in the banner:
+--location keeps localtable's layout, not Azurite's __azurite_db_table__.json;
+without --location the data is in memory, not in the current directory; the
+blob and queue flags are ignored.`,
 		examples: `
 localtable                                        # in memory, Azurite's address and account
 localtable serve --location ./data                # pebble on disk, one directory per account
@@ -102,7 +114,8 @@ localtable --restore backup.ltbk                  # in memory, loaded from a bac
 localtable --cert cert.pem --key key.pem          # HTTPS, account keys and SAS as over HTTP
 localtable --cert cert.pem --key key.pem --oauth basic   # HTTPS, and bearer tokens (signature not checked)
 localtable --max-page-size 2 --empty-first-page   # hostile paging, to prove clients' paging loops
-localtable serve --location ./data --feed         # keep a change feed: 'localtable watch' follows it`,
+localtable serve --location ./data --feed         # keep a change feed: 'localtable watch' follows it
+localtable --tableHost 0.0.0.0 --tablePort 10002 --location /data   # Azurite's azurite-table command line`,
 		run: runServe,
 	})
 }
@@ -150,6 +163,11 @@ type serveConfig struct {
 	// Paging torture, for testing clients' paging loops.
 	maxPageSize, queryScanLimit    int
 	emptyFirstPage, partitionPages bool
+
+	// azurite is what Azurite's flags say (azurite.go), and notes the
+	// banner's lines on where they differ from Azurite.
+	azurite azuriteConfig
+	notes   []string
 }
 
 func runServe(ctx context.Context, e *env, c *command, args []string) error {
@@ -157,14 +175,20 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(e.stderr, cfg.logLevel, cfg.logFormat)
+	console, err := newLogger(e.stderr, cfg.logLevel, cfg.logFormat)
 	if err != nil {
 		return usagef(c, "%v", err)
 	}
-	plan, err := planServe(c, cfg, e.engines, log)
+	plan, err := planServe(c, cfg, e.engines, console)
 	if err != nil {
 		return err
 	}
+	log, access, closeLog, err := azuriteLoggers(console, &cfg.azurite)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	plan.opts.log, plan.accessLog = log, access
 	accounts, engines, restored, err := openServed(ctx, plan)
 	if err != nil {
 		return err
@@ -178,8 +202,26 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 
 // parseServe reads serve's flags.
 func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
-	fs := c.flagSet()
 	var cfg serveConfig
+	fs := serveFlags(c, &cfg)
+	if _, err := c.parse(e, fs, args, 0, 0); err != nil {
+		return nil, err
+	}
+	if cfg.azurite.version {
+		fmt.Fprintln(e.stdout, versionString())
+		return nil, errHelp
+	}
+	notes, err := applyAzurite(c, fs, &cfg, e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.notes = notes
+	return &cfg, nil
+}
+
+// serveFlags defines serve's flags, and Azurite's, on a new flag set.
+func serveFlags(c *command, cfg *serveConfig) *flag.FlagSet {
+	fs := c.flagSet()
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:10002", "listen address (loopback by default)")
 	fs.StringVar(&cfg.location, "location", "", "directory for data on disk (pebble, one directory per account); empty: in memory")
 	fs.StringVar(&cfg.etcd, "etcd", "", "data on an etcd cluster at these comma-separated `endpoints` (host:port or URLs), shared by every server given the same cluster and prefix; needs the build "+EtcdCommand)
@@ -208,10 +250,8 @@ func parseServe(e *env, c *command, args []string) (*serveConfig, error) {
 	fs.Int64Var(&cfg.maxPageBytes, "max-page-bytes-in-flight", 0, "the bytes that the query pages being built or written may hold together (a client reading slowly holds its page): a page over it is answered 503 ServerBusy, unless it is alone; 0: 64 MiB, negative: no bound")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error (debug logs request and response bodies)")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
-	if _, err := c.parse(e, fs, args, 0, 0); err != nil {
-		return nil, err
-	}
-	return &cfg, nil
+	addAzuriteFlags(fs, cfg)
+	return fs
 }
 
 // servePlan is what serve opens: each account's engine, of one kind.
@@ -221,6 +261,9 @@ type servePlan struct {
 	accounts []server.AccountConfig  // without their Account yet
 	restore  string                  // a backup to load into its account; "": none
 	feed     *localtable.FeedOptions // the accounts' change feed; nil: none
+	// accessLog logs each request (logRequests): the server's log, but
+	// not on the console with --silent.
+	accessLog *slog.Logger
 }
 
 // planServe checks serve's flags and decides the engine and the accounts.
@@ -259,8 +302,9 @@ func planServe(c *command, cfg *serveConfig, engines engineRegistry, log *slog.L
 		return nil, usagef(c, "--restore loads a backup into memory; for a data directory use 'localtable restore'")
 	}
 	p := &servePlan{
-		opts:    engineOpts{location: cfg.location, etcdPrefix: cfg.etcdPrefix, etcdMaxRequestBytes: cfg.etcdMaxRequestBytes, log: log},
-		restore: cfg.restore,
+		opts:      engineOpts{location: cfg.location, etcdPrefix: cfg.etcdPrefix, etcdMaxRequestBytes: cfg.etcdMaxRequestBytes, log: log},
+		restore:   cfg.restore,
+		accessLog: log,
 	}
 	if cfg.feed {
 		p.feed = &localtable.FeedOptions{KeepChanges: cfg.feedKeep}
@@ -364,6 +408,7 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 		QueryScanLimit:          cfg.queryScanLimit,
 		MaxConcurrentRequests:   cfg.maxConcurrent,
 		MaxPageBytesInFlight:    cfg.maxPageBytes,
+		AcceptAnyVersion:        cfg.azurite.skipAPIVersion,
 	})
 	tlsConfig, err := loadTLS(cfg)
 	if err != nil {
@@ -387,7 +432,7 @@ func serveHTTP(ctx context.Context, e *env, cfg *serveConfig, p *servePlan, acco
 	if loopback || len(cfg.allowHosts) > 0 {
 		h = checkHost(h, cfg.allowHosts)
 	}
-	h = logRequests(log, h)
+	h = logRequests(p.accessLog, h)
 	hs := &http.Server{
 		Handler:           h,
 		TLSConfig:         tlsConfig,
@@ -493,6 +538,23 @@ func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.
 		auth += ", bearer tokens (--oauth basic: claims checked, signature NOT checked)"
 	}
 	fmt.Fprintf(w, "  engine:    %s\n  data:      %s\n  auth:      %s\n", engine, data, auth)
+	if cfg.azurite.skipAPIVersion {
+		fmt.Fprintf(w, "  versions:  any x-ms-version (--skipApiVersionCheck): an unknown one is served as the newest known before it\n")
+	}
+	if cfg.azurite.debug != "" {
+		fmt.Fprintf(w, "  debug log: %s\n", cfg.azurite.debug)
+	}
+	notes := cfg.notes
+	if n := azuriteDataNote(cfg.location); n != "" {
+		notes = append(notes, n)
+	}
+	for _, n := range notes {
+		if rest, ok := strings.CutPrefix(n, "WARNING: "); ok {
+			fmt.Fprintf(w, "  WARNING:   %s\n", rest)
+		} else {
+			fmt.Fprintf(w, "  note:      %s\n", n)
+		}
+	}
 	if !loopback && (cfg.noAuth || cfg.oauth != "") {
 		fmt.Fprintf(w, "  WARNING:   listening on %s, not loopback: anyone who can reach it can read and write every account\n", cfg.addr)
 	}

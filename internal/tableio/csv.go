@@ -155,6 +155,7 @@ type field struct {
 }
 
 type csvReader struct {
+	position
 	br      *bufio.Reader
 	line    int // lines read so far
 	cols    []Column
@@ -168,8 +169,8 @@ type pendingRecord struct {
 	err    error
 }
 
-func newCSVReader(r io.Reader) (*csvReader, error) {
-	c := &csvReader{br: bufio.NewReaderSize(r, 1<<20)}
+func newCSVReader(br *bufio.Reader, pos position) (*csvReader, error) {
+	c := &csvReader{br: br, position: pos}
 	line, fields, err := c.record()
 	if err == io.EOF {
 		return nil, errors.New("the CSV file is empty: it needs a header")

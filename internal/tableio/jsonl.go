@@ -55,26 +55,57 @@ type Reader interface {
 	// SkipThrough reads past every record that starts on a line up to
 	// line, without decoding them, and returns how many it skipped.
 	SkipThrough(line int) (int, error)
+	// Offset returns the bytes of input read through the last record
+	// Next returned or SkipThrough skipped (and the blank lines before
+	// it; after SkipThrough, also the record after the last skipped, if
+	// it read one): the input done, for a progress bar, exact to the
+	// byte however far the reader buffers ahead.
+	Offset() int64
+}
+
+// position counts the bytes a reader took from its input, less those its
+// buffer holds still: the offset of what it has returned.
+type position struct {
+	in *countReader
+	br *bufio.Reader
+}
+
+// Offset implements Reader.
+func (p position) Offset() int64 { return p.in.n - int64(p.br.Buffered()) }
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // NewReader returns a reader of entities in format f from r. For CSV it
 // reads the header now. A UTF-8 byte-order mark at the start of r (Excel
 // writes one before a CSV file's header) is skipped.
 func NewReader(r io.Reader, f Format) (Reader, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	in := &countReader{r: r}
+	br := bufio.NewReaderSize(in, 1<<20)
 	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
 	}
+	pos := position{in: in, br: br}
 	if f == CSV {
-		return newCSVReader(br)
+		return newCSVReader(br, pos)
 	}
-	return &jsonlReader{br: br}, nil
+	return &jsonlReader{br: br, position: pos}, nil
 }
 
 // utf8BOM is the byte-order mark U+FEFF in UTF-8.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 type jsonlReader struct {
+	position
 	br      *bufio.Reader
 	line    int
 	pending []byte // a line read by SkipThrough and not skipped

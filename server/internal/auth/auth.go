@@ -87,9 +87,12 @@ type Request struct {
 	HTTP *http.Request
 	// Query is its query string, parsed.
 	Query url.Values
-	// Account and Key are the account the request addresses and its key.
-	Account string
-	Key     []byte
+	// Account and Key are the account the request addresses and its key;
+	// SecondaryKey, if not nil, is its second key, which signs requests
+	// as well as Key does (as a storage account's key2).
+	Account      string
+	Key          []byte
+	SecondaryKey []byte
 	// Arrived is the server's clock when the request arrived: a Shared
 	// Key request's date and a bearer token's lifetime are checked
 	// against it.
@@ -152,7 +155,7 @@ func Authenticate(req *Request) (*Grant, error) {
 		}
 		toSign := sharedKeyStrings(req, scheme == "SharedKeyLite")
 		for _, s := range toSign {
-			if Equal(Sign(req.Key, s), sig) {
+			if req.signedWith(s, sig) {
 				return nil, nil
 			}
 		}
@@ -317,4 +320,10 @@ func (g *Grant) authorizeAccount(o Op) error {
 		return g.needAll("w")
 	}
 	return g.need(o)
+}
+
+// signedWith reports whether sig is the signature of toSign with the
+// account's key or its secondary key.
+func (req *Request) signedWith(toSign, sig string) bool {
+	return Equal(Sign(req.Key, toSign), sig) || (req.SecondaryKey != nil && Equal(Sign(req.SecondaryKey, toSign), sig))
 }

@@ -77,7 +77,7 @@ func verifySAS(req *Request) (*Grant, error) {
 		g.table = q.Get("tn")
 		toSign = ServiceSASString(req.Account, q)
 	}
-	if !Equal(Sign(req.Key, toSign), q.Get("sig")) {
+	if !req.signedWith(toSign, q.Get("sig")) {
 		return nil, errAuthentication("Signature did not match. String to sign used was " + odata.Quote(toSign) + ".")
 	}
 	start, expiry := q.Get("st"), q.Get("se")
