@@ -202,7 +202,31 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 		}
 		for {
 			wake := a.feed.wait() // before the read: a commit after it wakes us
+			// Only the changes of the commits made, below the next
+			// revision (feedLog.next), never one that a crash could
+			// still take back, whose revision the next commit would
+			// then reuse (a watcher resuming after it would skip a
+			// change): on pebble a commit is visible to readers a
+			// moment before its write-ahead log is synced (pebble
+			// publishes, then syncs; TestCrashFeed caught a watcher
+			// receiving a change that the kill then lost). On an
+			// engine the account owns alone the next revision is
+			// raised once the commit is made (feedLog.advance), which
+			// wakes the watchers; on a shared engine it is stored, and
+			// a commit there is durable once visible.
+			limit, err := a.feed.next(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					yield(Change{}, err)
+				}
+				return
+			}
+			held := false
 			n, err := a.feed.read(ctx, after, func(c *Change) bool {
+				if c.Revision >= limit {
+					held = true
+					return false
+				}
 				after = c.Revision
 				if !o.Selects(c) {
 					return true
@@ -215,7 +239,7 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 				}
 				return
 			}
-			if n < 0 { // yield asked to stop
+			if n < 0 && !held { // yield asked to stop
 				return
 			}
 			if err := a.feed.waitFor(ctx, wake); err != nil {

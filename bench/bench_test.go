@@ -10,12 +10,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/localtable/localtable/internal/tabletest"
 )
 
 // TestQuick runs every workload at a tiny size and checks that each
 // produced figures and that the outputs are well formed. It asserts no
 // timing. The Azurite column runs when node and npm are present (npm
-// installs Azurite on first use) and is reported as skipped otherwise.
+// installs Azurite on first use) and is reported as skipped otherwise;
+// the test then skips, loudly, or fails under CI=true.
 func TestQuick(t *testing.T) {
 	cfg := tinyConfig()
 	res, err := run(cfg, t.Logf)
@@ -73,17 +76,21 @@ func TestQuick(t *testing.T) {
 	// Without node, Azurite must be reported as skipped; with node it is
 	// measured, unless its install failed (npm offline, say), which must
 	// be reported too.
+	// Under CI=true, which installs node and npm, an Azurite column left
+	// out fails the test (tabletest.Missing, once the rest is checked).
 	servers := []string{hLtMem, hLtPeb}
 	skipped := strings.Join(res.Skipped, "\n")
 	_, nodeErr := exec.LookPath("node")
 	_, npmErr := exec.LookPath("npm")
+	var azuriteMissing string
 	switch {
 	case nodeErr != nil || npmErr != nil:
 		if !strings.Contains(skipped, "Azurite column is skipped") {
 			t.Errorf("without node or npm, skipped = %q", res.Skipped)
 		}
+		azuriteMissing = "node or npm not found on PATH: the Azurite column is NOT measured (install the Debian packages nodejs and npm)"
 	case strings.Contains(skipped, "Azurite skipped: npm ci failed"):
-		t.Logf("Azurite not measured: %s", skipped)
+		azuriteMissing = "the Azurite column is NOT measured: " + skipped
 	default:
 		servers = append(servers, hAzurit)
 	}
@@ -137,6 +144,13 @@ func TestQuick(t *testing.T) {
 		}
 	}
 
+	checkFeed(t, res.Feed, cfg)
+	for _, g := range []string{gFeedMem, gFeedPeb} {
+		if groups[g] != 2 {
+			t.Errorf("%d ratios in group %q, want 2", groups[g], g)
+		}
+	}
+
 	// The outputs.
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "doc", "BENCHMARKS.md")
@@ -163,7 +177,7 @@ func TestQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"](ratios.svg)", "## Embedded", "## Over HTTP", "| " + wTx100 + " |", res.Command} {
+	for _, s := range []string{"](ratios.svg)", "## Embedded", "## Over HTTP", "| " + wTx100 + " |", res.Command, "## The change feed", "| pebble, 100 watchers |"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("results.md lacks %q", s)
 		}
@@ -174,6 +188,69 @@ func TestQuick(t *testing.T) {
 	}
 	if !strings.Contains(string(d), "](../out/ratios.svg)") {
 		t.Errorf("the doc does not link the chart relative to itself:\n%s", d)
+	}
+
+	// -feed-only: the feed measured again, the other figures kept.
+	cmd := command(true, out, doc, true) + " -feed-only"
+	if err := feedOnly(cfg, out, doc, cmd, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again results
+	if err := json.Unmarshal(b, &again); err != nil {
+		t.Fatalf("results.json after -feed-only: %v", err)
+	}
+	if again.Feed == nil || again.Feed.Command != cmd || len(again.Embedded) != len(res.Embedded) || again.Command != res.Command {
+		t.Errorf("-feed-only did not measure the feed again and keep the rest: feed %+v, %d embedded figures, command %q", again.Feed, len(again.Embedded), again.Command)
+	} else {
+		checkFeed(t, again.Feed, cfg)
+	}
+	if d, err := os.ReadFile(doc); err != nil || !strings.Contains(string(d), "Measured apart from the rest of the report") || !strings.Contains(string(d), cmd) {
+		t.Errorf("the doc after -feed-only does not say how the feed was measured (%v):\n%s", err, d)
+	}
+
+	if azuriteMissing != "" {
+		tabletest.Missing(t, azuriteMissing)
+	}
+}
+
+// checkFeed checks that the feed's workloads produced every figure.
+func checkFeed(t *testing.T, f *feedResults, cfg config) {
+	t.Helper()
+	if f == nil {
+		t.Fatal("no feed figures")
+	}
+	for _, w := range []string{wInsert, wTx100} {
+		for _, s := range []string{sMemOff, sMemOn, sPebOff, sPebOn} {
+			checkFigure(t, f.Write, w, s, cfg.Rounds)
+		}
+	}
+	if len(f.Write) != 8 {
+		t.Errorf("%d feed write figures, want 8", len(f.Write))
+	}
+	if len(f.Latency) != 4 {
+		t.Errorf("feed latency: %+v", f.Latency)
+	}
+	for _, l := range f.Latency {
+		if len(l.P50Ns) != cfg.Rounds || l.MedP99 < l.MedP50 || l.Writes != cfg.FeedDeliveries {
+			t.Errorf("feed latency %s to %d: %+v", l.System, l.Watchers, l)
+		}
+	}
+	for _, s := range []string{sLtMem, sLtPeb} {
+		checkFigure(t, f.CatchUp, wCatchUp, s, cfg.Rounds)
+		if b := f.BytesPerChange[s]; b <= 0 {
+			t.Errorf("feed bytes per change on %s: %v", s, b)
+		}
+	}
+	for _, c := range f.CatchUp {
+		for _, n := range c.Ops {
+			if n < cfg.FeedCatchUp {
+				t.Errorf("catch-up on %s read %d changes, want %d", c.System, n, cfg.FeedCatchUp)
+			}
+		}
 	}
 }
 

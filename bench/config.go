@@ -29,6 +29,11 @@ type config struct {
 	// InstallTimeout bounds npm's install of it.
 	Azurite        bool          `json:"azurite"`
 	InstallTimeout time.Duration `json:"install_timeout_ns"`
+	// FeedDeliveries is how many inserts one round of the feed's
+	// delivery latency times; FeedCatchUp how many changes back a
+	// watcher catches up from.
+	FeedDeliveries int `json:"feed_deliveries"`
+	FeedCatchUp    int `json:"feed_catch_up"`
 }
 
 // fullConfig is the standard workload: 200,000 entities.
@@ -45,6 +50,8 @@ func fullConfig() config {
 		MaxOps:         1 << 18,
 		Azurite:        true,
 		InstallTimeout: 5 * time.Minute,
+		FeedDeliveries: 2000,
+		FeedCatchUp:    1_000_000,
 	}
 }
 
@@ -59,6 +66,8 @@ func quickConfig() config {
 	c.Phase = 150 * time.Millisecond
 	c.HTTPPhase = 400 * time.Millisecond
 	c.MaxOps = 1 << 16
+	c.FeedDeliveries = 500
+	c.FeedCatchUp = 100_000
 	return c
 }
 
@@ -74,5 +83,7 @@ func tinyConfig() config {
 	c.MaxOps = 2000
 	c.OrTerms = []int{10, 100}
 	c.InstallTimeout = 2 * time.Minute
+	c.FeedDeliveries = 30
+	c.FeedCatchUp = 2000
 	return c
 }

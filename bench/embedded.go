@@ -272,16 +272,7 @@ func (e *embedded) run() error {
 	for p := range pks {
 		pks[p] = pk(p)
 	}
-	insKeys := make([][]string, cfg.Rounds)
-	for r := range insKeys {
-		insKeys[r] = make([]string, cfg.MaxOps)
-		for i := range insKeys[r] {
-			insKeys[r][i] = "i" + pad(r, 2) + "-" + pad(i, 7)
-		}
-	}
-	if _, err := e.interleave(wInsert, cfg.Rounds, all, e.simple(cfg.MaxOps, func(st store, round, i int) error {
-		return st.insert(pks[i%s.Parts], insKeys[round][i])
-	})); err != nil {
+	if err := e.insertWorkload(all, pks); err != nil {
 		return err
 	}
 	nTx := max(1, cfg.MaxOps/100)
@@ -306,6 +297,24 @@ func (e *embedded) run() error {
 	_, err := e.interleave(wUpdate, cfg.Rounds, upd, func(st store, _ int) (int, time.Duration, int, error) {
 		return contended(st.(updater), cfg.Workers, cfg.Phase, pk(0), rk(0))
 	})
+	return err
+}
+
+// insertWorkload runs the single insert on the named systems, round
+// after round, spread over the partitions pks, each round under RowKeys
+// of its own, the same for every system, made before the timed loops.
+func (e *embedded) insertWorkload(names, pks []string) error {
+	cfg := e.cfg
+	insKeys := make([][]string, cfg.Rounds)
+	for r := range insKeys {
+		insKeys[r] = make([]string, cfg.MaxOps)
+		for i := range insKeys[r] {
+			insKeys[r][i] = "i" + pad(r, 2) + "-" + pad(i, 7)
+		}
+	}
+	_, err := e.interleave(wInsert, cfg.Rounds, names, e.simple(cfg.MaxOps, func(st store, round, i int) error {
+		return st.insert(pks[i%len(pks)], insKeys[round][i])
+	}))
 	return err
 }
 

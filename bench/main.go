@@ -4,7 +4,7 @@
 // interleaved, and writes the figures as JSON, a markdown report and an
 // SVG chart of the ratios.
 //
-//	cd bench && go run . [-quick] [-out DIR] [-doc FILE] [-azurite=false]
+//	cd bench && go run . [-quick] [-out DIR] [-doc FILE] [-azurite=false] [-feed-only]
 //
 // It lives in a module of its own so that its peers (SQLite, bbolt, the
 // SDK, Azurite) never become dependencies of the library's users. See
@@ -33,6 +33,7 @@ func main() {
 	doc := flag.String("doc", "", "also write the markdown report to this file (e.g. ../BENCHMARKS.md)")
 	az := flag.Bool("azurite", true, "compare against Azurite when node and npm are present")
 	render := flag.String("render", "", "run nothing: write the outputs again from this results.json")
+	feedOnlyFlag := flag.Bool("feed-only", false, "run only the change feed's workloads; keep the other figures of -out's results.json")
 	flag.Parse()
 	if *render != "" {
 		if err := rerender(*render, *out, *doc); err != nil {
@@ -48,6 +49,14 @@ func main() {
 	cfg.Azurite = *az
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+	if *feedOnlyFlag {
+		if err := feedOnly(cfg, *out, *doc, command(*quick, *out, *doc, true)+" -feed-only", logf); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		logf("wrote %s", *out)
+		return
 	}
 	res, err := run(cfg, logf)
 	if err != nil {
@@ -141,6 +150,10 @@ func run(cfg config, logf func(string, ...any)) (*results, error) {
 	e.close()
 	e = nil
 	if err != nil {
+		return nil, err
+	}
+	runtime.GC()
+	if res.Feed, err = runFeed(cfg, work, logf); err != nil {
 		return nil, err
 	}
 	runtime.GC()

@@ -128,6 +128,8 @@ const (
 	gPebBolt  = "localtable pebble ÷ bbolt (time/op)"
 	gHTTPMem  = "HTTP: localtable memory ÷ Azurite (server CPU/op)"
 	gHTTPPeb  = "HTTP: localtable pebble ÷ Azurite (server CPU/op)"
+	gFeedMem  = "localtable memory: feed on ÷ feed off (time/op)"
+	gFeedPeb  = "localtable pebble: feed on ÷ feed off (time/op)"
 	wHeapPerE = "heap per entity"
 )
 
@@ -168,6 +170,13 @@ func computeRatios(res *results) {
 	for _, g := range []struct{ group, peer string }{{gPebRaw, sRawPeb}, {gPebSQL, sSQLite}, {gPebBolt, sBolt}} {
 		for _, w := range embeddedWorkloads {
 			add(g.group, w, sLtPeb, g.peer, "ns/op", rounds(find(res.Embedded, w, sLtPeb)), rounds(find(res.Embedded, w, g.peer)))
+		}
+	}
+	if f := res.Feed; f != nil {
+		for _, g := range []struct{ group, on, off string }{{gFeedMem, sMemOn, sMemOff}, {gFeedPeb, sPebOn, sPebOff}} {
+			for _, w := range []string{wInsert, wTx100} {
+				add(g.group, w, g.on, g.off, "ns/op", rounds(find(f.Write, w, g.on)), rounds(find(f.Write, w, g.off)))
+			}
 		}
 	}
 	for _, g := range []struct{ group, lt string }{{gHTTPMem, hLtMem}, {gHTTPPeb, hLtPeb}} {
@@ -363,6 +372,9 @@ func markdown(res *results, l links) string {
 			p("| %s | %s | %.0f ms | %.1f s | %.1f s | %s | %s |\n", s.Server, s.Version, s.StartupMs, s.LoadSeconds, s.LoadCPUSecs, fmtBytes(float64(s.RSSLoaded)), fmtBytes(float64(s.PeakRSS)))
 		}
 		p("\n")
+	}
+	if res.Feed != nil {
+		b.WriteString(feedMarkdown(res))
 	}
 	if len(res.Skipped) > 0 {
 		p("## Not measured\n\n")

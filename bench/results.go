@@ -20,6 +20,8 @@ type results struct {
 	// HTTP has one figure per workload and server; Servers one per server.
 	HTTP    []httpFigure   `json:"http"`
 	Servers []serverFigure `json:"servers"`
+	// Feed has the change feed's figures.
+	Feed *feedResults `json:"feed,omitempty"`
 	// Ratios are the comparisons of the summary, localtable over peer.
 	Ratios []ratio `json:"ratios"`
 	// Skipped says what was not measured, and why.

@@ -28,9 +28,9 @@ const tableName = "bench"
 var ctx = context.Background()
 
 // openLocaltable opens an account on a new memory engine, or a pebble
-// engine in dir (with its fsync skipped when noSync: for loading), and
-// returns it with its engine.
-func openLocaltable(dir string, noSync bool) (*localtable.Account, storage.Engine, error) {
+// engine in dir (with its fsync skipped when noSync: for loading), with
+// the change feed on if feed is not nil, and returns it with its engine.
+func openLocaltable(dir string, noSync bool, feed *localtable.FeedOptions) (*localtable.Account, storage.Engine, error) {
 	var eng storage.Engine = memory.New(nil)
 	if dir != "" {
 		db, err := pebble.Open(dir, &pebble.Options{NoSync: noSync})
@@ -39,15 +39,15 @@ func openLocaltable(dir string, noSync bool) (*localtable.Account, storage.Engin
 		}
 		eng = db
 	}
-	acct, err := localtable.Open(&localtable.Options{Engine: eng})
+	acct, err := localtable.Open(&localtable.Options{Engine: eng, Feed: feed})
 	return acct, eng, err
 }
 
-// newLocaltable opens a localtable store and loads it with data set s,
-// one Insert per entity in the given order. A pebble store is loaded with
-// its fsync off, then closed: the reopen workload opens it.
-func newLocaltable(label, dir string, s shape, order []int) (*ltStore, error) {
-	acct, eng, err := openLocaltable(dir, true)
+// openLtStore opens a localtable store with its table created: on a new
+// memory engine (dir "") or on pebble in dir (its fsync skipped when
+// noSync), with the change feed on if feed is not nil.
+func openLtStore(label, dir string, noSync bool, feed *localtable.FeedOptions) (*ltStore, error) {
+	acct, eng, err := openLocaltable(dir, noSync, feed)
 	if err != nil {
 		return nil, err
 	}
@@ -56,18 +56,27 @@ func newLocaltable(label, dir string, s shape, order []int) (*ltStore, error) {
 		acct.Close()
 		return nil, err
 	}
+	tmpl := templateRow("", "")
+	return &ltStore{label: label, dir: dir, acct: acct, eng: eng, tbl: tbl, tmpl: tmpl.props()}, nil
+}
+
+// newLocaltable opens a localtable store and loads it with data set s,
+// one Insert per entity in the given order. A pebble store is loaded with
+// its fsync off, then closed: the reopen workload opens it.
+func newLocaltable(label, dir string, s shape, order []int) (*ltStore, error) {
+	st, err := openLtStore(label, dir, true, nil)
+	if err != nil {
+		return nil, err
+	}
 	for _, i := range order {
 		r := s.makeRow(i)
-		if _, err := tbl.Insert(ctx, r.entity()); err != nil {
-			acct.Close()
+		if _, err := st.tbl.Insert(ctx, r.entity()); err != nil {
+			st.close()
 			return nil, fmt.Errorf("%s: load: %w", label, err)
 		}
 	}
-	st := &ltStore{label: label, dir: dir, acct: acct, eng: eng, tbl: tbl}
-	tmpl := templateRow("", "")
-	st.tmpl = tmpl.props()
 	if dir != "" {
-		if err := acct.Close(); err != nil {
+		if err := st.acct.Close(); err != nil {
 			return nil, err
 		}
 		if err := st.reopen(pk(0), rk(0)); err != nil {
@@ -155,7 +164,7 @@ func (s *ltStore) reopen(pk, rk string) error {
 	if err := s.acct.Close(); err != nil && !errors.Is(err, localtable.ErrClosed) {
 		return err
 	}
-	acct, eng, err := openLocaltable(s.dir, false)
+	acct, eng, err := openLocaltable(s.dir, false, nil)
 	if err != nil {
 		return err
 	}

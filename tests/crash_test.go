@@ -20,7 +20,16 @@ package tests
 //
 // A goroutine has at most one call in flight, so after the kill each key
 // holds exactly its last acknowledged state, or the state of its
-// goroutine's last intent if that was not acknowledged.
+// goroutine's last intent if that was not acknowledged. Some calls are
+// meant to fail (an insert of a present row, a stale ETag, a transaction
+// whose last action fails): their op starts with "fail-", and the child
+// prints "X <g>" when they failed as they should; they change nothing.
+//
+// TestCrashFeed runs the same child with the change feed on
+// (LOCALTABLE_CRASH_FEED set): a watcher in the child prints each change
+// it receives, "W <rev> <commit> <last> <kind> <table> <pk> <rk> <seq>
+// <etag>", and the parent also checks the feed after each kill
+// (crashfeed_test.go).
 
 import (
 	"bufio"
@@ -43,11 +52,12 @@ import (
 	"github.com/localtable/localtable/storage/pebble"
 )
 
-var crashCycles = flag.Int("crash.cycles", 20, "kill cycles of TestCrash")
+var crashCycles = flag.Int("crash.cycles", 20, "kill cycles of TestCrash and TestCrashFeed (TestCrashFeed: at most 6 with -short)")
 
 const (
 	crashEnvDir     = "LOCALTABLE_CRASH_DIR"
 	crashEnvCycle   = "LOCALTABLE_CRASH_CYCLE"
+	crashEnvFeed    = "LOCALTABLE_CRASH_FEED"
 	crashTable      = "Crash"
 	crashGoroutines = 4
 	crashKeys       = 8 // single-write rows per goroutine
@@ -81,11 +91,12 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("run by TestCrash")
 	}
 	cycle, _ := strconv.ParseInt(os.Getenv(crashEnvCycle), 10, 64)
+	feed := os.Getenv(crashEnvFeed) != ""
 	db, err := pebble.Open(dir, nil) // sync on commit, the default
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := localtable.Open(&localtable.Options{Engine: db})
+	a, err := localtable.Open(&localtable.Options{Engine: db, Feed: crashFeedOptions(feed)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +118,15 @@ func TestCrashChild(t *testing.T) {
 	stop := time.Now().Add(30 * time.Second)
 	var wg sync.WaitGroup
 	var ready sync.WaitGroup
+	if feed {
+		// From the revision before the first write of this child.
+		after, err := a.Revision(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready.Add(1)
+		go crashWatch(a, after, &ready, say, fail)
+	}
 	ready.Add(crashGoroutines)
 	for g := range crashGoroutines {
 		wg.Add(1)
@@ -141,9 +161,14 @@ func crashWorker(tbl *localtable.Table, g int, cycle int64, ready *sync.WaitGrou
 	group := read(bpk, crashRow(0))
 	ready.Done()
 
+	stale := make([]localtable.ETag, crashKeys) // an ETag each key had before
 	seq := cycle << 32
 	for time.Now().Before(stop) {
 		seq++
+		if rng.IntN(8) == 0 {
+			crashFail(ctx, tbl, g, rng, seq, keys, stale, group, say, fail)
+			continue
+		}
 		if rng.IntN(3) == 0 {
 			// A transaction over the whole group.
 			var op string
@@ -205,9 +230,65 @@ func crashWorker(tbl *localtable.Table, g int, cycle int64, ready *sync.WaitGrou
 		if err != nil {
 			fail("%d %s %s seq %d: %v", g, op, crashRow(k), seq, err)
 		}
+		if cur.present {
+			stale[k] = cur.etag
+		}
 		*cur = crashState{present: present, seq: seq, etag: tag}
 		say("A %d %s", g, tag)
 	}
+}
+
+// crashFail makes a call of goroutine g that must fail and change
+// nothing: an insert of a present row, an update or a delete with a stale
+// ETag, or a transaction over the group whose last action fails.
+func crashFail(ctx context.Context, tbl *localtable.Table, g int, rng *rand.Rand, seq int64, keys []crashState, stale []localtable.ETag, group crashState, say, fail func(string, ...any)) {
+	spk, bpk := fmt.Sprintf("s%d", g), fmt.Sprintf("b%d", g)
+	k := rng.IntN(crashKeys)
+	cur, row := keys[k], crashRow(k)
+	var op string
+	var want error
+	var err error
+	switch {
+	case rng.IntN(2) == 0:
+		// All rows but the last merged, the last inserted though present
+		// or replaced though absent.
+		op = "fail-tx"
+		nb := crashBatch(g)
+		acts := make([]localtable.Action, nb)
+		for i := range acts {
+			acts[i] = localtable.Action{Type: localtable.ActionUpsertMerge, Entity: crashEntity(bpk, crashRow(i), seq)}
+		}
+		if group.present {
+			acts[nb-1].Type, want = localtable.ActionInsert, localtable.ErrEntityExists
+		} else {
+			acts[nb-1].Type, want = localtable.ActionUpdateReplace, localtable.ErrEntityNotFound
+		}
+		say("I %d B - %s 0 %d", g, op, seq)
+		_, err = tbl.Transact(ctx, acts)
+	case cur.present && rng.IntN(2) == 0:
+		op, want = "fail-insert", localtable.ErrEntityExists
+		say("I %d S %s %s 1 %d", g, row, op, seq)
+		_, err = tbl.Insert(ctx, crashEntity(spk, row, seq))
+	case cur.present && stale[k] != "" && rng.IntN(2) == 0:
+		op, want = "fail-update", localtable.ErrConditionNotMet
+		say("I %d S %s %s 1 %d", g, row, op, seq)
+		_, err = tbl.Update(ctx, crashEntity(spk, row, seq), &localtable.UpdateOptions{IfMatch: stale[k]})
+	case cur.present && stale[k] != "":
+		op, want = "fail-delete", localtable.ErrConditionNotMet
+		say("I %d S %s %s 0 %d", g, row, op, seq)
+		err = tbl.Delete(ctx, spk, row, &localtable.DeleteOptions{IfMatch: stale[k]})
+	default:
+		op, want = "fail-update", localtable.ErrEntityNotFound
+		if cur.present {
+			want = localtable.ErrConditionNotMet
+		}
+		say("I %d S %s %s 1 %d", g, row, op, seq)
+		_, err = tbl.Update(ctx, crashEntity(spk, row, seq), &localtable.UpdateOptions{IfMatch: "W/\"datetime'2001-01-01T00%3A00%3A00.0000000Z'\""})
+	}
+	if !errors.Is(err, want) {
+		fail("%d %s %s seq %d: error %v, want %v", g, op, row, seq, err, want)
+	}
+	say("X %d", g)
 }
 
 func b2i(b bool) int {
@@ -221,6 +302,8 @@ func b2i(b bool) int {
 type crashIntent struct {
 	key   string // "S <g> <row>" or "B <g>"
 	state crashState
+	fails bool                  // a call meant to fail: it changes nothing
+	kind  localtable.ChangeKind // the change it makes, if it does
 }
 
 // crashModel is what the parent knows of the store.
@@ -228,22 +311,64 @@ type crashModel struct {
 	acked   map[string]crashState // by intent key
 	pending [crashGoroutines]*crashIntent
 
-	acks, batchAcks int // acknowledged writes, and of them transactions
+	acks, batchAcks, fails int // acknowledged writes, of them transactions; calls that failed as meant
 
 	// Writes in flight at the kill: found applied, or not.
 	inflightApplied, inflightLost int
+
+	// For the feed (TestCrashFeed): each key's changes, acknowledged or
+	// found applied, in order; the seqs of the calls that failed; and
+	// what the child's watcher received in the current cycle.
+	history map[string][]crashChange
+	failed  map[[2]int64]bool // by goroutine and seq
+	watched []crashChange
 }
 
-// settle records the state found for key after a crash.
-func (m *crashModel) settle(key string, g int, got crashState) {
-	if p := m.pending[g]; p != nil && p.key == key {
+func newCrashModel() *crashModel {
+	return &crashModel{acked: make(map[string]crashState), history: make(map[string][]crashChange), failed: make(map[[2]int64]bool)}
+}
+
+// crashKind is the change a write of op makes to a key that is present
+// or not.
+func crashKind(op string, present bool) localtable.ChangeKind {
+	switch {
+	case op == "delete":
+		return localtable.ChangeDelete
+	case !present || op == "insert":
+		return localtable.ChangeInsert
+	case op == "merge":
+		return localtable.ChangeMerge
+	default:
+		return localtable.ChangeReplace
+	}
+}
+
+// apply records the write p, acknowledged or found applied.
+func (m *crashModel) apply(p *crashIntent) {
+	m.acked[p.key] = p.state
+	etag := p.state.etag
+	if !p.state.present {
+		etag = ""
+	}
+	m.history[p.key] = append(m.history[p.key], crashChange{kind: p.kind, seq: p.state.seq, etag: etag})
+}
+
+// settle records the state found for key after a crash, and reports
+// whether its goroutine's write in flight was applied.
+func (m *crashModel) settle(key string, g int, got crashState) bool {
+	applied := false
+	if p := m.pending[g]; p != nil && p.key == key && !p.fails {
 		if matches(got, []crashState{p.state}) && !matches(got, []crashState{m.acked[key]}) {
 			m.inflightApplied++
+			applied = true
+			p.state.etag = got.etag
+			m.apply(p)
 		} else {
 			m.inflightLost++
 		}
 	}
 	m.acked[key] = got
+	return applied
 }
 
 func (m *crashModel) line(t *testing.T, line string) {
@@ -260,20 +385,35 @@ func (m *crashModel) line(t *testing.T, line string) {
 		if m.pending[g] != nil {
 			t.Fatalf("goroutine %d announced a write before its last was acknowledged", g)
 		}
-		m.pending[g] = &crashIntent{key: key, state: crashState{present: f[5] == "1", seq: seq}}
-	case f[0] == "A" && len(f) >= 2:
+		fails := strings.HasPrefix(f[4], "fail-")
+		if fails {
+			m.failed[[2]int64{int64(g), seq}] = true
+		}
+		m.pending[g] = &crashIntent{key: key, state: crashState{present: f[5] == "1", seq: seq}, fails: fails,
+			kind: crashKind(f[4], m.acked[key].present)}
+	case (f[0] == "A" || f[0] == "X") && len(f) >= 2:
 		g, _ := strconv.Atoi(f[1])
 		p := m.pending[g]
-		if p == nil {
-			t.Fatalf("goroutine %d acknowledged a write it did not announce", g)
+		if p == nil || p.fails != (f[0] == "X") {
+			t.Fatalf("goroutine %d: %q does not answer its intent %+v", g, line, p)
+		}
+		m.pending[g] = nil
+		if p.fails {
+			m.fails++
+			return
 		}
 		p.state.etag = localtable.ETag(strings.Join(f[2:], " "))
-		m.acked[p.key] = p.state
-		m.pending[g] = nil
+		m.apply(p)
 		m.acks++
 		if p.key[0] == 'B' {
 			m.batchAcks++
 		}
+	case f[0] == "W":
+		c, err := parseCrashChange(f)
+		if err != nil {
+			t.Fatalf("watcher line %q: %v", line, err)
+		}
+		m.watched = append(m.watched, c)
 	case f[0] == "E":
 		t.Fatalf("child failed: %s", line)
 	}
@@ -282,7 +422,7 @@ func (m *crashModel) line(t *testing.T, line string) {
 // allowed returns the states key may be in after a crash.
 func (m *crashModel) allowed(key string, g int) []crashState {
 	s := []crashState{m.acked[key]}
-	if p := m.pending[g]; p != nil && p.key == key {
+	if p := m.pending[g]; p != nil && p.key == key && !p.fails {
 		s = append(s, p.state)
 	}
 	return s
@@ -307,8 +447,14 @@ func TestCrash(t *testing.T) {
 	if os.Getenv(crashEnvDir) != "" {
 		t.Skip("in the child")
 	}
+	runCrash(t, false, *crashCycles)
+}
+
+// runCrash runs cycles kill cycles of the child, with the feed on or off,
+// and checks the store after each.
+func runCrash(t *testing.T, feed bool, cycles int) {
 	dir := t.TempDir()
-	a := openCrashAccount(t, dir, nil)
+	a := openCrashAccount(t, dir, nil, feed)
 	if _, err := a.CreateTable(ctx, crashTable); err != nil {
 		t.Fatal(err)
 	}
@@ -316,20 +462,25 @@ func TestCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	m := &crashModel{acked: make(map[string]crashState)}
+	m := newCrashModel()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var keysChecked, batchesChecked int
 	start := time.Now()
-	for cycle := 1; cycle <= *crashCycles; cycle++ {
+	var fc *crashFeedCheck
+	for cycle := 1; cycle <= cycles; cycle++ {
 		delay := time.Duration(20+rng.IntN(281)) * time.Millisecond
-		crashRunChild(t, dir, cycle, delay, m)
+		m.watched = m.watched[:0]
+		crashRunChild(t, dir, cycle, delay, feed, m)
 
 		// Reopen with a clock far behind every stored Timestamp.
 		past := tabletest.NewFakeClock(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
-		a := openCrashAccount(t, dir, past.Now)
+		a := openCrashAccount(t, dir, past.Now, feed)
 		tbl, err := a.GetTable(ctx, crashTable)
 		if err != nil {
 			t.Fatalf("cycle %d: %v", cycle, err)
+		}
+		if feed {
+			fc = checkCrashFeed(t, cycle, a, m, fc)
 		}
 		var maxTS time.Time
 		seen := map[localtable.ETag]bool{}
@@ -344,7 +495,7 @@ func TestCrash(t *testing.T) {
 					t.Fatalf("cycle %d: ETag %s stored twice", cycle, got.etag)
 				}
 				seen[got.etag] = true
-				m.settle(key, g, got)
+				fc.settled(t, key, m.settle(key, g, got), got)
 				keysChecked++
 			}
 			key := fmt.Sprintf("B %d", g)
@@ -360,7 +511,7 @@ func TestCrash(t *testing.T) {
 			if allowed := m.allowed(key, g); !matches(first, allowed) {
 				t.Fatalf("cycle %d: group %d is %+v; want one of %+v", cycle, g, first, allowed)
 			}
-			m.settle(key, g, first)
+			fc.settled(t, key, m.settle(key, g, first), first)
 			batchesChecked++
 			m.pending[g] = nil
 		}
@@ -368,11 +519,13 @@ func TestCrash(t *testing.T) {
 		// Writes after the reopen get later Timestamps and new ETags, though
 		// the clock is years behind.
 		var prev time.Time
+		fc.startResume(t, a)
 		for i := range 3 {
 			tag, err := tbl.Upsert(ctx, crashEntity("probe", "p", int64(i)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
+			m.apply(&crashIntent{key: "P", kind: crashKind("upsert", cycle > 1 || i > 0), state: crashState{present: true, seq: int64(i), etag: tag}})
 			e, err := tbl.Get(ctx, "probe", "p", nil)
 			if err != nil {
 				t.Fatal(err)
@@ -383,24 +536,28 @@ func TestCrash(t *testing.T) {
 			}
 			seen[tag], prev = true, e.Timestamp
 		}
+		fc.finishResume(t, m)
 		if err := a.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("%d kill cycles in %v: %d acknowledged writes (%d transactions) received; %d keys and %d transaction groups checked against them; writes in flight at the kill: %d applied, %d not",
-		*crashCycles, time.Since(start).Round(time.Millisecond), m.acks, m.batchAcks, keysChecked, batchesChecked, m.inflightApplied, m.inflightLost)
-	if m.acks == 0 || m.batchAcks == 0 {
-		t.Fatal("the child acknowledged no writes")
+	t.Logf("%d kill cycles in %v: %d acknowledged writes (%d transactions) and %d calls failed as meant received; %d keys and %d transaction groups checked against them; writes in flight at the kill: %d applied, %d not",
+		cycles, time.Since(start).Round(time.Millisecond), m.acks, m.batchAcks, m.fails, keysChecked, batchesChecked, m.inflightApplied, m.inflightLost)
+	if feed {
+		t.Logf("feed: %d changes checked after the kills, %d of them received by the child's watcher; %d resumes checked", fc.changes, fc.watched, fc.resumes)
+	}
+	if m.acks == 0 || m.batchAcks == 0 || m.fails == 0 {
+		t.Fatalf("the child acknowledged %d writes (%d transactions) and %d failed calls; want some of each", m.acks, m.batchAcks, m.fails)
 	}
 }
 
-func openCrashAccount(t *testing.T, dir string, clock func() time.Time) *localtable.Account {
+func openCrashAccount(t *testing.T, dir string, clock func() time.Time, feed bool) *localtable.Account {
 	t.Helper()
 	db, err := pebble.Open(dir, nil)
 	if err != nil {
 		t.Fatalf("pebble.Open after crash: %v", err)
 	}
-	a, err := localtable.Open(&localtable.Options{Engine: db, Clock: clock})
+	a, err := localtable.Open(&localtable.Options{Engine: db, Clock: clock, Feed: crashFeedOptions(feed)})
 	if err != nil {
 		t.Fatalf("localtable.Open after crash: %v", err)
 	}
@@ -422,12 +579,15 @@ func crashGet(t *testing.T, tbl *localtable.Table, pk, rk string, maxTS *time.Ti
 	return crashState{present: true, seq: e.Properties["Seq"].Int64(), etag: e.ETag}
 }
 
-// crashRunChild runs one child on dir, kills it delay after it is ready,
-// and feeds its lines to m.
-func crashRunChild(t *testing.T, dir string, cycle int, delay time.Duration, m *crashModel) {
+// crashRunChild runs one child on dir, with the feed on or off, kills it
+// delay after it is ready, and feeds its lines to m.
+func crashRunChild(t *testing.T, dir string, cycle int, delay time.Duration, feed bool, m *crashModel) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashEnvDir+"="+dir, crashEnvCycle+"="+strconv.Itoa(cycle))
+	if feed {
+		cmd.Env = append(cmd.Env, crashEnvFeed+"=1")
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()

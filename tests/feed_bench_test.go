@@ -1,16 +1,14 @@
 package tests
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/feedbench"
 	"github.com/localtable/localtable/internal/tabletest"
-	"github.com/localtable/localtable/storage"
 )
 
 // BenchmarkFeedWrite measures what keeping the change feed costs a write:
@@ -62,8 +60,9 @@ func BenchmarkFeedWrite(b *testing.B) {
 }
 
 // BenchmarkFeedLatency measures, in process, the time from a write's
-// return to its change reaching the watchers, with 1 and 100 watchers on
-// memory and pebble; it reports the 50th and 99th percentiles.
+// return until every watcher has its change, with 1 and 100 watchers on
+// memory and pebble (feedbench.Deliveries, which the bench program reports
+// too); it reports the 50th and 99th percentiles.
 func BenchmarkFeedLatency(b *testing.B) {
 	for _, eng := range tabletest.Engines[:2] {
 		for _, watchers := range []int{1, 100} {
@@ -73,37 +72,16 @@ func BenchmarkFeedLatency(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				rev, _ := a.Revision(ctx)
-				wctx, cancel := context.WithCancel(ctx)
-				defer cancel()
-				got := make(chan time.Time, 1024)
-				for w := range watchers {
-					go func() {
-						for _, err := range a.Watch(wctx, &localtable.WatchOptions{After: rev}) {
-							if err != nil {
-								return
-							}
-							if w == 0 {
-								got <- time.Now()
-							}
-						}
-					}()
-				}
-				var lat []time.Duration
-				i := 0
-				for b.Loop() {
-					if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}); err != nil {
-						b.Fatal(err)
-					}
-					done := time.Now()
-					lat = append(lat, max(0, (<-got).Sub(done))) // the watcher may be woken before Insert returns
-					i++
+				b.ResetTimer()
+				lat, err := feedbench.Deliveries(ctx, a, tbl, watchers, b.N, func(i int) localtable.Entity {
+					return localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}
+				})
+				if err != nil {
+					b.Fatal(err)
 				}
 				slices.Sort(lat)
-				if n := len(lat); n > 0 {
-					b.ReportMetric(float64(lat[n/2].Microseconds()), "p50-µs")
-					b.ReportMetric(float64(lat[n*99/100].Microseconds()), "p99-µs")
-				}
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 			})
 		}
 	}
@@ -112,8 +90,10 @@ func BenchmarkFeedLatency(b *testing.B) {
 var feedCatchUp = flag.Int("feed.catchup", 100_000, "BenchmarkFeedCatchUp: changes in the feed to catch up on")
 
 // BenchmarkFeedCatchUp measures a watcher catching up from the start of a
-// feed of -feed.catchup changes (transactions of 100 small entities), on
-// memory and pebble; it reports changes per second.
+// feed of -feed.catchup changes (transactions of 100 small entities:
+// feedbench.Fill and CatchUp, which the bench program reports too), on
+// memory and pebble; it reports changes per second, and the bytes the
+// feed keeps per change.
 func BenchmarkFeedCatchUp(b *testing.B) {
 	for _, eng := range tabletest.Engines[:2] {
 		b.Run(eng.Name, func(b *testing.B) {
@@ -124,39 +104,20 @@ func BenchmarkFeedCatchUp(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			acts := make([]localtable.Action, localtable.MaxTransactionActions)
-			for i := 0; i < n; i += len(acts) {
-				for j := range acts {
-					acts[j] = localtable.Action{Type: localtable.ActionInsert, Entity: localtable.Entity{
-						PartitionKey: fmt.Sprintf("p%05d", i/len(acts)), RowKey: fmt.Sprint(j),
-						Properties: localtable.Properties{"N": localtable.Int64Value(int64(i + j))}}}
-				}
-				if _, err := tbl.Transact(ctx, acts); err != nil {
-					b.Fatal(err)
-				}
+			if err := feedbench.Fill(ctx, tbl, "p", n); err != nil {
+				b.Fatal(err)
 			}
 			last, err := a.Revision(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
-			// What the feed keeps per change, keys included: its records.
-			it, err := store.NewIter(&storage.IterOptions{LowerBound: []byte{'f'}, UpperBound: []byte{'g'}})
+			size, err := feedbench.StoredBytes(store)
 			if err != nil {
 				b.Fatal(err)
 			}
-			var size int
-			for it.First(); it.Valid(); it.Next() {
-				size += len(it.Key()) + len(it.Value())
-			}
-			it.Close()
 			for b.Loop() {
-				for c, err := range a.Watch(ctx, &localtable.WatchOptions{}) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					if c.Revision == last {
-						break
-					}
+				if _, _, err := feedbench.CatchUp(ctx, a, last); err != nil {
+					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(last)*float64(b.N)/b.Elapsed().Seconds(), "changes/s")

@@ -4,5 +4,6 @@ package tests
 
 // raceEnabled reports whether the race detector is on: sync.Pool then
 // drops items at random, so allocation counts that a pool keeps down
-// are not asserted.
+// are not asserted. Such a test runs without -race in .ci/run, which
+// names it: add a new one there.
 const raceEnabled = false

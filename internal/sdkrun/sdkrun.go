@@ -6,7 +6,8 @@
 // it.
 //
 // Without them a test skips, loudly, unless the environment says CI=true,
-// where it fails: CI installs them (scripts/test-deps.sh).
+// where it fails (tabletest.Missing): CI installs them
+// (scripts/test-deps.sh).
 package sdkrun
 
 import (
@@ -17,18 +18,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// Missing skips t, loudly, for want of what the message names, or fails
-// it under CI=true.
-func Missing(t testing.TB, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + "; CI=true requires it")
-	}
-	t.Skip("SKIPPED: " + msg)
-}
+	"github.com/localtable/localtable/internal/tabletest"
+)
 
 // Node returns the path of node, once dir's npm packages are installed
 // (npm ci from its package-lock.json, unless dir/node_modules holds
@@ -40,13 +32,13 @@ func Node(ctx context.Context, t testing.TB, dir, what string) string {
 	node, err1 := exec.LookPath("node")
 	npm, err2 := exec.LookPath("npm")
 	if err1 != nil || err2 != nil {
-		Missing(t, "node or npm not found on PATH: %s is NOT tested", what)
+		tabletest.Missing(t, fmt.Sprintf("node or npm not found on PATH: %s is NOT tested", what))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@azure", "data-tables")); err != nil {
 		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			Missing(t, "npm ci failed in %s (offline?): %s is NOT tested: %v\n%s", dir, what, err, out)
+			tabletest.Missing(t, fmt.Sprintf("npm ci failed in %s (offline?): %s is NOT tested: %v\n%s", dir, what, err, out))
 		}
 	}
 	return node
@@ -72,7 +64,7 @@ func Python(ctx context.Context, t testing.TB, what string) string {
 	out, err := probe.CombinedOutput()
 	version := strings.TrimSpace(string(out))
 	if err != nil {
-		Missing(t, "azure.data.tables is not importable by %s (apt-get install python3-azure): %s is NOT tested: %v\n%s", SystemPython, what, err, version)
+		tabletest.Missing(t, fmt.Sprintf("azure.data.tables is not importable by %s (apt-get install python3-azure): %s is NOT tested: %v\n%s", SystemPython, what, err, version))
 	}
 	return version
 }

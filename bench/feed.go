@@ -1,0 +1,331 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/feedbench"
+)
+
+// The change feed's workloads: what keeping the feed costs a write (the
+// single insert and the transaction of 100 on accounts with the feed off
+// and on, interleaved), how long a change takes to reach 1 and 100
+// watchers, and how fast a watcher catches up from far behind. The
+// latency and the catch-up are measured by internal/feedbench, as the go
+// test benchmarks of tests/feed_bench_test.go measure them.
+
+// The feed's systems: each engine with the feed off and on.
+const (
+	sMemOff = "localtable memory, feed off"
+	sMemOn  = "localtable memory, feed on"
+	sPebOff = "localtable pebble, feed off"
+	sPebOn  = "localtable pebble, feed on"
+
+	wCatchUp = "catch-up"
+)
+
+// feedResults are the figures of the feed's workloads.
+type feedResults struct {
+	// Command and Version say how and on what the figures were made when
+	// they were measured apart from the rest of the run (-feed-only).
+	Command string    `json:"command,omitempty"`
+	Version string    `json:"version,omitempty"`
+	Started time.Time `json:"started"`
+	Rounds  int       `json:"rounds"`
+	Phase   float64   `json:"phase_seconds"`
+	// LoadStart and LoadEnd are /proc/loadavg when the feed's workloads
+	// began and ended.
+	LoadStart string `json:"loadavg_start,omitempty"`
+	LoadEnd   string `json:"loadavg_end,omitempty"`
+	// Write has the single insert and the transaction of 100 on each of
+	// the four systems (sMemOff…).
+	Write []figure `json:"write"`
+	// Latency has one figure per engine and number of watchers.
+	Latency []latencyFigure `json:"latency"`
+	// CatchUp has, per engine (localtable memory, localtable pebble),
+	// the time per change of a watcher reading CatchUpChanges from the
+	// oldest; BytesPerChange what the feed keeps per change (its records,
+	// keys included) for those changes.
+	CatchUpChanges int                `json:"catch_up_changes"`
+	CatchUp        []figure           `json:"catch_up"`
+	BytesPerChange map[string]float64 `json:"bytes_per_change"`
+}
+
+// latencyFigure is the delivery latency on one engine to a number of
+// watchers: per round, the 50th and 99th percentiles of the time from an
+// insert's return until every watcher has its change, over Writes
+// inserts made one at a time; Med* are the medians over rounds.
+type latencyFigure struct {
+	System   string    `json:"system"`
+	Watchers int       `json:"watchers"`
+	Writes   int       `json:"writes"`
+	P50Ns    []float64 `json:"p50_ns"`
+	P99Ns    []float64 `json:"p99_ns"`
+	MedP50   float64   `json:"median_p50_ns"`
+	MedP99   float64   `json:"median_p99_ns"`
+}
+
+// runFeed runs the feed's workloads, with stores in work.
+func runFeed(cfg config, work string, logf func(string, ...any)) (*feedResults, error) {
+	fr := &feedResults{Started: time.Now().UTC(), Rounds: cfg.Rounds, Phase: cfg.Phase.Seconds(), CatchUpChanges: cfg.FeedCatchUp,
+		BytesPerChange: map[string]float64{}, LoadStart: loadAvg()}
+	defer func() { fr.LoadEnd = loadAvg() }()
+	if err := feedWrites(cfg, work, logf, fr); err != nil {
+		return nil, err
+	}
+	if err := feedLatency(cfg, work, logf, fr); err != nil {
+		return nil, err
+	}
+	if err := feedCatchUp(cfg, work, logf, fr); err != nil {
+		return nil, err
+	}
+	return fr, nil
+}
+
+// feedWrites measures the single insert and the transaction of 100 on
+// the four systems, round after round (memory off, on, pebble off, on),
+// each round under keys of its own.
+func feedWrites(cfg config, work string, logf func(string, ...any), fr *feedResults) error {
+	e := &embedded{cfg: cfg, dir: work, logf: logf, res: &results{}}
+	defer e.close()
+	names := []string{sMemOff, sMemOn, sPebOff, sPebOn}
+	for i, name := range names {
+		dir := ""
+		if i >= 2 {
+			dir = filepath.Join(work, "feed-"+strings.ReplaceAll(name, " ", "-"))
+		}
+		var feed *localtable.FeedOptions
+		if i%2 == 1 {
+			feed = &localtable.FeedOptions{}
+		}
+		st, err := openLtStore(name, dir, false, feed)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		e.stores = append(e.stores, st)
+	}
+	pks := make([]string, 100)
+	for p := range pks {
+		pks[p] = pk(p)
+	}
+	if err := e.insertWorkload(names, pks); err != nil {
+		return err
+	}
+	nTx := max(1, cfg.MaxOps/100)
+	txRows := make([][]string, cfg.Rounds) // in a partition of each transaction's own
+	for r := range txRows {
+		txRows[r] = make([]string, 100)
+		for j := range txRows[r] {
+			txRows[r][j] = "t" + pad(r, 2) + "-" + pad(j, 3)
+		}
+	}
+	txParts := make([]string, nTx)
+	for i := range txParts {
+		txParts[i] = "x" + pad(i, 6)
+	}
+	if _, err := e.interleave(wTx100, cfg.Rounds, names, e.simple(nTx, func(st store, round, i int) error {
+		return st.tx100(txParts[i], txRows[round])
+	})); err != nil {
+		return err
+	}
+	fr.Write = e.res.Embedded
+	return nil
+}
+
+// feedLatency measures the delivery to 1 and 100 watchers on each
+// engine, interleaved, FeedDeliveries inserts per round.
+func feedLatency(cfg config, work string, logf func(string, ...any), fr *feedResults) error {
+	type sys struct {
+		st       *ltStore
+		watchers int
+	}
+	var systems []sys
+	for _, eng := range []string{sLtMem, sLtPeb} {
+		for _, w := range []int{1, 100} {
+			dir := ""
+			if eng == sLtPeb {
+				dir = filepath.Join(work, fmt.Sprintf("feed-latency-%d", w))
+			}
+			st, err := openLtStore(eng, dir, false, &localtable.FeedOptions{})
+			if err != nil {
+				return err
+			}
+			defer st.close()
+			systems = append(systems, sys{st, w})
+			fr.Latency = append(fr.Latency, latencyFigure{System: eng, Watchers: w, Writes: cfg.FeedDeliveries})
+		}
+	}
+	for r := range cfg.Rounds {
+		for j, s := range systems {
+			lat, err := feedbench.Deliveries(ctx, s.st.acct, s.st.tbl, s.watchers, cfg.FeedDeliveries, func(i int) localtable.Entity {
+				return localtable.Entity{PartitionKey: "l" + pad(r, 2), RowKey: pad(i, 6), Properties: s.st.tmpl}
+			})
+			if err != nil {
+				return fmt.Errorf("delivery on %s to %d watchers: %w", s.st.label, s.watchers, err)
+			}
+			slices.Sort(lat)
+			f := &fr.Latency[j]
+			f.P50Ns = append(f.P50Ns, float64(quantile(lat, 0.50)))
+			f.P99Ns = append(f.P99Ns, float64(quantile(lat, 0.99)))
+		}
+	}
+	for j := range fr.Latency {
+		f := &fr.Latency[j]
+		f.MedP50, f.MedP99 = median(f.P50Ns), median(f.P99Ns)
+		logf("%-34s %-18s p50 %s, p99 %s (rounds %s; %s)", fmt.Sprintf("feed delivery, %d watcher(s)", f.Watchers), f.System, fmtNs(f.MedP50), fmtNs(f.MedP99), fmtRounds(f.P50Ns), fmtRounds(f.P99Ns))
+	}
+	return nil
+}
+
+// feedCatchUp fills a feed of FeedCatchUp changes on each engine (pebble
+// without fsync: only the reads are timed), then times a watcher reading
+// it all from the oldest, round after round, interleaved.
+func feedCatchUp(cfg config, work string, logf func(string, ...any), fr *feedResults) error {
+	n := cfg.FeedCatchUp
+	names := []string{sLtMem, sLtPeb}
+	stores := make([]*ltStore, len(names))
+	last := make([]localtable.Revision, len(names))
+	for i, name := range names {
+		dir := ""
+		if name == sLtPeb {
+			dir = filepath.Join(work, "feed-catchup")
+		}
+		st, err := openLtStore(name, dir, true, &localtable.FeedOptions{KeepChanges: n})
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		acct, eng := st.acct, st.eng
+		start := time.Now()
+		if err := feedbench.Fill(ctx, st.tbl, "c", n); err != nil {
+			return fmt.Errorf("filling the feed on %s: %w", name, err)
+		}
+		if last[i], err = acct.Revision(ctx); err != nil {
+			return err
+		}
+		size, err := feedbench.StoredBytes(eng)
+		if err != nil {
+			return err
+		}
+		fr.BytesPerChange[name] = float64(size) / float64(last[i])
+		logf("feed of %s changes on %s filled in %.1fs", fmtInt(n), name, time.Since(start).Seconds())
+		stores[i] = st
+	}
+	figs := make([]figure, len(names))
+	for range cfg.Rounds {
+		for i, st := range stores {
+			got, took, err := feedbench.CatchUp(ctx, st.acct, last[i])
+			if err != nil {
+				return fmt.Errorf("catch-up on %s: %w", st.label, err)
+			}
+			figs[i].NsPerOp = append(figs[i].NsPerOp, float64(took.Nanoseconds())/float64(got))
+			figs[i].Ops = append(figs[i].Ops, got)
+		}
+	}
+	for i := range figs {
+		figs[i].Workload, figs[i].System, figs[i].Median = wCatchUp, names[i], median(figs[i].NsPerOp)
+		logf("%-34s %-18s %s/change, %.0f changes/s", "feed catch-up", names[i], fmtNs(figs[i].Median), 1e9/figs[i].Median)
+	}
+	fr.CatchUp = figs
+	return nil
+}
+
+// feedOnly runs the feed's workloads alone and writes the outputs again:
+// the other figures are those of the run in out/results.json (if any),
+// kept as they are.
+func feedOnly(cfg config, out, doc string, cmd string, logf func(string, ...any)) error {
+	dir, err := benchDir()
+	if err != nil {
+		return err
+	}
+	res := &results{Mode: cfg.Mode, Started: time.Now().UTC(), Config: cfg, Machine: machineInfo(), Versions: versions(filepath.Dir(dir)), Command: cmd}
+	if b, err := os.ReadFile(filepath.Join(out, "results.json")); err == nil {
+		res = &results{}
+		if err := json.Unmarshal(b, res); err != nil {
+			return fmt.Errorf("%s: %v", filepath.Join(out, "results.json"), err)
+		}
+	}
+	work, err := os.MkdirTemp("", "localtable-bench-feed-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	fr, err := runFeed(cfg, work, logf)
+	if err != nil {
+		return err
+	}
+	fr.Command, fr.Version = cmd, versions(filepath.Dir(dir))["localtable"]
+	res.Feed = fr
+	computeRatios(res)
+	return writeOutputs(res, out, doc)
+}
+
+// feedMaxCost is the feed issue's target: keeping the feed costs a write
+// at most this factor.
+const feedMaxCost = 1.10
+
+// feedMarkdown renders the section "The change feed" of the report.
+func feedMarkdown(res *results) string {
+	f := res.Feed
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("## The change feed\n\n")
+	if f.Command != "" {
+		p("Measured apart from the rest of the report, on %s (localtable %s), with:\n\n```sh\n%s\n```\n\n", f.Started.Format("2006-01-02"), f.Version, f.Command)
+	}
+	p("**Write cost**: the same writes on accounts with `Options.Feed` off and on, on each engine, in %d interleaved rounds (memory off, on, pebble off, on…) of %v each, on accounts that start empty; pebble fsyncs each commit. ", f.Rounds, time.Duration(f.Phase*float64(time.Second)))
+	p("The ratio is feed on ÷ feed off, the median of the per-round ratios (the issue's target: at most %.2f×); the times are the medians of the rounds.\n\n", feedMaxCost)
+	p("On pebble the fsync of each commit dominates and varies from round to round on a busy machine: see the rounds in results.json.\n\n")
+	p("| | memory | pebble |\n|---|---|---|\n")
+	var over []string
+	for _, w := range []string{wInsert, wTx100} {
+		p("| %s |", w)
+		for _, g := range []struct{ group, on, off, engine string }{{gFeedMem, sMemOn, sMemOff, "memory"}, {gFeedPeb, sPebOn, sPebOff, "pebble"}} {
+			r := findRatio(res, g.group, w)
+			p(" %s (%s → %s) |", fmtRatio(r), fmtNs(med(find(f.Write, w, g.off))), fmtNs(med(find(f.Write, w, g.on))))
+			if r > feedMaxCost {
+				over = append(over, fmt.Sprintf("%s on %s", w, g.engine))
+			}
+		}
+		p("\n")
+	}
+	if len(over) > 0 {
+		p("\nThe target is **not met** for: %s. Each change is written twice: the entity and its feed record.\n", strings.Join(over, "; "))
+	} else {
+		p("\nThe target is met on every row.\n")
+	}
+	if len(f.Latency) == 0 {
+		return b.String()
+	}
+	p("\n**Delivery**: from an insert's return until every watcher has its change, %s inserts made one at a time per round, in process; the median over %d rounds of each round's percentile (internal/feedbench.Deliveries, as `BenchmarkFeedLatency`).\n\n", fmtInt(f.Latency[0].Writes), f.Rounds)
+	p("| | p50 | p99 |\n|---|---|---|\n")
+	for _, l := range f.Latency {
+		w := "watchers"
+		if l.Watchers == 1 {
+			w = "watcher"
+		}
+		p("| %s, %d %s | %s | %s |\n", strings.TrimPrefix(l.System, "localtable "), l.Watchers, w, fmtNs(l.MedP50), fmtNs(l.MedP99))
+	}
+	if f.LoadStart != "" {
+		p("\nThe latencies and the catch-up are times, not ratios: they move with the machine's load, whose average (1, 5, 15 min) was %s when the feed's workloads began and %s when they ended.\n", f.LoadStart, f.LoadEnd)
+	}
+	p("\n**Catch-up**: a watcher reading the feed from its oldest change, %s changes back (written in transactions of 100 entities of one Int64 property), median of %d rounds (internal/feedbench.CatchUp, as `BenchmarkFeedCatchUp`):", fmtInt(f.CatchUpChanges), f.Rounds)
+	for _, c := range f.CatchUp {
+		p(" %s %s changes/s (%s);", strings.TrimPrefix(c.System, "localtable "), fmtInt(int(1e9/c.Median)), fmtNs(c.Median*float64(f.CatchUpChanges)))
+	}
+	p(" the feed keeps")
+	for i, name := range []string{sLtMem, sLtPeb} {
+		if i > 0 {
+			p(" and")
+		}
+		p(" %.0f bytes a change on %s", f.BytesPerChange[name], strings.TrimPrefix(name, "localtable "))
+	}
+	p(" (its records, keys included; each commit adds 19 bytes to its changes').\n\n")
+	return b.String()
+}
