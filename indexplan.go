@@ -21,9 +21,9 @@ import (
 // are sorted into (PartitionKey, RowKey) order and each entity is fetched
 // and matched by the whole filter, exactly as the scan matches it. So
 // the answers, their order, the pages (PageSize, Limit, MaxBytes) and
-// their continuations are the scan's; only ScanLimit, which bounds the
-// entities a page reads, does not cut an index page short, since the
-// index is used only when its candidates are few (maxIndexCandidates).
+// their continuations are the scan's, but for the pages that ScanLimit
+// cuts short: a page reads an index only when that reads no more than its
+// ScanLimit, so an index page is never cut, where a scan's may be.
 //
 // The index is chosen when it reads fewer entries than the key-range plan
 // would: the plan reads at most maxIndexCandidates index entries (more,
@@ -101,7 +101,11 @@ func inRanges(k []byte, ranges []KeyRange, after Key) bool {
 
 // planIndex decides whether a page of a query of p over lt, reading
 // ranges after after from snap, reads one of lt's ready indexes.
-func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveTable, p IndexPredicate, ranges []KeyRange, after Key) (*indexPlan, error) {
+//
+// budget, when positive, is the page's ScanLimit: an index that would read
+// more (entries and fetches) is not used, so that a page never reads more
+// than its ScanLimit, through an index or not.
+func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveTable, p IndexPredicate, ranges []KeyRange, after Key, budget int) (*indexPlan, error) {
 	defs := *lt.indexes.Load()
 	var best *indexPlan
 	var why []string
@@ -137,6 +141,10 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 	// The cost of the index: its entries and the fetches. The key-range
 	// plan's: the keys it would read, counted up to that.
 	cost := best.entries + len(best.cands)
+	if budget > 0 && cost > budget {
+		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities, more than the page's ScanLimit of %d: scanned instead", best.def.Name, best.entries, len(best.cands), budget)
+		return best, nil
+	}
 	n, err := countRangeKeys(snap, lt.id, ranges, after, cost)
 	if err != nil {
 		return nil, err
@@ -234,7 +242,7 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 	page.Stats.FullScan = false
 	page.Stats.Ranges = pl.spans
 	page.Stats.Scanned = pl.entries
-	spec.scanLimit = 0 // the candidates are few: see maxIndexCandidates
+	spec.scanLimit = 0 // the plan is within it: see planIndex
 	m := t.newMatcher(ctx, opts, sel, spec, page)
 	prefix := keyenc.AppendTableID(nil, tableID)
 	for _, c := range pl.cands {
@@ -291,7 +299,7 @@ func anyKeyAfter(snap storage.Snapshot, ranges []KeyRange, after Key, prefix []b
 }
 
 // Explain returns how a query of opts would read its first page (the
-// page at opts.Continuation) now: through which index and why, or the key
+// page at opts.Continuation, with its ScanLimit) now: through which index and why, or the key
 // ranges, and why no index; then the filter's own plan when it has an
 // Explain method (as package filter's do).
 func (t *Table) Explain(ctx context.Context, opts *QueryOptions) (string, error) {
@@ -331,7 +339,14 @@ func (t *Table) Explain(ctx context.Context, opts *QueryOptions) (string, error)
 	case !ok:
 		fmt.Fprintf(&b, "no index: the filter (%T) bounds no property", o.Filter)
 	default:
-		pl, err := planIndex(ctx, a, snap, lt, ip, ranges, after)
+		budget := o.ScanLimit
+		switch {
+		case budget == 0:
+			budget = DefaultScanLimit
+		case budget < 0:
+			budget = 0
+		}
+		pl, err := planIndex(ctx, a, snap, lt, ip, ranges, after, budget)
 		if err != nil {
 			return "", err
 		}
