@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -254,20 +255,28 @@ func errConflictTable(name string) error {
 }
 
 // buildIndex builds index id of the table, step by step, until it is
-// ready.
+// ready. On a shared engine a step is conditioned on every entity it
+// read: a step that loses the race to other writers too often
+// (ErrServerBusy) is tried again with half as many entities, down to one.
 func (t *Table) buildIndex(ctx context.Context, id uint32) error {
+	chunk := indexBuildChunk
 	for {
-		done, err := t.buildStep(ctx, id)
-		if err != nil || done {
+		done, err := t.buildStep(ctx, id, chunk)
+		switch {
+		case errors.Is(err, ErrServerBusy) && chunk > 1:
+			chunk /= 2
+			continue
+		case err != nil || done:
 			return err
 		}
+		chunk = min(indexBuildChunk, 2*chunk)
 	}
 }
 
-// buildStep indexes the next indexBuildChunk entities after the index's
-// cursor, in one commit that moves the cursor, or marks the index ready
-// when they are the last. It reports whether the index is ready.
-func (t *Table) buildStep(ctx context.Context, id uint32) (bool, error) {
+// buildStep indexes the next chunk entities after the index's cursor, in
+// one commit that moves the cursor, or marks the index ready when they are
+// the last. It reports whether the index is ready.
+func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, error) {
 	a := t.a
 	if err := a.check(ctx); err != nil {
 		return false, err
@@ -299,10 +308,10 @@ func (t *Table) buildStep(ctx context.Context, id uint32) (bool, error) {
 		return false, err
 	}
 	var keys [][]byte
-	for ok := it.First(); ok && len(keys) < indexBuildChunk; ok = it.Next() {
+	for ok := it.First(); ok && len(keys) < chunk; ok = it.Next() {
 		keys = append(keys, bytes.Clone(it.Key()))
 	}
-	last := len(keys) < indexBuildChunk
+	last := len(keys) < chunk
 	err = it.Close()
 	snap.Close()
 	if err != nil {

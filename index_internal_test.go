@@ -86,7 +86,7 @@ func TestIndexBuildSteps(t *testing.T) {
 				t.Fatalf("declareIndex: %v, ready %v", err, ready)
 			}
 			for step := range 3 {
-				done, err := tbl.buildStep(ctx, id)
+				done, err := tbl.buildStep(ctx, id, indexBuildChunk)
 				if err != nil || done {
 					t.Fatalf("step %d: %v, done %v", step, err, done)
 				}

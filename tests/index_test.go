@@ -333,3 +333,83 @@ func mustParse(t testing.TB, s string) *filter.Filter {
 	}
 	return f
 }
+
+// TestIndexBuildUnderWrites: an index built while writers upsert, merge
+// and delete in the table (from another account over the same store, on
+// the shared engine) ends exactly as its table calls for.
+func TestIndexBuildUnderWrites(t *testing.T) {
+	ctx := context.Background()
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
+		writer := tbl
+		if eng.Name == "shared" {
+			store := sharedmem.New()
+			a = tabletest.OpenAccount(t, eng, &localtable.Options{Engine: store.Open()})
+			b := tabletest.OpenAccount(t, eng, &localtable.Options{Engine: store.Open()})
+			var err error
+			tbl, err = a.CreateTable(ctx, "tbl1")
+			tabletest.Must(t, err)
+			writer, err = b.GetTable(ctx, "tbl1")
+			tabletest.Must(t, err)
+		}
+		rng := rand.New(rand.NewPCG(7, 7))
+		for p := range 30 {
+			var acts []localtable.Action
+			for r := range 100 {
+				e := randIndexEntity(rng, fmt.Sprintf("%03d", r))
+				e.PartitionKey = fmt.Sprintf("p%02d", p)
+				acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: e})
+			}
+			_, err := tbl.Transact(ctx, acts)
+			tabletest.Must(t, err)
+		}
+		stop := make(chan struct{})
+		errs := make(chan error, 3)
+		for w := range 3 {
+			go func() {
+				rng := rand.New(rand.NewPCG(uint64(w), 99))
+				for {
+					select {
+					case <-stop:
+						errs <- nil
+						return
+					default:
+					}
+					e := randIndexEntity(rng, fmt.Sprintf("%03d", rng.IntN(100)))
+					e.PartitionKey = fmt.Sprintf("p%02d", rng.IntN(30))
+					var err error
+					switch rng.IntN(3) {
+					case 0:
+						_, err = writer.Upsert(ctx, e, nil)
+					case 1:
+						_, err = writer.Upsert(ctx, e, &localtable.UpsertOptions{Mode: localtable.UpdateModeMerge})
+					default:
+						err = writer.Delete(ctx, e.PartitionKey, e.RowKey, nil)
+						if errors.Is(err, localtable.ErrEntityNotFound) {
+							err = nil
+						}
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		err := tbl.CreateIndex(ctx, "byV", "V")
+		err2 := tbl.CreateIndex(ctx, "byWV", "W", "V")
+		close(stop)
+		for range 3 {
+			if err := <-errs; err != nil {
+				t.Fatalf("writer: %v", err)
+			}
+		}
+		tabletest.Must(t, err)
+		tabletest.Must(t, err2)
+		mustVerify(t, a)
+		infos, err := tbl.Indexes(ctx)
+		if err != nil || len(infos) != 2 || !infos[0].Ready || !infos[1].Ready {
+			t.Fatalf("Indexes = %+v, %v", infos, err)
+		}
+	})
+}

@@ -240,13 +240,7 @@ func diffResults(got, want []localtable.Entity) string {
 	return b.String()
 }
 
-// filterGen writes random $filter strings over a data set, each with a
-// reference tree (refExpr) of what it means, built by the generator itself.
-func loadDiffTable(t *testing.T, eng tabletest.Engine, es []localtable.Entity, r *rand.Rand) (*localtable.Table, []localtable.Entity) {
-	return loadDiffTableIndexed(t, eng, es, r, false)
-}
-
-// diffIndexes are the indexes loadDiffTableIndexed declares: one per
+// declareDiffIndexes declares the indexes of loadDiffTable: one per
 // property, half before the entities are written (kept by the writes),
 // half after (built), and one of two properties.
 func declareDiffIndexes(t *testing.T, tbl *localtable.Table, after bool) {
@@ -265,9 +259,10 @@ func declareDiffIndexes(t *testing.T, tbl *localtable.Table, after bool) {
 	}
 }
 
-// loadDiffTableIndexed is loadDiffTable, declaring diffIndexes when
-// indexed.
-func loadDiffTableIndexed(t *testing.T, eng tabletest.Engine, es []localtable.Entity, r *rand.Rand, indexed bool) (*localtable.Table, []localtable.Entity) {
+// loadDiffTable writes es to a new table on eng (see
+// query_diff_gen_test.go), declaring the indexes of declareDiffIndexes
+// when indexed.
+func loadDiffTable(t *testing.T, eng tabletest.Engine, es []localtable.Entity, r *rand.Rand, indexed bool) (*localtable.Table, []localtable.Entity) {
 	t.Helper()
 	clk := tabletest.NewFakeClock(localtable.TicksToTime(diffBase))
 	a := tabletest.OpenAccount(t, eng, &localtable.Options{Clock: clk.Now})
@@ -346,7 +341,7 @@ func TestQueryDifferential(t *testing.T) {
 		t.Parallel()
 		r := rand.New(rand.NewPCG(seed, 1))
 		es := diffEntities(r)
-		tbl, all := loadDiffTableIndexed(t, eng, es, r, true)
+		tbl, all := loadDiffTable(t, eng, es, r, true)
 		g := &filterGen{r: r, ents: all}
 		for _, p := range diffProps {
 			g.names = append(g.names, p.name)
