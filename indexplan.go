@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -40,7 +41,10 @@ type indexPlan struct {
 	entries int      // index entries read
 	cands   [][]byte // S(pk) S(rk) of the candidates, sorted, distinct
 	use     bool     // read the index, not the key ranges
-	why     string   // why the index is used, or why none is
+	// exact: the predicate is exactly the index's value ranges and has no
+	// key ranges, so the candidates are the matches (a Count fetches none)
+	exact bool
+	why   string // why the index is used, or why none is
 }
 
 // valueSpans returns the spans of index keys of index x of table tableID
@@ -51,6 +55,11 @@ func valueSpans(tableID uint64, x *indexDef, ranges []ValueRange) [][2][]byte {
 	for _, r := range ranges {
 		base := append(slices.Clip(prefix), byte(r.Kind))
 		lo, hi := base, keyenc.PrefixEnd(base)
+		if r.Kind == KindDouble && r.High.kind != KindDouble {
+			// NaN, unordered, matches no range: its entries sort after
+			// +INF, where an unbounded range of Doubles stops.
+			r.High, r.HighExclusive = DoubleValue(math.Inf(1)), false
+		}
 		if r.Low.kind == r.Kind && r.Kind != KindNull {
 			enc := appendIndexValue(slices.Clip(prefix), r.Low)
 			if r.LowExclusive {
@@ -104,7 +113,10 @@ func inRanges(k []byte, ranges []KeyRange, after Key) bool {
 // budget, when positive, is the page's ScanLimit: an index that would read
 // more (entries and fetches) is not used, so that a page never reads more
 // than its ScanLimit, through an index or not.
-func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveTable, p IndexPredicate, ranges []KeyRange, after Key, budget int) (*indexPlan, error) {
+//
+// count says the page only counts its matches: an exact plan then reads
+// the index alone.
+func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveTable, p IndexPredicate, ranges []KeyRange, full, count bool, after Key, budget int) (*indexPlan, error) {
 	defs := *lt.indexes.Load()
 	var best *indexPlan
 	var why []string
@@ -127,6 +139,9 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 			why = append(why, fmt.Sprintf("index %s holds more than %d entries in the filter's values of %s", x.Name, maxIndexCandidates, x.Props[0]))
 			continue
 		}
+		if e, ok := p.(exactRanges); ok && full && count && e.PropertyRangesExact(x.Props[0]) {
+			pl.exact = true
+		}
 		if best == nil || pl.entries < best.entries {
 			best = pl
 		}
@@ -140,6 +155,9 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 	// The cost of the index: its entries and the fetches. The key-range
 	// plan's: the keys it would read, counted up to that.
 	cost := best.entries + len(best.cands)
+	if best.exact {
+		cost = best.entries
+	}
 	if budget > 0 && cost > budget {
 		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities, more than the page's ScanLimit of %d: scanned instead", best.def.Name, best.entries, len(best.cands), budget)
 		return best, nil
@@ -153,6 +171,11 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 		return best, nil
 	}
 	best.use = true
+	if best.exact {
+		best.why = fmt.Sprintf("index %s on %s: %d entries in %d spans, counted without fetching an entity (the filter is exactly their values), fewer than the table holds (more than %d)",
+			best.def.Name, strings.Join(best.def.Props, ", "), best.entries, best.spans, cost)
+		return best, nil
+	}
 	best.why = fmt.Sprintf("index %s on %s: %d entries in %d spans, %d entities to fetch, fewer than the key ranges hold (more than %d)",
 		best.def.Name, strings.Join(best.def.Props, ", "), best.entries, best.spans, len(best.cands), cost)
 	return best, nil
@@ -242,6 +265,10 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 	page.Stats.Ranges = pl.spans
 	page.Stats.Scanned = pl.entries
 	spec.scanLimit = 0 // the plan is within it: see planIndex
+	if pl.exact && spec.count {
+		page.Stats.Returned = len(pl.cands) // the candidates are the matches
+		return nil
+	}
 	m := t.newMatcher(ctx, opts, sel, spec, page)
 	prefix := keyenc.AppendTableID(nil, tableID)
 	// One iterator, seeking forward from candidate to candidate: cheaper
@@ -350,7 +377,7 @@ func (t *Table) Explain(ctx context.Context, opts *QueryOptions) (string, error)
 		case budget < 0:
 			budget = 0
 		}
-		pl, err := planIndex(ctx, a, snap, lt, ip, ranges, after, budget)
+		pl, err := planIndex(ctx, a, snap, lt, ip, ranges, full, false, after, budget)
 		if err != nil {
 			return "", err
 		}

@@ -217,3 +217,15 @@ type IndexPredicate interface {
 	// every entity it reads with Match, so the ranges may hold more.
 	PropertyRanges(name string) (ranges []ValueRange, ok bool)
 }
+
+// An IndexPredicate may also have a method
+//
+//	PropertyRangesExact(name string) bool
+//
+// (package filter's filters do) that reports whether the predicate matches
+// exactly the entities whose property name lies in PropertyRanges(name),
+// testing nothing else: a Count of it then reads an index on the property
+// alone, without fetching the entities.
+type exactRanges interface {
+	PropertyRangesExact(name string) bool
+}

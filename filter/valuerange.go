@@ -30,6 +30,34 @@ func (f *Filter) PropertyRanges(name string) ([]localtable.ValueRange, bool) {
 
 var _ localtable.IndexPredicate = (*Filter)(nil)
 
+// PropertyRangesExact reports whether the filter is exactly "the value of
+// property name lies in PropertyRanges(name)": it compares that property
+// alone (eq, gt, ge, lt, le, joined by and and or, or a constant false),
+// so that an index on it answers the filter without reading the entities
+// (a Count reads the index alone).
+func (f *Filter) PropertyRangesExact(name string) bool {
+	if f == nil || f.err != nil {
+		return false
+	}
+	return exactOn(f.root, name)
+}
+
+// exactOn reports whether x compares property name alone, with operators
+// whose value ranges are exact.
+func exactOn(x Expr, name string) bool {
+	switch x := x.(type) {
+	case *Comparison:
+		return x.Property == name && x.Op != OpNe
+	case *Constant:
+		return !x.Value
+	case *AndExpr:
+		return exactOn(x.Left, name) && exactOn(x.Right, name)
+	case *OrExpr:
+		return exactOn(x.Left, name) && exactOn(x.Right, name)
+	}
+	return false
+}
+
 // valueRanges returns the ranges of name's values that x can match.
 func valueRanges(x Expr, name string) ([]localtable.ValueRange, bool) {
 	switch x := x.(type) {
