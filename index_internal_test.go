@@ -11,6 +11,7 @@ import (
 	"github.com/localtable/localtable/internal/sharedmem"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/memory"
+	"github.com/localtable/localtable/storage/pebble"
 )
 
 // testEngines are the engines of the index tests here: the memory engine
@@ -249,3 +250,81 @@ func negInf() float64  { return math.Inf(-1) }
 func posInf() float64  { return math.Inf(1) }
 func nan() float64     { return math.NaN() }
 func negZero() float64 { return math.Copysign(0, -1) }
+
+// TestIndexBuildResumesAfterReopen: a build stopped after some steps (its
+// process ended: each step is its own durable commit) leaves the index
+// declared and not ready in the store; a reopened account keeps it with
+// its writes, does not use it, and CreateIndex resumes it to ready.
+func TestIndexBuildResumesAfterReopen(t *testing.T) {
+	defer func(n int) { indexBuildChunk = n }(indexBuildChunk)
+	indexBuildChunk = 10
+	ctx := context.Background()
+	dir := t.TempDir()
+	open := func() *Account {
+		db, err := pebble.Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Open(&Options{Engine: db})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a := open()
+	tbl, err := a.CreateTable(ctx, "Orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 55 {
+		if _, err := tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%02d", i), Properties: Properties{"V": Int64Value(int64(i % 4))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, _, err := tbl.declareIndex(ctx, "byV", []string{"V"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := tbl.buildStep(ctx, id, indexBuildChunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	a = open()
+	defer a.Close()
+	tbl, err = a.GetTable(ctx, "Orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if infos, _ := tbl.Indexes(ctx); len(infos) != 1 || infos[0].Ready {
+		t.Fatalf("after reopen, Indexes = %+v; want byV not ready", infos)
+	}
+	verifyOK(t, a)
+	// Writes after the reopen keep it, before and after its cursor.
+	if err := tbl.Delete(ctx, "p", "01", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Upsert(ctx, Entity{PartitionKey: "p", RowKey: "50", Properties: Properties{"V": Int64Value(1)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	q := indexEq{"V", Int64Value(1)}
+	if page, err := tbl.Query(ctx, &QueryOptions{Filter: q}); err != nil || page.Stats.Index != "" {
+		t.Fatalf("a query read the unbuilt index %q (%v)", page.Stats.Index, err)
+	}
+	if err := tbl.CreateIndex(ctx, "byV", "V"); err != nil {
+		t.Fatal(err)
+	}
+	verifyOK(t, a)
+	page, err := tbl.Query(ctx, &QueryOptions{Filter: q})
+	if err != nil || page.Stats.Index != "byV" {
+		t.Fatalf("after the build: index %q (%v)", page.Stats.Index, err)
+	}
+	// V is i%4: 05 09 … 53, and 50; 01 is deleted.
+	if n := len(page.Entities); n != 14 {
+		t.Fatalf("V eq 1: %d entities; want 14", n)
+	}
+}
