@@ -272,12 +272,7 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 			if err := t.readIndexed(ctx, snap, rec.id, pl, ranges, opts, sel, spec, &page); err != nil {
 				return QueryPage{}, err
 			}
-			out := page
-			out.Entities = nil
-			if len(page.Entities) > 0 {
-				out.Entities = slices.Clone(page.Entities)
-			}
-			return out, nil
+			return page.out(), nil
 		}
 	}
 	prefix := keyenc.AppendTableID(nil, rec.id)
@@ -318,12 +313,18 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 			break
 		}
 	}
-	out := page
+	return page.out(), nil
+}
+
+// out returns the page to hand out: its entities copied out of the pooled
+// slice they were gathered in, at their exact length.
+func (page *QueryPage) out() QueryPage {
+	out := *page
 	out.Entities = nil
 	if len(page.Entities) > 0 {
 		out.Entities = slices.Clone(page.Entities)
 	}
-	return out, nil
+	return out
 }
 
 // pageBufs holds the slices that query pages are gathered in.
