@@ -116,7 +116,9 @@ func inRanges(k []byte, ranges []KeyRange, after Key) bool {
 //
 // count says the page only counts its matches: an exact plan then reads
 // the index alone.
-func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveTable, p IndexPredicate, ranges []KeyRange, full, count bool, after Key, budget int) (*indexPlan, error) {
+//
+// top is the page's size in matches.
+func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveTable, p IndexPredicate, ranges []KeyRange, full, count bool, after Key, budget, top int) (*indexPlan, error) {
 	defs := *lt.indexes.Load()
 	var best *indexPlan
 	var why []string
@@ -162,12 +164,21 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities, more than the page's ScanLimit of %d: scanned instead", best.def.Name, best.entries, len(best.cands), budget)
 		return best, nil
 	}
-	n, err := countRangeKeys(snap, lt.id, ranges, after, cost)
+	// A page of top matches out of many candidates ends early, and so
+	// would a scan: it would read about keys × top / candidates. The
+	// index is read whole by every page. So the keys are counted up to
+	// cost × pages (at most 8 pages' worth), and the scan chosen when its
+	// page reads no more than the index's.
+	pages := 1
+	if !best.exact && top > 0 && len(best.cands) > top {
+		pages = min((len(best.cands)+top-1)/top, 8)
+	}
+	n, err := countRangeKeys(snap, lt.id, ranges, after, cost*pages)
 	if err != nil {
 		return nil, err
 	}
-	if n <= cost {
-		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities; the key ranges hold only %d: scanned instead", best.def.Name, best.entries, len(best.cands), n)
+	if n <= cost*pages {
+		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities; the key ranges hold only %d (a page of %d reads about %d): scanned instead", best.def.Name, best.entries, len(best.cands), n, top, n/pages)
 		return best, nil
 	}
 	best.use = true
@@ -377,7 +388,14 @@ func (t *Table) Explain(ctx context.Context, opts *QueryOptions) (string, error)
 		case budget < 0:
 			budget = 0
 		}
-		pl, err := planIndex(ctx, a, snap, lt, ip, ranges, full, false, after, budget)
+		top, err := pageSize(o.PageSize)
+		if err != nil {
+			return "", err
+		}
+		if o.Limit > 0 {
+			top = min(top, o.Limit)
+		}
+		pl, err := planIndex(ctx, a, snap, lt, ip, ranges, full, false, after, budget, top)
 		if err != nil {
 			return "", err
 		}

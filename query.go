@@ -264,7 +264,7 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 		}()
 	}
 	if ip, ok := opts.Filter.(IndexPredicate); ok && len(*rec.indexes.Load()) > 0 {
-		pl, err := planIndex(ctx, a, snap, rec, ip, ranges, full, spec.count, after, spec.scanLimit)
+		pl, err := planIndex(ctx, a, snap, rec, ip, ranges, full, spec.count, after, spec.scanLimit, spec.top)
 		if err != nil {
 			return QueryPage{}, err
 		}
