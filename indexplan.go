@@ -25,10 +25,11 @@ import (
 // cuts short: a page reads an index only when that reads no more than its
 // ScanLimit, so an index page is never cut, where a scan's may be.
 //
-// The index is chosen when it reads fewer entries than the key-range plan
-// would: the plan reads at most maxIndexCandidates index entries (more,
-// and the index is dropped for the scan), and counts the keys in the key
-// ranges only up to what the index would read (entries plus fetches).
+// The index is chosen when a page reads fewer entries through it than the
+// key-range plan would: the plan reads at most maxIndexCandidates index
+// entries (more, and the index is dropped for the scan), and counts the
+// keys in the key ranges only up to what it needs to decide (see
+// planIndex).
 
 // maxIndexCandidates bounds the index entries one page's plan reads: a
 // filter whose value ranges hold more is scanned instead.
