@@ -143,6 +143,10 @@ func Open(opts *Options) (*Account, error) {
 		a.feed = newFeedLog(a, *o.Feed)
 		a.contributors = append(a.contributors, a.feed)
 	}
+	// Indexes may be declared at any time (by another process, on a
+	// shared engine), so their contributor is always there; a table
+	// without any costs it a load of its index list per write.
+	a.contributors = append(a.contributors, indexMaintainer{})
 	a.clock = clock{now: o.Clock, persist: a.persistClock, lower: a.lowerClock}
 	if !claimEngine(o.Engine) {
 		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)

@@ -32,6 +32,12 @@ type liveTable struct {
 	key  []byte // its catalog key
 
 	policies atomic.Pointer[[]AccessPolicy] // stored access policies
+	// indexes are the table's declared indexes (index.go), as its
+	// catalog record holds them; rec is that record, encoded: on a shared
+	// engine a write or a query that reads another record knows the cache
+	// is stale.
+	indexes atomic.Pointer[[]indexDef]
+	rec     atomic.Pointer[[]byte]
 
 	// mu is held shared by entity writes into the table, from lookup to
 	// commit, and exclusively by DeleteTable.
@@ -45,9 +51,16 @@ type liveTable struct {
 
 func newLiveTable(rec *tableRecord) *liveTable {
 	t := &liveTable{id: rec.ID, name: rec.Name, key: keyenc.CatalogKey(strings.ToLower(rec.Name))}
-	p := rec.Policies
-	t.policies.Store(&p)
+	t.set(rec)
 	return t
+}
+
+// set makes t hold what rec says of it: its policies and indexes.
+func (t *liveTable) set(rec *tableRecord) {
+	p, x, b := rec.Policies, rec.Indexes, rec.append(nil)
+	t.policies.Store(&p)
+	t.indexes.Store(&x)
+	t.rec.Store(&b)
 }
 
 // catalog is a set of tables. Once published it is never modified.
@@ -106,8 +119,7 @@ func (a *Account) adopt(lower string, rec *tableRecord) *liveTable {
 	if cur := cat.byName[lower]; cur != nil {
 		switch {
 		case cur.id == rec.ID:
-			p := rec.Policies
-			cur.policies.Store(&p)
+			cur.set(rec)
 			return cur
 		case cur.id > rec.ID:
 			return cur

@@ -53,6 +53,9 @@ type change struct {
 	kind    changeKind
 	tableID uint64
 	table   string // the table's name, as created
+	// lt is the table of an entity change, as the write found it (its
+	// indexes are those the commit maintains); nil for other changes.
+	lt *liveTable
 	// key is the entity's engine key, old its record before the change
 	// (nil if it did not exist) and new after it (nil for a delete).
 	key, old, new []byte
@@ -172,7 +175,7 @@ func (a *Account) contribute(ctx context.Context, c *commitContext, rs *readSet,
 // for action i, its read in rs (state before) and its write ws[i].
 func entityChanges(cs []change, lt *liveTable, actions []Action, rs *readSet, ws []write) []change {
 	for i := range actions {
-		c := change{tableID: lt.id, table: lt.name, key: ws[i].key}
+		c := change{tableID: lt.id, table: lt.name, lt: lt, key: ws[i].key}
 		if rs.found[i] {
 			c.old = rs.vals[i]
 		}

@@ -192,3 +192,40 @@ func predicateRanges(p Predicate) (ranges []KeyRange, full bool, err error) {
 	}
 	return rs, false, nil
 }
+
+// ValueRange is a range of values of one Edm type: those of Kind between
+// Low and High. A null Low (or High) is unbounded on that side, within
+// Kind; LowExclusive (HighExclusive) leaves the bound itself out. Values
+// are ordered as the service compares them (see filter.Compare).
+type ValueRange struct {
+	Kind                        Kind
+	Low, High                   Value
+	LowExclusive, HighExclusive bool
+}
+
+// IndexPredicate is a Predicate that can bound the values of a property
+// its matches hold, so that a query can read an index on that property
+// instead of the table (see Table.CreateIndex). Package filter's filters
+// implement it.
+type IndexPredicate interface {
+	Predicate
+	// PropertyRanges returns ranges that together hold the value of
+	// property name of every entity Match accepts: an entity that lacks
+	// the property, or whose value lies outside them, does not match. ok
+	// is false when the predicate does not bound the property. No ranges
+	// with ok true means no entity can match. The query still matches
+	// every entity it reads with Match, so the ranges may hold more.
+	PropertyRanges(name string) (ranges []ValueRange, ok bool)
+}
+
+// An IndexPredicate may also have a method
+//
+//	PropertyRangesExact(name string) bool
+//
+// (package filter's filters do) that reports whether the predicate matches
+// exactly the entities whose property name lies in PropertyRanges(name),
+// testing nothing else: a Count of it then reads an index on the property
+// alone, without fetching the entities.
+type exactRanges interface {
+	PropertyRangesExact(name string) bool
+}

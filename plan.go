@@ -3,6 +3,8 @@ package localtable
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/localtable/localtable/internal/keyenc"
 )
@@ -278,4 +280,109 @@ func planServiceProperties(stored []byte, found bool, f func(cur []byte) ([]byte
 		return nil, nil
 	}
 	return []write{{key: metaServiceProps, value: bytes.Clone(next)}}, nil
+}
+
+// decodeCatalogRecord decodes the catalog record of table name read under
+// key (found false: none, ErrTableNotFound).
+func decodeCatalogRecord(name string, key, cur []byte, found bool) (tableRecord, error) {
+	if !found {
+		return tableRecord{}, newError(ErrTableNotFound, "table %q does not exist", name)
+	}
+	rec, err := decodeTableRecord(cur)
+	if err != nil {
+		return rec, fmt.Errorf("%w (key %q)", err, key)
+	}
+	return rec, nil
+}
+
+// planCreateIndex decides CreateIndex of index idx on props of table name
+// from its catalog record read: the record with the index declared, not
+// ready, under the next index ID, and its write. An index of that name
+// and those properties declared already is returned with no writes (its
+// build resumes); of that name otherwise, ErrIndexExists.
+func planCreateIndex(name, lower string, cur []byte, found bool, idx string, props []string) (*tableRecord, indexDef, []write, error) {
+	key := keyenc.CatalogKey(lower)
+	rec, err := decodeCatalogRecord(name, key, cur, found)
+	if err != nil {
+		return nil, indexDef{}, nil, err
+	}
+	next := uint32(1)
+	for _, x := range rec.Indexes {
+		if x.Name == idx {
+			if !x.Ready && slices.Equal(x.Props, props) {
+				return &rec, x, nil, nil
+			}
+			return nil, indexDef{}, nil, newError(ErrIndexExists, "table %q already has an index %q on %s", name, idx, strings.Join(x.Props, ", "))
+		}
+		next = max(next, x.ID+1)
+	}
+	if len(rec.Indexes) >= maxIndexes {
+		return nil, indexDef{}, nil, newError(ErrInvalidInput, "table %q has %d indexes, the most a table may have", name, len(rec.Indexes))
+	}
+	def := indexDef{ID: next, Name: idx, Props: props}
+	rec.Indexes = append(slices.Clip(rec.Indexes), def)
+	return &rec, def, []write{{key: key, value: rec.append(nil)}}, nil
+}
+
+// planDropIndex decides DropIndex of index idx of table name from its
+// catalog record read: the record without it, its write and the range
+// deletion of its entries.
+func planDropIndex(name, lower string, cur []byte, found bool, idx string) (*tableRecord, []write, error) {
+	key := keyenc.CatalogKey(lower)
+	rec, err := decodeCatalogRecord(name, key, cur, found)
+	if err != nil {
+		return nil, nil, err
+	}
+	i := slices.IndexFunc(rec.Indexes, func(x indexDef) bool { return x.Name == idx })
+	if i < 0 {
+		return nil, nil, newError(ErrIndexNotFound, "table %q has no index %q", name, idx)
+	}
+	prefix := keyenc.AppendIndexPrefix(nil, rec.ID, rec.Indexes[i].ID)
+	rec.Indexes = slices.Delete(slices.Clone(rec.Indexes), i, i+1)
+	return &rec, []write{
+		{key: key, value: rec.append(nil)},
+		{key: prefix, del: true, end: keyenc.PrefixEnd(prefix)},
+	}, nil
+}
+
+// planBuildIndex decides a step of the build of index id of table name
+// from its catalog record read and the entities read under keys (vals[i],
+// found[i] false: deleted since the build listed it): the entries of the
+// entities found, and the record with the index's cursor after the last
+// key, or, when last, the index ready. An index no longer declared, or
+// ready already, is ErrIndexNotFound or no writes.
+func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, keys, vals [][]byte, efound []bool, last bool) (*tableRecord, []write, error) {
+	key := keyenc.CatalogKey(lower)
+	rec, err := decodeCatalogRecord(name, key, cur, found)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec.Indexes = slices.Clone(rec.Indexes)
+	x := findIndexByID(rec.Indexes, id)
+	if x == nil {
+		return nil, nil, newError(ErrIndexNotFound, "table %q: the index being built was dropped", name)
+	}
+	if x.Ready {
+		return &rec, nil, nil
+	}
+	var ws []write
+	var vbuf [maxIndexProperties]Value
+	for i, k := range keys {
+		if !efound[i] {
+			continue
+		}
+		v, ok, err := indexValues(vbuf[:0], x, vals[i])
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w (key %q)", err, k)
+		}
+		if ok {
+			ws = append(ws, write{key: appendIndexEntry(nil, rec.ID, x, k, v), value: emptyValue})
+		}
+	}
+	if last {
+		x.Ready, x.Cursor = true, nil
+	} else if len(keys) > 0 {
+		x.Cursor = bytes.Clone(keys[len(keys)-1][keyenc.TablePrefixLen:])
+	}
+	return &rec, append(ws, write{key: key, value: rec.append(nil)}), nil
 }

@@ -2,6 +2,7 @@ package localtable
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -208,6 +209,72 @@ func TestPlanDeleteTable(t *testing.T) {
 	prefix := keyenc.AppendTableID(nil, 4)
 	if len(ws) != 2 || !ws[0].del || ws[0].end != nil || !ws[1].del || string(ws[1].key) != string(prefix) || string(ws[1].end) != string(keyenc.PrefixEnd(prefix)) {
 		t.Fatalf("writes = %+v", ws)
+	}
+}
+
+func TestPlanIndexes(t *testing.T) {
+	if _, _, _, err := planCreateIndex("Gone", "gone", nil, false, "i", []string{"P"}); !errors.Is(err, ErrTableNotFound) {
+		t.Fatalf("CreateIndex on a missing table: %v", err)
+	}
+	rec := tableRecord{ID: 4, Name: "Orders", Indexes: []indexDef{{ID: 2, Name: "old", Props: []string{"P"}, Ready: true}}}
+	// Declared under the next ID, not ready.
+	got, def, ws, err := planCreateIndex("Orders", "orders", rec.append(nil), true, "byQ", []string{"Q", "R"})
+	if err != nil || def.ID != 3 || def.Ready || len(got.Indexes) != 2 || len(ws) != 1 {
+		t.Fatalf("planCreateIndex = %+v, %+v, %v, %v", got, def, ws, err)
+	}
+	stored := ws[0].value
+	// The same again resumes: no writes. Another definition of the name,
+	// or a ready index, is ErrIndexExists.
+	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q", "R"}); err != nil || ws != nil || def.ID != 3 {
+		t.Fatalf("re-declaring a building index: %+v, %v, %v", def, ws, err)
+	}
+	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q"}); !errors.Is(err, ErrIndexExists) {
+		t.Fatalf("another definition: %v", err)
+	}
+	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P"}); !errors.Is(err, ErrIndexExists) {
+		t.Fatalf("a ready index: %v", err)
+	}
+	full := tableRecord{ID: 4, Name: "Orders"}
+	for i := range maxIndexes {
+		full.Indexes = append(full.Indexes, indexDef{ID: uint32(i + 1), Name: fmt.Sprint("i", i), Props: []string{"P"}})
+	}
+	if _, _, _, err := planCreateIndex("Orders", "orders", full.append(nil), true, "more", []string{"P"}); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("one index too many: %v", err)
+	}
+
+	// A build step: the entries of the entities found, the cursor after
+	// the last key; the last step marks it ready.
+	keys := [][]byte{keyenc.AppendEntityKey(nil, 4, "p", "a"), keyenc.AppendEntityKey(nil, 4, "p", "b"), keyenc.AppendEntityKey(nil, 4, "p", "c")}
+	vals := [][]byte{appendRecord(nil, 1, Properties{"Q": Int32Value(1)}), nil, appendRecord(nil, 1, Properties{"R": Int32Value(1)})}
+	found := []bool{true, false, true}
+	got, ws, err = planBuildIndex("Orders", "orders", stored, true, 3, keys, vals, found, false)
+	if err != nil || len(ws) != 2 { // "a" has Q; "b" is gone; "c" lacks Q
+		t.Fatalf("planBuildIndex = %v, %v", ws, err)
+	}
+	x := findIndexByID(got.Indexes, 3)
+	if x.Ready || string(x.Cursor) != string(keys[2][keyenc.TablePrefixLen:]) {
+		t.Fatalf("after a step: %+v", x)
+	}
+	want := appendIndexEntry(nil, 4, x, keys[0], []Value{Int32Value(1), {}})
+	if string(ws[0].key) != string(want) || ws[0].del {
+		t.Fatalf("entry %q, want %q", ws[0].key, want)
+	}
+	got, _, err = planBuildIndex("Orders", "orders", ws[1].value, true, 3, nil, nil, nil, true)
+	if err != nil || !findIndexByID(got.Indexes, 3).Ready || findIndexByID(got.Indexes, 3).Cursor != nil {
+		t.Fatalf("the last step: %+v, %v", got, err)
+	}
+	if _, _, err := planBuildIndex("Orders", "orders", stored, true, 9, nil, nil, nil, true); !errors.Is(err, ErrIndexNotFound) {
+		t.Fatalf("a dropped index's build: %v", err)
+	}
+
+	// Dropped: the record without it and its entries' range.
+	got, ws, err = planDropIndex("Orders", "orders", stored, true, "byQ")
+	prefix := keyenc.AppendIndexPrefix(nil, 4, 3)
+	if err != nil || len(got.Indexes) != 1 || len(ws) != 2 || string(ws[1].key) != string(prefix) || string(ws[1].end) != string(keyenc.PrefixEnd(prefix)) {
+		t.Fatalf("planDropIndex = %+v, %+v, %v", got, ws, err)
+	}
+	if _, _, err := planDropIndex("Orders", "orders", stored, true, "nope"); !errors.Is(err, ErrIndexNotFound) {
+		t.Fatalf("dropping no index: %v", err)
 	}
 }
 

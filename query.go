@@ -86,7 +86,11 @@ type QueryStats struct {
 	Returned int  // entities returned
 	Ranges   int  // key ranges the plan scanned
 	FullScan bool // the filter gave no key range: the whole table was scanned
-	Bytes    int  // PayloadSize of the entities returned, counted when MaxBytes is set
+	// Index names the index the page read instead of its key ranges
+	// (Scanned then counts the index entries read and the entities
+	// fetched, and Ranges the spans of the index read); "" if none.
+	Index string
+	Bytes int // PayloadSize of the entities returned, counted when MaxBytes is set
 }
 
 // Continuation is an opaque position in a table's entity order, carried on
@@ -259,6 +263,18 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 			}
 		}()
 	}
+	if ip, ok := opts.Filter.(IndexPredicate); ok && len(*rec.indexes.Load()) > 0 {
+		pl, err := planIndex(ctx, a, snap, rec, ip, ranges, full, spec.count, after, spec.scanLimit, spec.top)
+		if err != nil {
+			return QueryPage{}, err
+		}
+		if pl.use {
+			if err := t.readIndexed(ctx, snap, rec.id, pl, ranges, opts, sel, spec, &page); err != nil {
+				return QueryPage{}, err
+			}
+			return page.out(), nil
+		}
+	}
 	prefix := keyenc.AppendTableID(nil, rec.id)
 	tableEnd := keyenc.PrefixEnd(prefix)
 	for ri, r := range ranges {
@@ -297,12 +313,18 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 			break
 		}
 	}
-	out := page
+	return page.out(), nil
+}
+
+// out returns the page to hand out: its entities copied out of the pooled
+// slice they were gathered in, at their exact length.
+func (page *QueryPage) out() QueryPage {
+	out := *page
 	out.Entities = nil
 	if len(page.Entities) > 0 {
 		out.Entities = slices.Clone(page.Entities)
 	}
-	return out, nil
+	return out
 }
 
 // pageBufs holds the slices that query pages are gathered in.
@@ -318,86 +340,13 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 		return false, false, err
 	}
 	defer it.Close()
-	// A ReaderPredicate matches each entity on its stored record, and only
-	// a match is decoded. Another filter matches each entity decoded into
-	// one reused scratch entity, and only a match is copied out with its
-	// ETag. A count copies nothing, and without a filter decodes nothing.
-	rp, _ := opts.Filter.(ReaderPredicate)
-	view := stableReads(t.a.eng)
-	dec := entityDecoder{sel: sel, view: view}
-	var rr *recordReader
-	var scratch Entity
-	switch {
-	case rp != nil:
-		rr = new(recordReader)
-	case opts.Filter != nil:
-		scratch.Properties = make(Properties)
-	}
+	m := t.newMatcher(ctx, opts, sel, spec, page)
 	for ok := it.First(); ok; ok = it.Next() {
-		if page.Stats.Scanned%1024 == 1023 {
-			if err := t.a.interrupted(ctx); err != nil {
-				return false, false, err
-			}
+		end, err := m.visit(it.Key(), it.Value())
+		if err != nil {
+			return false, false, err
 		}
-		page.Stats.Scanned++
-		matched := false
-		var ticks int64 // of scratch
-		switch {
-		case opts.Filter == nil:
-			matched = true
-		case rp != nil:
-			rr.reset(it.Key(), it.Value())
-			matched = rp.MatchReader(rr)
-			if rr.err != nil {
-				return false, false, rr.err
-			}
-		default:
-			pk, rk, err := keyenc.DecodeEntityKey(it.Key())
-			if err != nil {
-				return false, false, err
-			}
-			clear(scratch.Properties)
-			if ticks, err = decodeInto(it.Value(), selection{}, scratch.Properties, view); err != nil {
-				return false, false, err
-			}
-			scratch.PartitionKey, scratch.RowKey, scratch.Timestamp = pk, rk, TicksToTime(ticks)
-			matched = opts.Filter.Match(&scratch)
-		}
-		if matched {
-			page.Stats.Returned++
-		}
-		if matched && !spec.count {
-			size := 0
-			switch {
-			case spec.visit != nil:
-				if size, err = spec.visit.emit(it.Key(), it.Value(), opts.MaxBytes > 0); err != nil {
-					return false, false, err
-				}
-			case opts.Filter != nil && rp == nil:
-				// The match is decoded in scratch already.
-				props := make(Properties, len(scratch.Properties))
-				for name, v := range scratch.Properties {
-					if sel.has(name) {
-						props[name] = v
-					}
-				}
-				page.Entities = append(page.Entities, makeEntity(scratch.PartitionKey, scratch.RowKey, ticks, props))
-			default:
-				e, err := dec.decode(it.Key(), it.Value())
-				if err != nil {
-					return false, false, err
-				}
-				page.Entities = append(page.Entities, e)
-			}
-			if opts.MaxBytes > 0 {
-				if spec.visit == nil {
-					size = PayloadSize(&page.Entities[len(page.Entities)-1])
-				}
-				page.Stats.Bytes += size
-			}
-		}
-		if page.Stats.Returned == spec.top || (spec.scanLimit > 0 && page.Stats.Scanned >= spec.scanLimit) ||
-			(opts.MaxBytes > 0 && page.Stats.Bytes >= opts.MaxBytes) {
+		if end {
 			if spec.final && page.Stats.Returned == spec.top {
 				return true, false, nil
 			}
@@ -411,6 +360,112 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 		}
 	}
 	return false, false, it.Error()
+}
+
+// matcher matches the entities a page reads, in (PartitionKey, RowKey)
+// order, and adds the matches to the page: the one body of a scan of key
+// ranges and of a read through an index.
+type matcher struct {
+	t       *Table
+	ctx     context.Context
+	opts    QueryOptions
+	sel     selection
+	spec    scanSpec
+	page    *QueryPage
+	rp      ReaderPredicate
+	view    bool
+	dec     entityDecoder
+	rr      *recordReader
+	scratch Entity
+}
+
+func (t *Table) newMatcher(ctx context.Context, opts QueryOptions, sel selection, spec scanSpec, page *QueryPage) *matcher {
+	// A ReaderPredicate matches each entity on its stored record, and only
+	// a match is decoded. Another filter matches each entity decoded into
+	// one reused scratch entity, and only a match is copied out with its
+	// ETag. A count copies nothing, and without a filter decodes nothing.
+	m := &matcher{t: t, ctx: ctx, opts: opts, sel: sel, spec: spec, page: page}
+	m.rp, _ = opts.Filter.(ReaderPredicate)
+	m.view = stableReads(t.a.eng)
+	m.dec = entityDecoder{sel: sel, view: m.view}
+	switch {
+	case m.rp != nil:
+		m.rr = new(recordReader)
+	case opts.Filter != nil:
+		m.scratch.Properties = make(Properties)
+	}
+	return m
+}
+
+// visit reads the entity of engine key key and record val, and reports
+// whether the page ends after it: it is full, the scan budget is spent,
+// or it reached MaxBytes.
+func (m *matcher) visit(key, val []byte) (end bool, err error) {
+	page, opts, spec := m.page, &m.opts, &m.spec
+	if page.Stats.Scanned%1024 == 1023 {
+		if err := m.t.a.interrupted(m.ctx); err != nil {
+			return false, err
+		}
+	}
+	page.Stats.Scanned++
+	matched := false
+	var ticks int64 // of scratch
+	switch {
+	case opts.Filter == nil:
+		matched = true
+	case m.rp != nil:
+		m.rr.reset(key, val)
+		matched = m.rp.MatchReader(m.rr)
+		if m.rr.err != nil {
+			return false, m.rr.err
+		}
+	default:
+		pk, rk, err := keyenc.DecodeEntityKey(key)
+		if err != nil {
+			return false, err
+		}
+		clear(m.scratch.Properties)
+		if ticks, err = decodeInto(val, selection{}, m.scratch.Properties, m.view); err != nil {
+			return false, err
+		}
+		m.scratch.PartitionKey, m.scratch.RowKey, m.scratch.Timestamp = pk, rk, TicksToTime(ticks)
+		matched = opts.Filter.Match(&m.scratch)
+	}
+	if matched {
+		page.Stats.Returned++
+	}
+	if matched && !spec.count {
+		size := 0
+		switch {
+		case spec.visit != nil:
+			if size, err = spec.visit.emit(key, val, opts.MaxBytes > 0); err != nil {
+				return false, err
+			}
+		case opts.Filter != nil && m.rp == nil:
+			// The match is decoded in scratch already.
+			props := make(Properties, len(m.scratch.Properties))
+			for name, v := range m.scratch.Properties {
+				if m.sel.has(name) {
+					props[name] = v
+				}
+			}
+			page.Entities = append(page.Entities, makeEntity(m.scratch.PartitionKey, m.scratch.RowKey, ticks, props))
+		default:
+			e, err := m.dec.decode(key, val)
+			if err != nil {
+				return false, err
+			}
+			page.Entities = append(page.Entities, e)
+		}
+		if opts.MaxBytes > 0 {
+			if spec.visit == nil {
+				size = PayloadSize(&page.Entities[len(page.Entities)-1])
+			}
+			page.Stats.Bytes += size
+		}
+	}
+	return page.Stats.Returned == spec.top || (spec.scanLimit > 0 && page.Stats.Scanned >= spec.scanLimit) ||
+		(opts.MaxBytes > 0 && page.Stats.Bytes >= opts.MaxBytes), nil
 }
 
 // anyKey reports whether any of the ranges holds a key.

@@ -468,14 +468,31 @@ func (w *recordWalker) fail() (string, Kind, int, bool, bool) {
 //	uvarint len, name as created
 //	uvarint policy count; per policy: ID, Start, Expiry, Permission, each
 //	        uvarint len + bytes (times as RFC 3339, empty when unset)
+//
+// Version 2, written only by a table with declared indexes (so a store
+// without any stays readable by a localtable that predates them, and one
+// with indexes is refused by it rather than written without maintaining
+// them), adds after the policies:
+//
+//	uvarint index count; per index: uvarint ID, uvarint len + name,
+//	        uvarint property count, each uvarint len + name, byte ready
+//	        (0 building, 1 ready), uvarint len + build cursor
 type tableRecord struct {
 	ID       uint64
 	Name     string
 	Policies []AccessPolicy
+	Indexes  []indexDef
 }
 
+// tableRecordVersion2 is the version of a catalog record with indexes.
+const tableRecordVersion2 = 2
+
 func (r tableRecord) append(dst []byte) []byte {
-	dst = append(dst, recordVersion)
+	v := byte(recordVersion)
+	if len(r.Indexes) > 0 {
+		v = tableRecordVersion2
+	}
+	dst = append(dst, v)
 	dst = binary.BigEndian.AppendUint64(dst, r.ID)
 	dst = appendString(dst, r.Name)
 	dst = binary.AppendUvarint(dst, uint64(len(r.Policies)))
@@ -484,6 +501,23 @@ func (r tableRecord) append(dst []byte) []byte {
 		dst = appendString(dst, formatPolicyTime(p.Start))
 		dst = appendString(dst, formatPolicyTime(p.Expiry))
 		dst = appendString(dst, p.Permission)
+	}
+	if len(r.Indexes) > 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(r.Indexes)))
+		for _, x := range r.Indexes {
+			dst = binary.AppendUvarint(dst, uint64(x.ID))
+			dst = appendString(dst, x.Name)
+			dst = binary.AppendUvarint(dst, uint64(len(x.Props)))
+			for _, p := range x.Props {
+				dst = appendString(dst, p)
+			}
+			ready := byte(0)
+			if x.Ready {
+				ready = 1
+			}
+			dst = append(dst, ready)
+			dst = appendString(dst, string(x.Cursor))
+		}
 	}
 	return dst
 }
@@ -504,9 +538,10 @@ func readString(b []byte) (string, []byte, bool) {
 func decodeTableRecord(b []byte) (tableRecord, error) {
 	var r tableRecord
 	bad := fmt.Errorf("localtable: corrupt table record")
-	if len(b) < 9 || b[0] != recordVersion {
+	if len(b) < 9 || (b[0] != recordVersion && b[0] != tableRecordVersion2) {
 		return r, bad
 	}
+	v2 := b[0] == tableRecordVersion2
 	r.ID = binary.BigEndian.Uint64(b[1:9])
 	var ok bool
 	if r.Name, b, ok = readString(b[9:]); !ok {
@@ -535,8 +570,60 @@ func decodeTableRecord(b []byte) (tableRecord, error) {
 		}
 		r.Policies = append(r.Policies, p)
 	}
+	if v2 {
+		if b, ok = decodeIndexDefs(&r, b); !ok || len(r.Indexes) == 0 {
+			return r, bad
+		}
+	}
 	if len(b) != 0 {
 		return r, bad
 	}
 	return r, nil
+}
+
+// decodeIndexDefs decodes the indexes of a version 2 catalog record into
+// r, and returns the bytes after them.
+func decodeIndexDefs(r *tableRecord, b []byte) ([]byte, bool) {
+	n, w := uvarint(b)
+	if w <= 0 || n > maxIndexes {
+		return nil, false
+	}
+	b = b[w:]
+	for range n {
+		var x indexDef
+		id, w := uvarint(b)
+		if w <= 0 || id > math.MaxUint32 {
+			return nil, false
+		}
+		x.ID, b = uint32(id), b[w:]
+		var ok bool
+		if x.Name, b, ok = readString(b); !ok {
+			return nil, false
+		}
+		np, w := uvarint(b)
+		if w <= 0 || np == 0 || np > maxIndexProperties {
+			return nil, false
+		}
+		b = b[w:]
+		for range np {
+			var p string
+			if p, b, ok = readString(b); !ok {
+				return nil, false
+			}
+			x.Props = append(x.Props, p)
+		}
+		if len(b) == 0 || b[0] > 1 {
+			return nil, false
+		}
+		x.Ready, b = b[0] == 1, b[1:]
+		var cur string
+		if cur, b, ok = readString(b); !ok {
+			return nil, false
+		}
+		if cur != "" {
+			x.Cursor = []byte(cur)
+		}
+		r.Indexes = append(r.Indexes, x)
+	}
+	return b, true
 }

@@ -1,9 +1,11 @@
 package localtable
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -58,7 +60,10 @@ func addProblem(list *[]string, more *int, format string, args ...any) {
 // belongs to a table of the catalog; every entity record decodes, and the
 // entity it holds (keys, property names and values, size) passes the data
 // model's rules, with a Timestamp no later than the clock's persisted
-// high-water mark; the metadata decodes; no other key exists. Problems
+// high-water mark; every index of a table holds exactly the entries of
+// its entities (a missing entry, an extra one, one of an entity whose
+// value differs, are reported; an index being built is checked up to the
+// entity its build reached); the metadata decodes; no other key exists. Problems
 // are reported, not returned as errors: the error is for failing to read.
 func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 	if err := a.check(ctx); err != nil {
@@ -78,6 +83,7 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 	var more int
 	byID := map[uint64]int{} // table ID → index in rep.Tables
 	tableMore := map[int]int{}
+	idx := map[int]*indexCheck{} // of the tables with indexes, by index in rep.Tables
 	var nextID uint64
 	var clockMark int64 = -1
 	var maxTicks int64
@@ -111,6 +117,9 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 			}
 			byID[rec.ID] = len(rep.Tables)
 			rep.Tables = append(rep.Tables, tr)
+			if len(rec.Indexes) > 0 {
+				idx[len(rep.Tables)-1] = newIndexCheck(rec)
+			}
 		case keyenc.PrefixEntity:
 			if len(k) < keyenc.TablePrefixLen {
 				addProblem(&rep.Problems, &more, "entity key %q is too short", k)
@@ -146,6 +155,9 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 				if ticks > maxTicks {
 					maxTicks, maxTicksAt = ticks, fmt.Sprintf("entity (%q, %q) of %s", pk, rk, tr.Name)
 				}
+				if ic := idx[ti]; ic != nil {
+					ic.entity(k, v)
+				}
 			}
 			tableMore[ti] = m
 		case keyenc.PrefixMeta:
@@ -172,6 +184,19 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 			default:
 				addProblem(&rep.Problems, &more, "unknown metadata %q", k[1:])
 			}
+		case keyenc.PrefixIndex:
+			if len(k) < keyenc.IndexPrefixLen {
+				addProblem(&rep.Problems, &more, "index key %q is too short", k)
+				continue
+			}
+			ti, known := byID[binary.BigEndian.Uint64(k[1:keyenc.TablePrefixLen])]
+			if !known || idx[ti] == nil {
+				addProblem(&rep.Problems, &more, "index entry %q belongs to no index of a table of the catalog", k)
+				continue
+			}
+			m := tableMore[ti]
+			idx[ti].entry(k, v, &rep.Tables[ti].Problems, &m)
+			tableMore[ti] = m
 		case keyenc.PrefixFeed:
 			if _, err := decodeFeedRecord(k, v, 0, func(*Change) bool { return true }); err != nil {
 				addProblem(&rep.Problems, &more, "feed record %q does not decode: %v", k, err)
@@ -182,6 +207,11 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 	}
 	if err := it.Error(); err != nil {
 		return nil, err
+	}
+	for ti, ic := range idx {
+		m := tableMore[ti]
+		ic.missing(&rep.Tables[ti].Problems, &m)
+		tableMore[ti] = m
 	}
 	for id, ti := range byID {
 		if nextID != 0 && id >= nextID {
@@ -203,4 +233,86 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("and %d more problems", more))
 	}
 	return rep, nil
+}
+
+// indexCheck checks the indexes of one table: the entries its entities
+// call for, gathered as Verify reads them (entities sort before index
+// entries), against the entries stored.
+type indexCheck struct {
+	rec      tableRecord
+	want     map[string]bool // entry keys expected, true once seen
+	entities map[string]bool // S(pk) S(rk) of the table's entities
+}
+
+func newIndexCheck(rec tableRecord) *indexCheck {
+	return &indexCheck{rec: rec, want: map[string]bool{}, entities: map[string]bool{}}
+}
+
+// entity adds the entries the entity of key k and record v calls for.
+func (c *indexCheck) entity(k, v []byte) {
+	ek := k[keyenc.TablePrefixLen:]
+	c.entities[string(ek)] = true
+	var buf [maxIndexProperties]Value
+	for i := range c.rec.Indexes {
+		x := &c.rec.Indexes[i]
+		if !x.Ready && (x.Cursor == nil || bytes.Compare(ek, x.Cursor) > 0) {
+			continue // not built yet: its entry may or may not be there
+		}
+		vals, ok, err := indexValues(buf[:0], x, v)
+		if err != nil || !ok {
+			continue
+		}
+		c.want[string(appendIndexEntry(nil, c.rec.ID, x, k, vals))] = false
+	}
+}
+
+// entry checks a stored index entry.
+func (c *indexCheck) entry(k, v []byte, problems *[]string, more *int) {
+	id := binary.BigEndian.Uint32(k[keyenc.TablePrefixLen:keyenc.IndexPrefixLen])
+	x := findIndexByID(c.rec.Indexes, id)
+	if x == nil {
+		addProblem(problems, more, "index entry %q belongs to index ID %d, which the table does not declare", k, id)
+		return
+	}
+	if len(v) != 0 {
+		addProblem(problems, more, "index %s: entry %q has a value", x.Name, k)
+	}
+	if seen, ok := c.want[string(k)]; ok && !seen {
+		c.want[string(k)] = true
+		return
+	}
+	ek, err := indexEntityKey(k, len(x.Props))
+	if err != nil {
+		addProblem(problems, more, "index %s: entry %q does not decode: %v", x.Name, k, err)
+		return
+	}
+	pk, rk, err := keyenc.DecodePair(ek)
+	switch {
+	case err != nil:
+		addProblem(problems, more, "index %s: entry %q does not decode: %v", x.Name, k, err)
+	case !x.Ready && (x.Cursor == nil || bytes.Compare(ek, x.Cursor) > 0) && c.entities[string(ek)]:
+		// Not built that far: the build writes it again from the entity.
+	case c.entities[string(ek)]:
+		addProblem(problems, more, "index %s: stale entry %q for entity (%q, %q), whose values differ", x.Name, k, pk, rk)
+	default:
+		addProblem(problems, more, "index %s: extra entry %q for entity (%q, %q), which does not exist", x.Name, k, pk, rk)
+	}
+}
+
+// missing reports the entries expected and not seen.
+func (c *indexCheck) missing(problems *[]string, more *int) {
+	var keys []string
+	for k, seen := range c.want {
+		if !seen {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		id := binary.BigEndian.Uint32([]byte(k[keyenc.TablePrefixLen:keyenc.IndexPrefixLen]))
+		x := findIndexByID(c.rec.Indexes, id)
+		ek, _ := indexEntityKey([]byte(k), len(x.Props))
+		pk, rk, _ := keyenc.DecodePair(ek)
+		addProblem(problems, more, "index %s: missing entry %q for entity (%q, %q)", x.Name, k, pk, rk)
+	}
 }

@@ -1,6 +1,7 @@
 package localtable
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -206,6 +207,21 @@ func (s *versioned) read(ctx context.Context, rs *readSet, guard *liveTable, key
 			s.a.forget(strings.ToLower(guard.name), guard)
 			return errConflict
 		}
+		// Another process changed the table's record since the cache
+		// read it: if its indexes differ, the write must maintain the
+		// ones the record declares, so the cache learns them and the
+		// attempt runs again.
+		if cached := guard.rec.Load(); !bytes.Equal(vals[last], *cached) {
+			rec, err := decodeTableRecord(vals[last])
+			if err != nil {
+				return err
+			}
+			old := *guard.indexes.Load()
+			s.a.adopt(strings.ToLower(guard.name), &rec)
+			if !sameIndexes(old, rec.Indexes) {
+				return errConflict
+			}
+		}
 	}
 	for i, k := range all {
 		rs.add(k, vals[i], vers[i] != storage.NoVersion, vers[i])
@@ -334,23 +350,22 @@ func (s *versioned) snapshotTable(ctx context.Context, lt *liveTable, snap stora
 		return nil, err
 	}
 	defer c.Close()
-	if id, ok := tableRecordID(v); ok && id == lt.id {
+	if id, ok := tableRecordID(v); ok && id == lt.id && bytes.Equal(v, *lt.rec.Load()) {
 		return lt, nil
 	}
 	rec, err := decodeTableRecord(v)
 	if err != nil {
 		return nil, err
 	}
-	cur := s.a.adopt(strings.ToLower(lt.name), &rec)
-	if cur.id != rec.ID { // the cache knows a newer table than the snapshot
-		return newLiveTable(&rec), nil
-	}
-	return cur, nil
+	s.a.adopt(strings.ToLower(lt.name), &rec)
+	// The snapshot's own view of the table (its indexes among it), which
+	// the cache may already have moved past.
+	return newLiveTable(&rec), nil
 }
 
 // tableRecordID returns the table ID of an encoded catalog record.
 func tableRecordID(b []byte) (uint64, bool) {
-	if len(b) < 9 || b[0] != recordVersion {
+	if len(b) < 9 || (b[0] != recordVersion && b[0] != tableRecordVersion2) {
 		return 0, false
 	}
 	return binary.BigEndian.Uint64(b[1:9]), true

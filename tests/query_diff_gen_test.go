@@ -536,3 +536,44 @@ func keyExact(x filter.Expr) bool {
 // single writes, with a clock that stands still so that Timestamps are
 // 100 ns apart, and returns the table and its entities read back in key
 // order.
+
+// indexFilter returns a filter that an index on one property can serve:
+// a comparison of it, a range of it, an or of eq on it, or an eq on it
+// and a random expression; sometimes within key bounds too.
+func (g *filterGen) indexFilter() (string, refExpr) {
+	g.cmps = 0
+	p := pick(g.r, diffProps)
+	lit := func() lit {
+		k := pick(g.r, p.kinds)
+		if g.r.IntN(4) == 0 {
+			k = pick(g.r, allKinds)
+		}
+		return g.literal(k)
+	}
+	var s string
+	var x refExpr
+	switch g.r.IntN(4) {
+	case 0:
+		s, x = g.cmpText(p.name, pick(g.r, []string{"eq", "gt", "ge", "lt", "le"}), lit())
+	case 1:
+		s1, x1 := g.cmpText(p.name, pick(g.r, []string{"gt", "ge"}), lit())
+		s2, x2 := g.cmpText(p.name, pick(g.r, []string{"lt", "le"}), lit())
+		s, x = s1+" and "+s2, refAnd(x1, x2)
+	case 2:
+		s, x = g.cmpText(p.name, "eq", lit())
+		for n := 1 + g.r.IntN(3); n > 0; n-- {
+			s2, x2 := g.cmpText(p.name, "eq", lit())
+			s, x = s+" or "+s2, refOr(x, x2)
+		}
+		s = "(" + s + ")"
+	default:
+		s1, x1 := g.cmpText(p.name, "eq", lit())
+		s2, x2 := g.andOperand(2)
+		s, x = s1+" and "+s2, refAnd(x1, x2)
+	}
+	if g.r.IntN(4) == 0 {
+		k, kx := g.keyBounded()
+		s, x = k+" and ("+s+")", refAnd(kx, x)
+	}
+	return s, x
+}

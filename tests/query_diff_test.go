@@ -240,15 +240,45 @@ func diffResults(got, want []localtable.Entity) string {
 	return b.String()
 }
 
-// filterGen writes random $filter strings over a data set, each with a
-// reference tree (refExpr) of what it means, built by the generator itself.
-func loadDiffTable(t *testing.T, eng tabletest.Engine, es []localtable.Entity, r *rand.Rand) (*localtable.Table, []localtable.Entity) {
+// declareDiffIndexes declares the indexes of loadDiffTable: one per
+// property, half before the entities are written (kept by the writes),
+// half after (built), and one of two properties.
+func declareDiffIndexes(t *testing.T, tbl *localtable.Table, after bool) {
+	t.Helper()
+	for i, p := range diffProps {
+		if (i%2 == 1) == after {
+			if err := tbl.CreateIndex(ctx, "by"+p.name, p.name); err != nil {
+				t.Fatalf("CreateIndex: %v", err)
+			}
+		}
+	}
+	if after {
+		if err := tbl.CreateIndex(ctx, "byNM", "N", "M"); err != nil {
+			t.Fatalf("CreateIndex: %v", err)
+		}
+	}
+}
+
+// loadDiffTable writes es to a new table on eng (see
+// query_diff_gen_test.go), declaring the indexes of declareDiffIndexes
+// when indexed.
+func loadDiffTable(t *testing.T, eng tabletest.Engine, es []localtable.Entity, r *rand.Rand, indexed bool) (*localtable.Table, []localtable.Entity) {
 	t.Helper()
 	clk := tabletest.NewFakeClock(localtable.TicksToTime(diffBase))
 	a := tabletest.OpenAccount(t, eng, &localtable.Options{Clock: clk.Now})
 	tbl, err := a.CreateTable(ctx, "diff")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if indexed {
+		declareDiffIndexes(t, tbl, false)
+		defer func() {
+			declareDiffIndexes(t, tbl, true)
+			rep, err := a.Verify(ctx)
+			if err != nil || !rep.OK() {
+				t.Fatalf("Verify: %v %v %+v", err, rep.Problems, rep.Tables)
+			}
+		}()
 	}
 	for i := 0; i < len(es); {
 		if r.IntN(3) == 0 {
@@ -311,7 +341,7 @@ func TestQueryDifferential(t *testing.T) {
 		t.Parallel()
 		r := rand.New(rand.NewPCG(seed, 1))
 		es := diffEntities(r)
-		tbl, all := loadDiffTable(t, eng, es, r)
+		tbl, all := loadDiffTable(t, eng, es, r, true)
 		g := &filterGen{r: r, ents: all}
 		for _, p := range diffProps {
 			g.names = append(g.names, p.name)
@@ -320,15 +350,21 @@ func TestQueryDifferential(t *testing.T) {
 		failures := 0
 		for i := 0; i < nFilters && failures < 10; i++ {
 			s, ref := g.filter()
+			if i%2 == 1 {
+				s, ref = g.indexFilter() // one an index serves
+			}
 			if !checkFilter(t, tbl, all, g, s, &ref, &sum) {
 				failures++
 				t.Logf("seed %d, filter %d: %s", seed, i, s)
 			}
 		}
-		t.Logf("seed %d, %d filters: %d match nothing, %d some, %d all; %d planned (%d key-exact), %d full scans; %d with Boolean literals; %d entities matched, %d scanned",
-			seed, nFilters, sum.none, sum.some, sum.all, sum.planned, sum.exact, nFilters-sum.planned, sum.constants, sum.matched, sum.scanned)
+		t.Logf("seed %d, %d filters: %d match nothing, %d some, %d all; %d planned (%d key-exact), %d full scans; %d with Boolean literals; %d entities matched, %d scanned; %d read an index",
+			seed, nFilters, sum.none, sum.some, sum.all, sum.planned, sum.exact, nFilters-sum.planned, sum.constants, sum.matched, sum.scanned, sum.indexed)
 		if sum.constants < nFilters/20 {
 			t.Errorf("weak test: only %d of %d filters have a Boolean literal", sum.constants, nFilters)
+		}
+		if sum.indexed < nFilters/5 {
+			t.Errorf("weak test: only %d of %d filters read an index", sum.indexed, nFilters)
 		}
 	})
 }
@@ -339,6 +375,7 @@ type diffSummary struct {
 	planned, exact   int // filters with key ranges; exactly the matches
 	constants        int // filters with a bare true or false
 	matched, scanned int // entities, over all filters' single-page queries
+	indexed          int // filters whose query read an index
 }
 
 // checkFilter runs filter s every way and compares with brute force,
@@ -459,7 +496,10 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 	if d := diffResults(page.Entities, want); d != "" || !page.Continuation.IsZero() {
 		fail("Query: %s, continuation %+v", d, page.Continuation)
 	}
-	if st.FullScan == planned || st.Returned != len(want) || st.Scanned > inRanges || (planned && st.Ranges > len(ranges)) {
+	if st.Index != "" {
+		sum.indexed++
+	}
+	if (st.Index == "" && st.FullScan == planned) || st.Returned != len(want) || st.Scanned > inRanges || (planned && st.Index == "" && st.Ranges > len(ranges)) {
 		fail("stats %+v: planned %v, %d ranges, %d entities in them, %d matches\n%s", st, planned, len(ranges), inRanges, len(want), f.Explain())
 	}
 	if exact && st.Scanned != st.Returned {
@@ -493,7 +533,9 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 		if len(page.Entities) > opts.PageSize || (opts.ScanLimit > 0 && page.Stats.Scanned > opts.ScanLimit) || page.Stats.Returned != len(page.Entities) {
 			fail("page %d of PageSize %d, ScanLimit %d: %d entities, stats %+v", pages, opts.PageSize, opts.ScanLimit, len(page.Entities), page.Stats)
 		}
-		scanned += page.Stats.Scanned
+		if page.Stats.Index == "" {
+			scanned += page.Stats.Scanned // an index page reads the index anew
+		}
 		got = append(got, page.Entities...)
 		if page.Continuation.IsZero() {
 			break
@@ -514,8 +556,71 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 	if d := diffResults(got, wantPaged); d != "" {
 		fail("%d pages of PageSize %d, ScanLimit %d, Select %q: %s", pages, opts.PageSize, opts.ScanLimit, opts.Select, d)
 	}
-	if scanned > inRanges || (exact && scanned != len(want)) {
+	if scanned > inRanges || (exact && scanned > len(want)) {
 		fail("%d pages of PageSize %d, ScanLimit %d scanned %d entities; %d in the ranges, %d matches\n%s", pages, opts.PageSize, opts.ScanLimit, scanned, inRanges, len(want), f.Explain())
 	}
+
+	// With and without the table's indexes: the same pages, entity for
+	// entity (ETags included), and the same continuations, whatever the
+	// PageSize, Limit, Select and MaxBytes.
+	for _, o := range []localtable.QueryOptions{
+		{Filter: f},
+		{Filter: f, PageSize: 1 + g.r.IntN(5)},
+		{Filter: f, PageSize: 1 + g.r.IntN(5), Limit: 1 + g.r.IntN(7), Select: []string{"M", "N"}},
+		{Filter: f, MaxBytes: 1 + g.r.IntN(400)},
+	} {
+		if d := comparePages(tbl, o); d != "" {
+			fail("with and without indexes, %s\n%s", d, f.Explain())
+		}
+	}
+	if n, err := tbl.Count(ctx, f); err != nil || n != len(want) {
+		fail("Count = %d, %v; want %d", n, err, len(want))
+	}
 	return ok
+}
+
+// noIndex hides that its filter is a localtable.IndexPredicate: a query of
+// it scans its key ranges, as a table without indexes is read.
+type noIndex struct{ f *filter.Filter }
+
+func (n noIndex) Match(e *localtable.Entity) bool              { return n.f.Match(e) }
+func (n noIndex) MatchReader(r localtable.PropertyReader) bool { return n.f.MatchReader(r) }
+func (n noIndex) KeyRanges() ([]localtable.KeyRange, bool)     { return n.f.KeyRanges() }
+func (n noIndex) String() string                               { return n.f.String() }
+
+// comparePages pages through a query of o with its filter, which may read
+// an index, and with it hidden behind noIndex, which scans, and describes
+// the first difference, or returns "".
+func comparePages(tbl *localtable.Table, o localtable.QueryOptions) string {
+	f := o.Filter.(*filter.Filter)
+	scan := o
+	scan.Filter = noIndex{f}
+	limit, yielded := o.Limit, 0
+	for pages := 1; ; pages++ {
+		if limit > 0 {
+			o.Limit, scan.Limit = limit-yielded, limit-yielded
+		}
+		got, err := tbl.Query(ctx, &o)
+		if err != nil {
+			return fmt.Sprintf("page %d: %v", pages, err)
+		}
+		want, err := tbl.Query(ctx, &scan)
+		if err != nil {
+			return fmt.Sprintf("page %d of the scan: %v", pages, err)
+		}
+		if want.Stats.Index != "" {
+			return "the scan read an index"
+		}
+		if d := diffResults(got.Entities, want.Entities); d != "" {
+			return fmt.Sprintf("page %d of %+v (index %q): %s", pages, o, got.Stats.Index, d)
+		}
+		if got.Continuation != want.Continuation {
+			return fmt.Sprintf("page %d of %+v (index %q): continuation %+v, the scan's %+v", pages, o, got.Stats.Index, got.Continuation, want.Continuation)
+		}
+		if got.Continuation.IsZero() {
+			return ""
+		}
+		yielded += len(got.Entities)
+		o.Continuation, scan.Continuation = got.Continuation, got.Continuation
+	}
 }

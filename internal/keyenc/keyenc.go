@@ -5,6 +5,9 @@
 //
 //	'c' + lower(table name)                      → table catalog record
 //	'e' + table ID (8 bytes, big endian) + S(PK) + S(RK) → entity record
+//	'f' + revision (8 bytes, big endian)         → change feed record
+//	'i' + table ID (8) + index ID (4, big endian) + typed value(s) + S(PK) + S(RK)
+//	                                             → secondary index entry (empty value)
 //	'm' + name                                   → account metadata
 //
 // Table IDs are assigned at creation and never reused, so deleting a table
@@ -43,6 +46,7 @@ const (
 	PrefixCatalog = 'c'
 	PrefixEntity  = 'e'
 	PrefixFeed    = 'f'
+	PrefixIndex   = 'i'
 	PrefixMeta    = 'm'
 )
 
@@ -336,4 +340,56 @@ func CompareUTF16(a, b string) int {
 		return -1
 	}
 	return 1
+}
+
+// AppendIndexTable appends the index prefix of a table: 'i' + id. Every
+// index entry of the table starts with it.
+func AppendIndexTable(dst []byte, tableID uint64) []byte {
+	dst = append(dst, PrefixIndex)
+	return binary.BigEndian.AppendUint64(dst, tableID)
+}
+
+// AppendIndexPrefix appends the prefix of the entries of index indexID of
+// table tableID: 'i' + table ID + index ID.
+func AppendIndexPrefix(dst []byte, tableID uint64, indexID uint32) []byte {
+	return binary.BigEndian.AppendUint32(AppendIndexTable(dst, tableID), indexID)
+}
+
+// IndexPrefixLen is the length of AppendIndexPrefix's output.
+const IndexPrefixLen = 13
+
+// AppendBytes appends B(b): the bytes of b with every 0x00 escaped as
+// 0x00 0xFF, then the terminator 0x00 0x01. Byte order of B(b) followed by
+// anything is the bytewise order of b, a prefix first.
+func AppendBytes(dst []byte, b string) []byte {
+	for i := 0; i < len(b); i++ {
+		dst = appendEscaped(dst, b[i])
+	}
+	return append(dst, 0, 1)
+}
+
+// SkipEscaped returns the bytes of b after one escaped string at its
+// front (S(s) or B(b)), or ErrCorrupt if it has no terminator.
+func SkipEscaped(b []byte) ([]byte, error) {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], 0)
+		if j < 0 || i+j+1 >= len(b) {
+			return nil, ErrCorrupt
+		}
+		i += j + 1
+		switch b[i] {
+		case 1:
+			return b[i+1:], nil
+		case 0xFF:
+			i++
+		default:
+			return nil, ErrCorrupt
+		}
+	}
+}
+
+// AppendOrderedInt64 appends v big endian with its top bit flipped, so
+// that signed values (as int64) sort in numeric order.
+func AppendOrderedInt64(dst []byte, v int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(v)^(1<<63))
 }

@@ -1,0 +1,550 @@
+package localtable
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/storage"
+)
+
+// Secondary indexes.
+//
+// The Table service indexes PartitionKey and RowKey alone. A table may
+// also declare indexes on its own properties (CreateIndex): each is kept
+// by the store in the same atomic commit as every write into the table
+// (indexMaintainer, a contributor of the write pipeline), and a query
+// whose filter bounds an indexed property reads the index instead of the
+// table when that reads fewer entities (query.go, indexplan.go). Answers
+// are the scan's: the index only yields candidate keys, each entity is
+// fetched and matched by the whole filter, and the matches are returned
+// in (PartitionKey, RowKey) order.
+//
+// An index entry is the key
+//
+//	'i' + table ID + index ID + V(p1) [+ V(p2) …] + S(PartitionKey) + S(RowKey)
+//
+// with an empty value, where V(p) is the Edm type's tag (its Kind) then the
+// value in an encoding whose byte order is the service's order of values
+// of that type (appendIndexValue). The type comes first, so a typed
+// comparison reads the entries of the types it can match alone: "Total gt
+// 5.0" reads Double entries, "Total gt 5" (an Int32 literal, which the
+// service compares with Int32, Int64 and Double values) reads those three.
+// An entity lacking the first property has no entry; one lacking a later
+// property has the tag of the null Kind there.
+//
+// The index's definition lives in its table's catalog record (record.go),
+// with its state: an index declared on a table that holds entities is
+// built in bounded steps, each one commit of the pipeline, and the planner
+// uses it only once it is ready. Writes maintain it from its declaration
+// on, so the build only has to add the entries of the entities it reads.
+
+// Limits on indexes.
+const (
+	maxIndexes         = 16 // per table
+	maxIndexProperties = 4  // per index
+	maxIndexNameLen    = 63
+)
+
+// indexBuildChunk is how many entities one step of an index build reads
+// and indexes, in one commit.
+var indexBuildChunk = 1000
+
+// ErrIndexNotFound is the error of DropIndex for an index the table does
+// not declare. Its code is ResourceNotFound; an Error of that code made
+// elsewhere does not match it (it matches ErrEntityNotFound).
+var ErrIndexNotFound = &Error{Code: CodeResourceNotFound, Message: "The specified index does not exist."}
+
+// ErrIndexExists is the error of CreateIndex for a name the table already
+// declares (with other properties, or already built). Its code is
+// InvalidInput; an Error of that code made elsewhere does not match it.
+var ErrIndexExists = &Error{Code: CodeInvalidInput, Message: "The specified index already exists."}
+
+func init() {
+	// Each stands for itself alone: not for the sentinel of its code.
+	ErrIndexNotFound.kind, ErrIndexExists.kind = ErrIndexNotFound, ErrIndexExists
+}
+
+// indexDef is an index as its table's catalog record declares it.
+type indexDef struct {
+	ID    uint32
+	Name  string
+	Props []string // the first is the leading key
+	Ready bool     // built: the planner may use it
+	// Cursor, while the index is built, is S(pk) S(rk) of the last entity
+	// the build has indexed (nil: none yet).
+	Cursor []byte
+}
+
+// IndexInfo describes an index a table declares.
+type IndexInfo struct {
+	Name       string   // as declared
+	Properties []string // the indexed properties, the leading one first
+	// Ready says the index is built, so queries use it. An index declared
+	// on a table that held entities is not ready until its build ends.
+	Ready bool
+}
+
+// sameIndexes reports whether two tables' index lists maintain the same
+// entries: the same IDs over the same properties.
+func sameIndexes(a, b []indexDef) bool {
+	return slices.EqualFunc(a, b, func(x, y indexDef) bool {
+		return x.ID == y.ID && slices.Equal(x.Props, y.Props)
+	})
+}
+
+// validateIndex checks the name and properties of an index to declare.
+func validateIndex(name string, props []string) error {
+	if name == "" || len(name) > maxIndexNameLen || !asciiIdentifier(name) {
+		return newError(ErrInvalidInput, "index name %q: 1 to %d ASCII letters, digits and '_', not a digit first", abbrev(name), maxIndexNameLen)
+	}
+	if len(props) == 0 || len(props) > maxIndexProperties {
+		return newError(ErrInvalidInput, "index %q names %d properties; an index has 1 to %d", name, len(props), maxIndexProperties)
+	}
+	for i, p := range props {
+		if err := ValidatePropertyName(p); err != nil {
+			return newError(ErrInvalidInput, "index %q: property %q cannot be indexed: %v", name, abbrev(p), err)
+		}
+		if slices.Contains(props[:i], p) {
+			return newError(ErrInvalidInput, "index %q names property %q twice", name, p)
+		}
+	}
+	return nil
+}
+
+// Indexes returns the indexes the table declares, in the order they were
+// declared.
+func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
+	if err := t.a.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer t.a.exit()
+	lt, err := t.a.strategy.current(ctx, t.name) // on a shared engine, another process may have changed them
+	if err != nil {
+		return nil, err
+	}
+	defs := *lt.indexes.Load()
+	out := make([]IndexInfo, len(defs))
+	for i, d := range defs {
+		out[i] = IndexInfo{Name: d.Name, Properties: slices.Clone(d.Props), Ready: d.Ready}
+	}
+	return out, nil
+}
+
+// CreateIndex declares an index named name on the table's properties
+// props (one to four; the first is the leading key, the one queries can
+// use), and builds it: it returns once the index is ready, which on a
+// table that holds entities means once each has been indexed, in steps
+// of a bounded number of entities, each its own commit. Writes into the
+// table go on between the steps, and keep the index from the moment it is
+// declared. A step holds the table's writes in this process for its own
+// duration (bounded by the step's size); an online build that never holds
+// them is not done.
+//
+// If the build stops (ctx is canceled, the process ends), the index stays
+// declared and not ready, and queries do not use it; CreateIndex with the
+// same name and properties resumes the build where it stopped. A name the
+// table already declares otherwise is ErrIndexExists. A table has at most
+// 16 indexes.
+func (t *Table) CreateIndex(ctx context.Context, name string, props ...string) error {
+	if err := validateIndex(name, props); err != nil {
+		return err
+	}
+	a := t.a
+	if err := a.enter(ctx); err != nil {
+		return err
+	}
+	defer a.exit()
+	id, ready, err := t.declareIndex(ctx, name, slices.Clone(props))
+	if err != nil || ready {
+		return err
+	}
+	return t.buildIndex(ctx, id)
+}
+
+// declareIndex declares index name on props, not ready, unless it is
+// declared already, and returns its ID and whether it is ready.
+func (t *Table) declareIndex(ctx context.Context, name string, props []string) (uint32, bool, error) {
+	a := t.a
+	lower := strings.ToLower(t.name)
+	var id uint32
+	var ready bool
+	err := t.indexDDL(ctx, "declaring index "+name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
+		rec, def, ws, err := planCreateIndex(t.name, lower, rs.vals[0], rs.found[0], name, props)
+		if err != nil {
+			return nil, err
+		}
+		id, ready = def.ID, def.Ready
+		if ws == nil {
+			return nil, nil // declared already: resume its build
+		}
+		return &metaPlan{writes: ws, finish: func(err error) {
+			if err == nil {
+				a.adopt(lower, rec)
+			}
+		}}, nil
+	})
+	return id, ready, err
+}
+
+// DropIndex removes the index named name from the table, with all its
+// entries, in one commit. An index the table does not declare is
+// ErrIndexNotFound.
+func (t *Table) DropIndex(ctx context.Context, name string) error {
+	a := t.a
+	if err := a.enter(ctx); err != nil {
+		return err
+	}
+	defer a.exit()
+	lower := strings.ToLower(t.name)
+	return t.indexDDL(ctx, "dropping index "+name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
+		rec, ws, err := planDropIndex(t.name, lower, rs.vals[0], rs.found[0], name)
+		if err != nil {
+			return nil, err
+		}
+		return &metaPlan{writes: ws, finish: func(err error) {
+			if err == nil {
+				a.adopt(lower, rec)
+			}
+		}}, nil
+	})
+}
+
+// indexDDL runs a change of the table's catalog record that changes what
+// its writes must maintain: under Account.ddl, like every catalog write,
+// and with the table's lock held exclusively from before the read to the
+// publication of the new record, so that the writes of this process in
+// flight into the table commit first and the next ones maintain what the
+// record declares. (On a shared engine the writes of other processes
+// learn it by their commit's condition on the catalog record: see
+// versioned.read.) keys beyond the catalog record are read too.
+func (t *Table) indexDDL(ctx context.Context, what string, plan func(rs *readSet, lt *liveTable) (*metaPlan, error), keys ...[]byte) error {
+	a := t.a
+	lower := strings.ToLower(t.name)
+	a.ddl.Lock()
+	defer a.ddl.Unlock()
+	lt, err := a.strategy.current(ctx, t.name)
+	if err != nil {
+		return err
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.dropped.Load() {
+		return errDropped(t.name)
+	}
+	all := append([][]byte{keyenc.CatalogKey(lower)}, keys...)
+	return a.update(ctx, what, maxConflictRetries, all, func(rs *readSet) (*metaPlan, error) {
+		if !rs.found[0] {
+			a.forget(lower, nil) // on a shared engine, another process deleted it
+		} else if id, ok := tableRecordID(rs.vals[0]); ok && id != lt.id {
+			return nil, errConflictTable(t.name)
+		}
+		return plan(rs, lt)
+	})
+}
+
+// errConflictTable is the error of an index change whose table was
+// deleted and re-created (by another process) since it began.
+func errConflictTable(name string) error {
+	return newError(ErrTableNotFound, "table %q was deleted and re-created meanwhile", name)
+}
+
+// buildIndex builds index id of the table, step by step, until it is
+// ready. On a shared engine a step is conditioned on every entity it
+// read: a step that loses the race to other writers too often
+// (ErrServerBusy) is tried again with half as many entities, down to one.
+func (t *Table) buildIndex(ctx context.Context, id uint32) error {
+	chunk := indexBuildChunk
+	for {
+		done, err := t.buildStep(ctx, id, chunk)
+		switch {
+		case errors.Is(err, ErrServerBusy) && chunk > 1:
+			chunk /= 2
+			continue
+		case err != nil || done:
+			return err
+		}
+		chunk = min(indexBuildChunk, 2*chunk)
+	}
+}
+
+// buildStep indexes the next chunk entities after the index's cursor, in
+// one commit that moves the cursor, or marks the index ready when they are
+// the last. It reports whether the index is ready.
+func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, error) {
+	a := t.a
+	if err := a.check(ctx); err != nil {
+		return false, err
+	}
+	lt, snap, err := a.tableSnapshot(ctx, t.name)
+	if err != nil {
+		return false, err
+	}
+	def := findIndexByID(*lt.indexes.Load(), id)
+	if def == nil {
+		snap.Close()
+		return false, newError(ErrIndexNotFound, "the index being built was dropped")
+	}
+	if def.Ready {
+		snap.Close()
+		return true, nil
+	}
+	// The keys of the next entities, from a snapshot: the step reads them
+	// again, under the table's lock (and, on a shared engine, on condition
+	// that they are unchanged), and indexes what it reads then.
+	prefix := keyenc.AppendTableID(nil, lt.id)
+	lo := prefix
+	if def.Cursor != nil {
+		lo = append(append(slices.Clip(prefix), def.Cursor...), 0)
+	}
+	it, err := snap.NewIter(&storage.IterOptions{LowerBound: lo, UpperBound: keyenc.PrefixEnd(prefix)})
+	if err != nil {
+		snap.Close()
+		return false, err
+	}
+	var keys [][]byte
+	for ok := it.First(); ok && len(keys) < chunk; ok = it.Next() {
+		keys = append(keys, bytes.Clone(it.Key()))
+	}
+	last := len(keys) < chunk
+	err = it.Close()
+	snap.Close()
+	if err != nil {
+		return false, err
+	}
+	lower := strings.ToLower(t.name)
+	ready := false
+	err = t.indexDDL(ctx, "building index "+def.Name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
+		rec, ws, err := planBuildIndex(t.name, lower, rs.vals[0], rs.found[0], id, keys, rs.vals[1:], rs.found[1:], last)
+		if err != nil {
+			return nil, err
+		}
+		return &metaPlan{writes: ws, finish: func(err error) {
+			if err == nil {
+				a.adopt(lower, rec)
+				ready = last
+			}
+		}}, nil
+	}, keys...)
+	return ready, err
+}
+
+// findIndexByID returns the index of defs with ID id, or nil.
+func findIndexByID(defs []indexDef, id uint32) *indexDef {
+	for i := range defs {
+		if defs[i].ID == id {
+			return &defs[i]
+		}
+	}
+	return nil
+}
+
+// emptyValue is the value of an index entry.
+var emptyValue = []byte{}
+
+// appendIndexValue appends V(v): v's Kind, then v encoded so that byte
+// order is the service's order of values of that Kind (filter.Compare):
+// strings ordinally by UTF-16 code unit (keyenc.AppendString), Int32 and
+// Int64 as signed numbers, Doubles numerically with -0 as 0 and every NaN
+// as one NaN after +INF, Booleans false first, DateTimes by ticks, Guids
+// by the bytes of their text form (as they are stored), Binary bytewise
+// with a prefix first. A null v appends its Kind alone.
+func appendIndexValue(dst []byte, v Value) []byte {
+	dst = append(dst, byte(v.kind))
+	switch v.kind {
+	case KindString:
+		return keyenc.AppendString(dst, v.str)
+	case KindInt32:
+		return binary.BigEndian.AppendUint32(dst, uint32(int32(v.num))^1<<31)
+	case KindInt64, KindDateTime:
+		return keyenc.AppendOrderedInt64(dst, int64(v.num))
+	case KindDouble:
+		return binary.BigEndian.AppendUint64(dst, orderedDouble(math.Float64frombits(v.num)))
+	case KindBool:
+		if v.num != 0 {
+			return append(dst, 1)
+		}
+		return append(dst, 0)
+	case KindGUID:
+		return append(dst, v.str...)
+	case KindBinary:
+		return keyenc.AppendBytes(dst, v.str)
+	}
+	return dst
+}
+
+// orderedDouble maps f to a uint64 whose order is f's numeric order, -0
+// as 0, every NaN above +INF.
+func orderedDouble(f float64) uint64 {
+	switch {
+	case math.IsNaN(f):
+		return math.MaxUint64
+	case f == 0:
+		f = 0
+	}
+	b := math.Float64bits(f)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// indexValueLen is the most bytes appendIndexValue may append for v.
+func indexValueLen(v Value) int {
+	switch v.kind {
+	case KindString:
+		return 1 + 2*len(v.str) + 2
+	case KindBinary:
+		return 1 + 2*len(v.str) + 2
+	}
+	return 1 + 16
+}
+
+// skipIndexValue returns the bytes of b after one V(v) at its front.
+func skipIndexValue(b []byte) ([]byte, error) {
+	if len(b) == 0 {
+		return nil, keyenc.ErrCorrupt
+	}
+	n := 0
+	switch Kind(b[0]) {
+	case KindNull:
+	case KindString, KindBinary:
+		return keyenc.SkipEscaped(b[1:])
+	case KindInt32:
+		n = 4
+	case KindInt64, KindDateTime, KindDouble:
+		n = 8
+	case KindBool:
+		n = 1
+	case KindGUID:
+		n = 16
+	default:
+		return nil, keyenc.ErrCorrupt
+	}
+	if len(b) < 1+n {
+		return nil, keyenc.ErrCorrupt
+	}
+	return b[1+n:], nil
+}
+
+// indexEntityKey returns, of an index entry of an index of nprops
+// properties, S(pk) S(rk): the entity's key within its table.
+func indexEntityKey(entry []byte, nprops int) ([]byte, error) {
+	if len(entry) < keyenc.IndexPrefixLen {
+		return nil, keyenc.ErrCorrupt
+	}
+	b := entry[keyenc.IndexPrefixLen:]
+	for range nprops {
+		var err error
+		if b, err = skipIndexValue(b); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// indexValues finds in rec the values of x's properties; ok false: the
+// entity lacks the leading one, so it has no entry.
+func indexValues(vals []Value, x *indexDef, rec []byte) ([]Value, bool, error) {
+	vals = vals[:0]
+	for i, p := range x.Props {
+		v, ok, err := findProperty(rec, p)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok && i == 0 {
+			return nil, false, nil
+		}
+		vals = append(vals, v)
+	}
+	return vals, true, nil
+}
+
+// appendIndexEntry appends the entry of index x of table tableID for the
+// entity of engine key entityKey whose values of x's properties are vals.
+func appendIndexEntry(dst []byte, tableID uint64, x *indexDef, entityKey []byte, vals []Value) []byte {
+	dst = keyenc.AppendIndexPrefix(dst, tableID, x.ID)
+	for _, v := range vals {
+		dst = appendIndexValue(dst, v)
+	}
+	return append(dst, entityKey[keyenc.TablePrefixLen:]...)
+}
+
+// indexEntryLen is the most bytes appendIndexEntry appends.
+func indexEntryLen(entityKey []byte, vals []Value) int {
+	n := keyenc.IndexPrefixLen + len(entityKey) - keyenc.TablePrefixLen
+	for _, v := range vals {
+		n += indexValueLen(v)
+	}
+	return n
+}
+
+// indexMaintainer is the contributor that keeps every index in step with
+// its table: for each entity a commit writes, the entries of its record
+// before the change that differ from those after it are deleted, and the
+// new ones set; a table's deletion deletes every entry of its indexes.
+type indexMaintainer struct{}
+
+func (indexMaintainer) contribute(c *commitContext) error {
+	var oldVals, newVals [maxIndexProperties]Value
+	for i := range c.changes {
+		ch := &c.changes[i]
+		switch ch.kind {
+		case changeTableDeleted:
+			start := keyenc.AppendIndexTable(nil, ch.tableID)
+			c.delRange(start, keyenc.PrefixEnd(start))
+			continue
+		case changeInsert, changeReplace, changeMerge, changeDelete:
+		default:
+			continue
+		}
+		if ch.lt == nil {
+			continue
+		}
+		defs := *ch.lt.indexes.Load()
+		for j := range defs {
+			x := &defs[j]
+			var ov, nv []Value
+			var oldOK, newOK bool
+			var err error
+			if ch.old != nil {
+				if ov, oldOK, err = indexValues(oldVals[:0], x, ch.old); err != nil {
+					return err
+				}
+			}
+			if ch.new != nil {
+				if nv, newOK, err = indexValues(newVals[:0], x, ch.new); err != nil {
+					return err
+				}
+			}
+			if oldOK && newOK && slices.EqualFunc(ov, nv, sameIndexValue) {
+				continue // the entry stays
+			}
+			if oldOK {
+				k := c.scratch(indexEntryLen(ch.key, ov))
+				c.del(appendIndexEntry(k, ch.tableID, x, ch.key, ov))
+			}
+			if newOK {
+				k := c.scratch(indexEntryLen(ch.key, nv))
+				c.set(appendIndexEntry(k, ch.tableID, x, ch.key, nv), emptyValue)
+			}
+		}
+	}
+	return nil
+}
+
+// sameIndexValue reports whether two values have the same index encoding.
+func sameIndexValue(a, b Value) bool {
+	if a.kind != b.kind {
+		return false
+	}
+	if a.kind == KindDouble {
+		return orderedDouble(math.Float64frombits(a.num)) == orderedDouble(math.Float64frombits(b.num))
+	}
+	return a.num == b.num && a.str == b.str
+}

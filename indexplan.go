@@ -1,0 +1,419 @@
+package localtable
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/storage"
+)
+
+// The planner's use of indexes.
+//
+// A query whose filter is an IndexPredicate that bounds the leading
+// property of a ready index may read the index instead of its key ranges:
+// the index's entries in the filter's value ranges give candidate keys,
+// kept when they lie in the key ranges and after the continuation; they
+// are sorted into (PartitionKey, RowKey) order and each entity is fetched
+// and matched by the whole filter, exactly as the scan matches it. So
+// the answers, their order, the pages (PageSize, Limit, MaxBytes) and
+// their continuations are the scan's, but for the pages that ScanLimit
+// cuts short: a page reads an index only when that reads no more than its
+// ScanLimit, so an index page is never cut, where a scan's may be.
+//
+// The index is chosen when a page reads fewer entries through it than the
+// key-range plan would: the plan reads at most maxIndexCandidates index
+// entries (more, and the index is dropped for the scan), and counts the
+// keys in the key ranges only up to what it needs to decide (see
+// planIndex).
+
+// maxIndexCandidates bounds the index entries one page's plan reads: a
+// filter whose value ranges hold more is scanned instead.
+var maxIndexCandidates = 20_000
+
+// indexPlan is the planner's decision for one page.
+type indexPlan struct {
+	def     *indexDef
+	spans   int      // spans of index keys read
+	entries int      // index entries read
+	cands   [][]byte // S(pk) S(rk) of the candidates, sorted, distinct
+	use     bool     // read the index, not the key ranges
+	// exact: the predicate is exactly the index's value ranges and has no
+	// key ranges, so the candidates are the matches (a Count fetches none)
+	exact bool
+	why   string // why the index is used, or why none is
+}
+
+// valueSpans returns the spans of index keys of index x of table tableID
+// that hold the values of ranges of its leading property, sorted.
+func valueSpans(tableID uint64, x *indexDef, ranges []ValueRange) [][2][]byte {
+	prefix := keyenc.AppendIndexPrefix(nil, tableID, x.ID)
+	var spans [][2][]byte
+	for _, r := range ranges {
+		base := append(slices.Clip(prefix), byte(r.Kind))
+		lo, hi := base, keyenc.PrefixEnd(base)
+		if r.Kind == KindDouble && r.High.kind != KindDouble {
+			// NaN, unordered, matches no range: its entries sort after
+			// +INF, where an unbounded range of Doubles stops.
+			r.High, r.HighExclusive = DoubleValue(math.Inf(1)), false
+		}
+		if r.Low.kind == r.Kind && r.Kind != KindNull {
+			enc := appendIndexValue(slices.Clip(prefix), r.Low)
+			if r.LowExclusive {
+				enc = keyenc.PrefixEnd(enc)
+			}
+			lo = enc
+		}
+		if r.High.kind == r.Kind && r.Kind != KindNull {
+			enc := appendIndexValue(slices.Clip(prefix), r.High)
+			if !r.HighExclusive {
+				enc = keyenc.PrefixEnd(enc)
+			}
+			hi = enc
+		}
+		if bytes.Compare(lo, hi) < 0 {
+			spans = append(spans, [2][]byte{lo, hi})
+		}
+	}
+	// Sorted and merged, so that no entry is read twice.
+	slices.SortFunc(spans, func(a, b [2][]byte) int { return bytes.Compare(a[0], b[0]) })
+	out := spans[:0]
+	for _, s := range spans {
+		if n := len(out); n > 0 && bytes.Compare(s[0], out[n-1][1]) <= 0 {
+			if bytes.Compare(s[1], out[n-1][1]) > 0 {
+				out[n-1][1] = s[1]
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// inRanges reports whether the entity of key k (S(pk) S(rk)) lies after
+// after and in one of ranges.
+func inRanges(k []byte, ranges []KeyRange, after Key) bool {
+	if !after.IsZero() && bytes.Compare(k, after.enc) < 0 {
+		return false
+	}
+	for _, r := range ranges {
+		if (r.Start.IsZero() || bytes.Compare(k, r.Start.enc) >= 0) && (r.End.IsZero() || bytes.Compare(k, r.End.enc) < 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// planIndex decides whether a page of a query of p over lt, reading
+// ranges after after from snap, reads one of lt's ready indexes.
+//
+// budget, when positive, is the page's ScanLimit: an index that would read
+// more (entries and fetches) is not used, so that a page never reads more
+// than its ScanLimit, through an index or not.
+//
+// count says the page only counts its matches: an exact plan then reads
+// the index alone.
+//
+// top is the page's size in matches.
+func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveTable, p IndexPredicate, ranges []KeyRange, full, count bool, after Key, budget, top int) (*indexPlan, error) {
+	defs := *lt.indexes.Load()
+	var best *indexPlan
+	var why []string
+	for i := range defs {
+		x := &defs[i]
+		if !x.Ready {
+			why = append(why, fmt.Sprintf("index %s is not built yet", x.Name))
+			continue
+		}
+		vr, ok := p.PropertyRanges(x.Props[0])
+		if !ok {
+			why = append(why, fmt.Sprintf("the filter does not bound %s, the leading property of index %s", x.Props[0], x.Name))
+			continue
+		}
+		pl, err := readCandidates(ctx, a, snap, lt.id, x, vr, ranges, after)
+		if err != nil {
+			return nil, err
+		}
+		if pl == nil {
+			why = append(why, fmt.Sprintf("index %s holds more than %d entries in the filter's values of %s", x.Name, maxIndexCandidates, x.Props[0]))
+			continue
+		}
+		if e, ok := p.(exactRanges); ok && full && count && e.PropertyRangesExact(x.Props[0]) {
+			pl.exact = true
+		}
+		if best == nil || pl.entries < best.entries {
+			best = pl
+		}
+	}
+	if best == nil {
+		if len(why) == 0 {
+			return &indexPlan{why: "no index"}, nil
+		}
+		return &indexPlan{why: strings.Join(why, "; ")}, nil
+	}
+	// The cost of the index: its entries and the fetches. The key-range
+	// plan's: the keys it would read, counted up to that.
+	cost := best.entries + len(best.cands)
+	if best.exact {
+		cost = best.entries
+	}
+	if budget > 0 && cost > budget {
+		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities, more than the page's ScanLimit of %d: scanned instead", best.def.Name, best.entries, len(best.cands), budget)
+		return best, nil
+	}
+	// A page of top matches out of many candidates ends early, and so
+	// would a scan: it would read about keys × top / candidates. The
+	// index is read whole by every page. So the keys are counted up to
+	// cost × pages (at most 8 pages' worth), and the scan chosen when its
+	// page reads no more than the index's.
+	pages := 1
+	if !best.exact && top > 0 && len(best.cands) > top {
+		pages = min((len(best.cands)+top-1)/top, 8)
+	}
+	n, err := countRangeKeys(snap, lt.id, ranges, after, cost*pages)
+	if err != nil {
+		return nil, err
+	}
+	if n <= cost*pages {
+		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities; the key ranges hold only %d (a page of %d reads about %d): scanned instead", best.def.Name, best.entries, len(best.cands), n, top, n/pages)
+		return best, nil
+	}
+	best.use = true
+	if best.exact {
+		best.why = fmt.Sprintf("index %s on %s: %d entries in %d spans, counted without fetching an entity (the filter is exactly their values), fewer than the table holds (more than %d)",
+			best.def.Name, strings.Join(best.def.Props, ", "), best.entries, best.spans, cost)
+		return best, nil
+	}
+	best.why = fmt.Sprintf("index %s on %s: %d entries in %d spans, %d entities to fetch, fewer than the key ranges hold (more than %d)",
+		best.def.Name, strings.Join(best.def.Props, ", "), best.entries, best.spans, len(best.cands), cost)
+	return best, nil
+}
+
+// readCandidates reads the entries of index x in the value ranges vr, and
+// returns the plan of reading them: the candidates in ranges after after,
+// sorted. It returns nil when they are more than maxIndexCandidates.
+func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tableID uint64, x *indexDef, vr []ValueRange, ranges []KeyRange, after Key) (*indexPlan, error) {
+	spans := valueSpans(tableID, x, vr)
+	pl := &indexPlan{def: x, spans: len(spans)}
+	for _, s := range spans {
+		it, err := snap.NewIter(&storage.IterOptions{LowerBound: s[0], UpperBound: s[1]})
+		if err != nil {
+			return nil, err
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			pl.entries++
+			if pl.entries > maxIndexCandidates {
+				it.Close()
+				return nil, nil
+			}
+			if pl.entries%1024 == 0 {
+				if err := a.interrupted(ctx); err != nil {
+					it.Close()
+					return nil, err
+				}
+			}
+			k, err := indexEntityKey(it.Key(), len(x.Props))
+			if err != nil {
+				it.Close()
+				return nil, fmt.Errorf("localtable: index %s: entry %q does not decode: %w", x.Name, it.Key(), err)
+			}
+			if inRanges(k, ranges, after) {
+				pl.cands = append(pl.cands, bytes.Clone(k))
+			}
+		}
+		if err := it.Close(); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(pl.cands, bytes.Compare)
+	pl.cands = slices.CompactFunc(pl.cands, bytes.Equal)
+	return pl, nil
+}
+
+// countKeys counts the entity keys of table tableID in ranges after
+// after, up to limit+1.
+func countRangeKeys(snap storage.Snapshot, tableID uint64, ranges []KeyRange, after Key, limit int) (int, error) {
+	prefix := keyenc.AppendTableID(nil, tableID)
+	tableEnd := keyenc.PrefixEnd(prefix)
+	n := 0
+	for _, r := range ranges {
+		if !after.IsZero() && (r.Start.IsZero() || r.Start.Compare(after) < 0) {
+			r.Start = after
+		}
+		if r.Empty() {
+			continue
+		}
+		lo := append(slices.Clip(prefix), r.Start.enc...)
+		hi := tableEnd
+		if !r.End.IsZero() {
+			hi = append(slices.Clip(prefix), r.End.enc...)
+		}
+		it, err := snap.NewIter(&storage.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			return 0, err
+		}
+		for ok := it.First(); ok && n <= limit; ok = it.Next() {
+			n++
+		}
+		if err := it.Close(); err != nil {
+			return 0, err
+		}
+		if n > limit {
+			break
+		}
+	}
+	return n, nil
+}
+
+// readIndexed reads one page from the candidates of pl, as query's scan
+// of ranges would: the same matches, the same end, the same continuation.
+func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID uint64, pl *indexPlan, ranges []KeyRange, opts QueryOptions, sel selection, spec scanSpec, page *QueryPage) error {
+	page.Stats.Index = pl.def.Name
+	page.Stats.FullScan = false
+	page.Stats.Ranges = pl.spans
+	page.Stats.Scanned = pl.entries
+	spec.scanLimit = 0 // the plan is within it: see planIndex
+	if pl.exact && spec.count {
+		page.Stats.Returned = len(pl.cands) // the candidates are the matches
+		return nil
+	}
+	m := t.newMatcher(ctx, opts, sel, spec, page)
+	prefix := keyenc.AppendTableID(nil, tableID)
+	// One iterator, seeking forward from candidate to candidate: cheaper
+	// than a Get each on an LSM engine.
+	it, err := snap.NewIter(&storage.IterOptions{LowerBound: prefix, UpperBound: keyenc.PrefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for _, c := range pl.cands {
+		key := append(slices.Clip(prefix), c...)
+		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+			if err := it.Error(); err != nil {
+				return err
+			}
+			page.Stats.Scanned++ // an entry of no entity: Verify reports it
+			continue
+		}
+		end, err := m.visit(key, it.Value())
+		if err != nil {
+			return err
+		}
+		if !end {
+			continue
+		}
+		if spec.final && page.Stats.Returned == spec.top {
+			return nil // the Limit is reached: the query ends here
+		}
+		pk, rk, err := keyenc.DecodePair(c)
+		if err != nil {
+			return err
+		}
+		page.Continuation = continuationAfter(pk, rk)
+		// The page continues if a key follows in the ranges, as a scan's.
+		more, err := anyKeyAfter(snap, ranges, KeyAfter(pk, rk), prefix)
+		if err != nil {
+			return err
+		}
+		if !more {
+			page.Continuation = Continuation{}
+		}
+		return nil
+	}
+	return nil
+}
+
+// anyKeyAfter reports whether any of ranges holds a key after after.
+func anyKeyAfter(snap storage.Snapshot, ranges []KeyRange, after Key, prefix []byte) (bool, error) {
+	var rest []KeyRange
+	for _, r := range ranges {
+		if r.Start.IsZero() || r.Start.Compare(after) < 0 {
+			r.Start = after
+		}
+		if !r.Empty() {
+			rest = append(rest, r)
+		}
+	}
+	return anyKey(snap, rest, prefix, keyenc.PrefixEnd(prefix))
+}
+
+// Explain returns how a query of opts would read its first page (the
+// page at opts.Continuation, with its ScanLimit) now: through which index and why, or the key
+// ranges, and why no index; then the filter's own plan when it has an
+// Explain method (as package filter's do).
+func (t *Table) Explain(ctx context.Context, opts *QueryOptions) (string, error) {
+	var o QueryOptions
+	if opts != nil {
+		o = *opts
+	}
+	a := t.a
+	if err := a.enter(ctx); err != nil {
+		return "", err
+	}
+	defer a.exit()
+	if err := checkPredicate(o.Filter); err != nil {
+		return "", err
+	}
+	var after Key
+	if !o.Continuation.IsZero() {
+		var err error
+		if after, err = o.Continuation.position(); err != nil {
+			return "", err
+		}
+	}
+	ranges, full, err := predicateRanges(o.Filter)
+	if err != nil {
+		return "", err
+	}
+	lt, snap, err := a.tableSnapshot(ctx, t.name)
+	if err != nil {
+		return "", err
+	}
+	defer snap.Close()
+	var b strings.Builder
+	ip, ok := o.Filter.(IndexPredicate)
+	switch {
+	case len(*lt.indexes.Load()) == 0:
+		b.WriteString("no index: the table declares none")
+	case !ok:
+		fmt.Fprintf(&b, "no index: the filter (%T) bounds no property", o.Filter)
+	default:
+		budget := o.ScanLimit
+		switch {
+		case budget == 0:
+			budget = DefaultScanLimit
+		case budget < 0:
+			budget = 0
+		}
+		top, err := pageSize(o.PageSize)
+		if err != nil {
+			return "", err
+		}
+		if o.Limit > 0 {
+			top = min(top, o.Limit)
+		}
+		pl, err := planIndex(ctx, a, snap, lt, ip, ranges, full, false, after, budget, top)
+		if err != nil {
+			return "", err
+		}
+		if pl.use {
+			b.WriteString("index: " + pl.why)
+		} else {
+			b.WriteString("no index: " + pl.why)
+		}
+	}
+	b.WriteByte('\n')
+	if full {
+		b.WriteString("key ranges: full scan")
+	} else {
+		fmt.Fprintf(&b, "key ranges: %d", len(ranges))
+	}
+	if e, ok := o.Filter.(interface{ Explain() string }); ok {
+		b.WriteString("\nfilter plan:\n" + e.Explain())
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,171 @@
+package tests
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/tabletest"
+	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/memory"
+	"github.com/localtable/localtable/storage/pebble"
+)
+
+// BenchmarkIndexFilter measures the full-table filter of BenchmarkQuery
+// at 1% selectivity ("Score lt 1.0" over 200,000 entities) with an index
+// on Score and without it (the same filter hidden behind noIndex, so the
+// same table, in the same run), interleaved: each op runs both, every
+// page, timed apart, as a query (every entity decoded) and as a Count
+// (none decoded). It reports the time of each query, the ratios
+// (without/with), and the build time of the index on the loaded table.
+//
+//	go test -run XXX -bench IndexFilter -benchtime 20x ./tests
+func BenchmarkIndexFilter(b *testing.B) {
+	for _, eng := range tabletest.Engines[:2] { // memory, pebble
+		b.Run(eng.Name, func(b *testing.B) {
+			tbl, err := openQueryBench(b, eng)
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			if err := tbl.CreateIndex(ctx, "byScore", "Score"); err != nil {
+				b.Fatal(err)
+			}
+			build := time.Since(start)
+			f, err := filter.Parse("Score lt 1.0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			run := func(p localtable.Predicate) (time.Duration, int, string) {
+				t0 := time.Now()
+				n, index := 0, ""
+				opts := localtable.QueryOptions{Filter: p}
+				for {
+					page, err := tbl.Query(ctx, &opts)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += len(page.Entities)
+					if page.Stats.Index != "" {
+						index = page.Stats.Index
+					}
+					if page.Continuation.IsZero() {
+						return time.Since(t0), n, index
+					}
+					opts.Continuation = page.Continuation
+				}
+			}
+			count := func(p localtable.Predicate) (time.Duration, int) {
+				t0 := time.Now()
+				n, err := tbl.Count(ctx, p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return time.Since(t0), n
+			}
+			var with, without, cwith, cwithout time.Duration
+			i := 0
+			for b.Loop() {
+				// In turn first, so that neither pays for the other.
+				var d1, d2 time.Duration
+				var n1, n2 int
+				var idx string
+				if i%2 == 0 {
+					d1, n1, idx = run(f)
+					d2, n2, _ = run(noIndex{f})
+				} else {
+					d2, n2, _ = run(noIndex{f})
+					d1, n1, idx = run(f)
+				}
+				if n1 != n2 || n1 < 1900 || n1 > 2100 || idx != "byScore" {
+					b.Fatalf("with the index: %d entities (index %q); without: %d; want about 2000 (1%%) each", n1, idx, n2)
+				}
+				c1, m1 := count(f)
+				c2, m2 := count(noIndex{f})
+				if m1 != n1 || m2 != n1 {
+					b.Fatalf("Count: %d with the index, %d without; the query returned %d", m1, m2, n1)
+				}
+				with, without, cwith, cwithout = with+d1, without+d2, cwith+c1, cwithout+c2
+				i++
+			}
+			b.ReportMetric(float64(with.Nanoseconds())/float64(b.N), "ns-query-indexed/op")
+			b.ReportMetric(float64(without.Nanoseconds())/float64(b.N), "ns-query-scan/op")
+			b.ReportMetric(float64(without)/float64(with), "query-speedup")
+			b.ReportMetric(float64(cwithout)/float64(cwith), "count-speedup")
+			b.ReportMetric(build.Seconds(), "build-s")
+		})
+	}
+}
+
+// BenchmarkIndexInsert measures the cost of one index on writes: inserts
+// of one entity, and transactions of 100, into a table with an index on
+// Score and into one without, interleaved in each op and timed apart.
+// ratio is the time with the index over the time without.
+//
+//	go test -run XXX -bench IndexInsert -benchtime 2000x ./tests
+func BenchmarkIndexInsert(b *testing.B) {
+	for _, eng := range tabletest.Engines[:2] {
+		for _, size := range []int{1, 100} {
+			b.Run(fmt.Sprintf("%s/tx%d", eng.Name, size), func(b *testing.B) {
+				var e storage.Engine = memory.New(nil)
+				if eng.Name == "pebble" {
+					db, err := pebble.Open(b.TempDir(), nil) // syncing, as in production
+					if err != nil {
+						b.Fatal(err)
+					}
+					e = db
+				}
+				a, err := localtable.Open(&localtable.Options{Engine: e})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer a.Close()
+				plain, err := a.CreateTable(ctx, "plain")
+				if err != nil {
+					b.Fatal(err)
+				}
+				indexed, err := a.CreateTable(ctx, "indexed")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := indexed.CreateIndex(ctx, "byScore", "Score"); err != nil {
+					b.Fatal(err)
+				}
+				write := func(tbl *localtable.Table, i int) time.Duration {
+					acts := make([]localtable.Action, size)
+					for j := range acts {
+						acts[j] = localtable.Action{Type: localtable.ActionInsert, Entity: queryBenchEntity(i%1000, i/1000*size+j)}
+					}
+					t0 := time.Now()
+					var err error
+					if size == 1 {
+						_, err = tbl.Insert(ctx, acts[0].Entity)
+					} else {
+						_, err = tbl.Transact(ctx, acts)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					return time.Since(t0)
+				}
+				var with, without time.Duration
+				i := 0
+				for b.Loop() {
+					if i%2 == 0 { // in turn first, so neither pays for the other
+						without += write(plain, i)
+						with += write(indexed, i)
+					} else {
+						with += write(indexed, i)
+						without += write(plain, i)
+					}
+					i++
+				}
+				b.ReportMetric(float64(with.Nanoseconds())/float64(b.N), "ns-indexed/op")
+				b.ReportMetric(float64(without.Nanoseconds())/float64(b.N), "ns-plain/op")
+				b.ReportMetric(float64(with)/float64(without), "ratio")
+			})
+		}
+	}
+}
