@@ -145,8 +145,8 @@ func TestWatchServedAndOffline(t *testing.T) {
 
 	// A watch open while the server shuts down ends it, with an error,
 	// and does not hold the shutdown up.
-	_, end = watching(t, "--connection-string", cs)
-	time.Sleep(100 * time.Millisecond) // the stream is open
+	next, end = watching(t, "--from", "4", "--connection-string", cs)
+	next() // revision 5: the stream is open
 	if err := stop(); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
