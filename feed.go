@@ -112,7 +112,8 @@ type WatchOptions struct {
 	Filter Predicate
 	// After starts the watch after this revision: the first change
 	// delivered is the one that follows it. 0 starts at the oldest change
-	// kept. A revision older than that fails with a *FeedCompactedError.
+	// kept. A revision older than that fails with a *FeedCompactedError,
+	// and one beyond the account's current revision with ErrInvalidInput.
 	After Revision
 	// FromNow starts at the next commit, whatever After says.
 	FromNow bool
@@ -192,13 +193,21 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 			return
 		}
 		after := o.After
-		if o.FromNow {
+		if o.FromNow || after > 0 {
 			rev, err := a.Revision(ctx)
 			if err != nil {
 				yield(Change{}, err)
 				return
 			}
-			after = rev
+			if o.FromNow {
+				after = rev
+			} else if after > rev {
+				// A revision of another store, or of this one before a
+				// restore from an older backup: waiting would wait for
+				// revisions that mean other changes.
+				yield(Change{}, newError(ErrInvalidInput, "watch after revision %d: the account's feed is at revision %d", after, rev))
+				return
+			}
 		}
 		for {
 			wake := a.feed.wait() // before the read: a commit after it wakes us

@@ -107,6 +107,14 @@ func detach(v localtable.Value) localtable.Value {
 // KeyRanges returns the filter's key ranges.
 func (c *TypeCheck) KeyRanges() ([]localtable.KeyRange, bool) { return c.f.KeyRanges() }
 
+// PropertyRanges returns the filter's ranges of a property, so that a
+// query checked for hints plans as the filter does (an index included).
+// It has no PropertyRangesExact: a Count must read the entities for the
+// hints.
+func (c *TypeCheck) PropertyRanges(name string) ([]localtable.ValueRange, bool) {
+	return c.f.PropertyRanges(name)
+}
+
 // String returns the filter's $filter text.
 func (c *TypeCheck) String() string { return c.f.String() }
 

@@ -63,3 +63,30 @@ func testTypeCheckHints(t *testing.T, eng tabletest.Engine) {
 		}
 	}
 }
+
+// TestTypeCheckKeepsIndexPlan: a filter wrapped for hints plans as the
+// filter does, an index included.
+func TestTypeCheckKeepsIndexPlan(t *testing.T) {
+	ctx := context.Background()
+	_, tbl := tabletest.NewTable(t, tabletest.Engines[0])
+	for i := range 500 {
+		e := localtable.Entity{PartitionKey: "p", RowKey: strings.Repeat("r", 1+i%7) + string(rune('a'+i%26)) + strings.Repeat("x", i/26), Properties: localtable.Properties{"Total": localtable.DoubleValue(float64(i))}}
+		if _, err := tbl.Upsert(ctx, e, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tbl.CreateIndex(ctx, "byTotal", "Total"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := filter.Parse("Total gt 495.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: f.TypeCheck()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Stats.Index != "byTotal" || len(page.Entities) != 4 {
+		t.Fatalf("with TypeCheck: index %q, %d entities; want byTotal, 4", page.Stats.Index, len(page.Entities))
+	}
+}

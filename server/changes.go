@@ -33,7 +33,8 @@ import (
 //	{"revision":7,"commit":6,"last":true,"kind":"Insert","table":"Orders",
 //	 "entity":{"odata.etag":"W/\"datetime'…'\"","PartitionKey":"p","RowKey":"r","Timestamp":"…",…}}
 //
-// kind is Insert, Replace, Merge, Delete, TableCreated or TableDeleted;
+// kind is Insert, Replace, Merge, Delete, TableCreated, TableDeleted or
+// Restored (the data replaced by a restore; table is "");
 // entity is the entity as a query returns it after an insert, replace or
 // merge, its keys alone after a delete, and absent for a table's change.
 // The lines of a commit are written and flushed together (a commit's

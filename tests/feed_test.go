@@ -721,3 +721,22 @@ func TestFeedRestore(t *testing.T) {
 		}
 	})
 }
+
+// TestFeedWatchBeyondRevision: watching after a revision the account has
+// not reached fails at once, as the server's $changes refuses it.
+func TestFeedWatchBeyondRevision(t *testing.T) {
+	a := tabletest.OpenAccount(t, tabletest.Engines[0], feedOn)
+	if _, err := a.CreateTable(ctx, "Ahead"); err != nil { // revision 1
+		t.Fatal(err)
+	}
+	for _, err := range a.Watch(ctx, &localtable.WatchOptions{After: 2}) {
+		if !errors.Is(err, localtable.ErrInvalidInput) {
+			t.Fatalf("Watch after 2 at revision 1: %v, want ErrInvalidInput", err)
+		}
+		break
+	}
+	got := collect(t, a, &localtable.WatchOptions{After: 0}, 1)
+	if got[0].Revision != 1 {
+		t.Fatalf("from the start: %v", describeChanges(got))
+	}
+}

@@ -43,7 +43,8 @@ prints it and exits: offline there is no other writer.
 -o jsonl prints one JSON object a line, as the server sends them:
 revision, commit (the revision of the commit's first change), last (the
 commit's last change), kind (Insert, Replace, Merge, Delete, TableCreated,
-TableDeleted), table and entity (after an insert, replace or merge, the
+TableDeleted, or Restored: the data was replaced by a restore, table ""),
+table and entity (after an insert, replace or merge, the
 entity with odata.etag and Timestamp; after a delete, its keys). -o table
 prints a line per change: revision, kind, table and keys.` + "\n" + sourceHelp,
 		examples: `
