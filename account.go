@@ -97,6 +97,9 @@ type Account struct {
 	// released is closed once Close has closed the engine.
 	gate     *gate
 	released chan struct{}
+	// checkpoints counts the Checkpoints not yet closed, for Close's
+	// error when one is left open.
+	checkpoints atomic.Int64
 
 	// beforeCommit, if set (by tests), is called by every entity write
 	// just before it commits; beforeCatalogCommit by CreateTable and
@@ -261,6 +264,9 @@ func (a *Account) Close() error {
 	}
 	a.clock.settle()
 	err := a.eng.Close()
+	if n := a.checkpoints.Load(); n > 0 && err != nil {
+		err = fmt.Errorf("%w (%d Checkpoint(s) of the account still open: close them before the account)", err, n)
+	}
 	releaseEngine(a.eng)
 	close(a.released)
 	return err

@@ -44,6 +44,7 @@ func (a *Account) Checkpoint(ctx context.Context) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.checkpoints.Add(1)
 	return c, nil
 }
 
@@ -126,6 +127,7 @@ func (c *Checkpoint) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.a.checkpoints.Add(-1)
 	if c.cp != nil {
 		c.cp.Release()
 		return nil

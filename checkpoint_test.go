@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/tabletest"
+	"github.com/localtable/localtable/storage/pebble"
 )
 
 // Restore returns tables, entities (with their Timestamps and ETags) and
@@ -160,4 +162,23 @@ func TestCheckpointRestoreUnderWrites(t *testing.T) {
 			t.Errorf("catalog %v, engine %v", page.Tables, ids)
 		}
 	})
+}
+
+// TestCloseNamesOpenCheckpoint: closing a pebble account with a
+// checkpoint left open fails with an error that says so.
+func TestCloseNamesOpenCheckpoint(t *testing.T) {
+	db, err := pebble.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := localtable.Open(&localtable.Options{Engine: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Checkpoint(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err == nil || !strings.Contains(err.Error(), "1 Checkpoint(s) of the account still open") {
+		t.Fatalf("Close with a checkpoint open: %v", err)
+	}
 }
