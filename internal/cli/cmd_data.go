@@ -267,6 +267,9 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 			stats.Returned += page.Stats.Returned
 			stats.Ranges = max(stats.Ranges, page.Stats.Ranges)
 			stats.FullScan = stats.FullScan || page.Stats.FullScan
+			if page.Stats.Index != "" {
+				stats.Index = page.Stats.Index
+			}
 		}
 		for i := range page.Entities {
 			if err := p.add(&page.Entities[i]); err != nil {
@@ -285,6 +288,9 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 	if *explain {
 		if haveStats {
 			fmt.Fprintf(e.stdout, "scanned %d, returned %d, in %d page(s)\n", stats.Scanned, stats.Returned, pages)
+			if stats.Index != "" {
+				fmt.Fprintf(e.stdout, "read through index %s\n", stats.Index)
+			}
 		} else {
 			fmt.Fprintf(e.stdout, "returned %d, in %d page(s) (a server does not report the entities it scanned)\n", n, pages)
 		}

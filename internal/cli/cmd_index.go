@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/localtable/localtable"
+)
+
+// The index command: a table's declared secondary indexes (index.go).
+
+func init() {
+	register(&command{
+		name: "index", args: "list TABLE | create TABLE NAME PROPERTY... | drop TABLE NAME [flags]",
+		summary: "list, create or drop a table's secondary indexes (a localtable extension)",
+		details: `An index keeps a table's entities in the order of up to 4 of their
+properties, so that a query comparing the leading one reads only the
+entities it selects instead of the whole table (query --explain names the
+index a query uses). list prints each index's name, properties and state:
+ready, or building while the entities a table already held are indexed
+(create waits for that). Indexes are a localtable extension: the Azure
+Table service has none, and a query gives the same entities with or
+without one.
+
+This command works offline on a data directory (--location); a running
+server declares indexes with serve --index.`,
+		examples: `
+localtable index create Orders ByTotal Total --location ./data
+localtable index create Orders ByStatus Status Total --location ./data
+localtable index list Orders --location ./data
+localtable index drop Orders ByTotal --location ./data`,
+		run: runIndex,
+	})
+}
+
+func runIndex(ctx context.Context, e *env, c *command, args []string) error {
+	fs := c.flagSet()
+	var src sourceFlags
+	src.register(fs)
+	pos, err := c.parse(e, fs, args, 2, -1)
+	if err != nil {
+		return err
+	}
+	sub, table, rest := pos[0], pos[1], pos[2:]
+	switch {
+	case sub == "list" && len(rest) != 0:
+		return usagef(c, "list takes a table name only")
+	case sub == "create" && len(rest) < 2:
+		return usagef(c, "create needs a table, an index name and its properties")
+	case sub == "drop" && len(rest) != 1:
+		return usagef(c, "drop needs a table and an index name")
+	case sub != "list" && sub != "create" && sub != "drop":
+		return usagef(c, "unknown subcommand %q: list, create or drop", sub)
+	}
+	local, remote, err := src.resolve(e, c)
+	if err != nil {
+		return err
+	}
+	if remote != nil {
+		return usagef(c, "index works on a data directory (--location); declare a running server's indexes with serve --index")
+	}
+	st, err := openLocal(ctx, local, openOpts{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	t := st.acct.Table(table)
+	switch sub {
+	case "list":
+		idx, err := t.Indexes(ctx)
+		if err != nil {
+			return err
+		}
+		printIndexes(e, idx)
+	case "create":
+		if err := t.CreateIndex(ctx, rest[0], rest[1:]...); err != nil {
+			if errors.Is(err, localtable.ErrIndexExists) {
+				return fmt.Errorf("index %s of %s: %w", rest[0], table, err)
+			}
+			return err
+		}
+		fmt.Fprintf(e.stdout, "created index %s on %s (%s)\n", rest[0], table, strings.Join(rest[1:], ", "))
+	case "drop":
+		if err := t.DropIndex(ctx, rest[0]); err != nil {
+			return fmt.Errorf("index %s of %s: %w", rest[0], table, err)
+		}
+		fmt.Fprintf(e.stdout, "dropped index %s of %s\n", rest[0], table)
+	}
+	return nil
+}
+
+// printIndexes prints a table's indexes, one a line: name, properties,
+// state.
+func printIndexes(e *env, idx []localtable.IndexInfo) {
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPROPERTIES\tSTATE")
+	for _, ix := range idx {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", ix.Name, strings.Join(ix.Properties, ","), indexState(ix))
+	}
+	tw.Flush()
+}
+
+// indexState is "ready" or "building".
+func indexState(ix localtable.IndexInfo) string {
+	if ix.Ready {
+		return "ready"
+	}
+	return "building"
+}
