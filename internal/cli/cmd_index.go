@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -109,4 +111,75 @@ func indexState(ix localtable.IndexInfo) string {
 		return "ready"
 	}
 	return "building"
+}
+
+// indexSpec is one serve --index Table:Prop[,Prop…]: an index the server
+// declares on each account it serves at start.
+type indexSpec struct {
+	table string
+	props []string
+}
+
+// name is the index's name: its properties joined by '_'.
+func (s indexSpec) name() string { return strings.Join(s.props, "_") }
+
+// indexFlags collects repeated --index flags.
+type indexFlags []indexSpec
+
+// String is the flag's default text: none.
+func (f *indexFlags) String() string { return "" }
+
+// Set adds one Table:Prop[,Prop…].
+func (f *indexFlags) Set(v string) error {
+	table, list, ok := strings.Cut(v, ":")
+	props := splitList(list)
+	if !ok || table == "" || len(props) == 0 {
+		return errors.New("want Table:Property[,Property…]")
+	}
+	if err := localtable.ValidateTableName(table); err != nil {
+		return err
+	}
+	*f = append(*f, indexSpec{table: table, props: props})
+	return nil
+}
+
+// declareIndexes declares the indexes of specs on acct at serve's start:
+// it creates a table that does not exist, and an index its table lacks
+// (waiting for its build), does nothing for an index the table already
+// declares on the same properties, under any name, and fails naming the
+// conflict for a name the table uses for other properties.
+func declareIndexes(ctx context.Context, acct *localtable.Account, account string, specs []indexSpec, log *slog.Logger) error {
+	for _, s := range specs {
+		flag := s.table + ":" + strings.Join(s.props, ",")
+		t := acct.Table(s.table)
+		have, err := t.Indexes(ctx)
+		if errors.Is(err, localtable.ErrTableNotFound) {
+			if _, err = acct.CreateTable(ctx, s.table); err != nil && !errors.Is(err, localtable.ErrTableExists) {
+				return fmt.Errorf("--index %s: account %s: creating the table: %w", flag, account, err)
+			}
+			log.Info("created table for --index", "account", account, "table", s.table)
+			have, err = t.Indexes(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("--index %s: account %s: %w", flag, account, err)
+		}
+		done := false
+		for _, ix := range have {
+			if slices.Equal(ix.Properties, s.props) {
+				done = true
+				break
+			}
+			if ix.Name == s.name() {
+				return fmt.Errorf("--index %s: account %s: table %s already has an index %s on %s", flag, account, s.table, ix.Name, strings.Join(ix.Properties, ","))
+			}
+		}
+		if done {
+			continue
+		}
+		if err := t.CreateIndex(ctx, s.name(), s.props...); err != nil {
+			return fmt.Errorf("--index %s: account %s: %w", flag, account, err)
+		}
+		log.Info("declared index", "account", account, "table", s.table, "index", s.name())
+	}
+	return nil
 }

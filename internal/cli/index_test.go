@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -55,6 +57,63 @@ func TestIndexCommandOffline(t *testing.T) {
 	for _, bad := range [][]string{{"index", "list"}, {"index", "frob", "Orders"}, {"index", "create", "Orders", "X"}, {"index", "drop", "Orders"}} {
 		if err := run(context.Background(), append(bad, loc...), &bytes.Buffer{}, &bytes.Buffer{}); exitCode(err) != 2 {
 			t.Errorf("%v: %v, want a usage error", bad, err)
+		}
+	}
+}
+
+// serveUntilReady runs serve in-process with args until it prints its
+// ready line, and returns a function that stops it and returns its error.
+func serveUntilReady(t *testing.T, args ...string) func() error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "error"}, args...), pw, io.Discard)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "localtable: ready (") {
+			go io.Copy(io.Discard, pr)
+			return func() error { cancel(); return <-done }
+		}
+	}
+	cancel()
+	err := <-done
+	t.Fatalf("serve %v: no ready line: %v", args, err)
+	return nil
+}
+
+func TestServeIndexFlag(t *testing.T) {
+	dir := t.TempDir()
+	// A table that does not exist yet: serve creates it and its index.
+	if err := serveUntilReady(t, "--location", dir, "--index", "Orders:Total", "--index", "Orders:Status,Total")(); err != nil {
+		t.Fatal(err)
+	}
+	want := "NAME          PROPERTIES    STATE\nTotal         Total         ready\nStatus_Total  Status,Total  ready\n"
+	if got := runOut(t, "index", "list", "Orders", "--location", dir); got != want {
+		t.Fatalf("after serve --index:\n%s\nwant\n%s", got, want)
+	}
+	// The same definitions again, one under another name: nothing changes.
+	runOut(t, "index", "drop", "Orders", "Total", "--location", dir)
+	runOut(t, "index", "create", "Orders", "ByTotal", "Total", "--location", dir)
+	if err := serveUntilReady(t, "--location", dir, "--index", "Orders:Total", "--index", "Orders:Status,Total")(); err != nil {
+		t.Fatal(err)
+	}
+	if got := runOut(t, "index", "list", "Orders", "--location", dir); strings.Count(got, "\n") != 3 || !strings.Contains(got, "ByTotal") {
+		t.Fatalf("after the same --index again:\n%s", got)
+	}
+	// A name the table uses for other properties: serve refuses to start.
+	runOut(t, "tables", "create", "Items", "--location", dir)
+	runOut(t, "index", "create", "Items", "Status", "Total", "--location", dir)
+	err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--log-level", "error", "--location", dir, "--index", "Items:Status"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--index Items:Status: account devstoreaccount1: table Items already has an index Status on Total") {
+		t.Fatalf("a conflicting --index: %v", err)
+	}
+	for _, bad := range []string{"Orders", "Orders:", ":Total", "ab:Total"} {
+		if err := run(context.Background(), []string{"serve", "--index", bad}, io.Discard, io.Discard); exitCode(err) != 2 {
+			t.Errorf("--index %q: %v, want a usage error", bad, err)
 		}
 	}
 }

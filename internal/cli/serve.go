@@ -159,6 +159,7 @@ type serveConfig struct {
 	etcd, etcdPrefix              string
 	etcdMaxRequestBytes           int
 	accounts                      accountFlags
+	indexes                       indexFlags // --index: declared at start on each account
 	allowHosts                    hostFlags
 	noAuth, noExplorer            bool
 	restore                       string
@@ -207,6 +208,11 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	defer closeServed(accounts, log)
+	for _, a := range accounts {
+		if err := declareIndexes(ctx, a.Account, a.Name, cfg.indexes, log); err != nil {
+			return err
+		}
+	}
 	if plan.restore != "" && restored == nil {
 		return fmt.Errorf("--restore %s: the backup's account is not served (add --account NAME:KEY)", plan.restore)
 	}
@@ -246,6 +252,7 @@ func serveFlags(c *command, cfg *serveConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.keyFile, "key", "", "TLS key file")
 	fs.Var(&cfg.allowHosts, "allow-host", "also answer requests whose Host header is `NAME` (repeatable); on a loopback address (or with this flag) any other name but localhost, *.localhost, 127.0.0.0/8 and [::1] is refused, against DNS rebinding")
 	fs.BoolVar(&cfg.noAuth, "no-auth", false, "accept requests (and open the explorer) without checking credentials; a browser's request only from an origin the account's CORS rules allow")
+	fs.Var(&cfg.indexes, "index", "declare an index on `Table:Property[,Property…]` in each account at start (repeatable; a localtable extension): creates the table if need be, and the index, named after its properties joined by '_', unless the table has one on the same properties; see 'localtable index'")
 	fs.BoolVar(&cfg.noExplorer, "no-explorer", false, "do not serve the web explorer")
 	fs.StringVar(&cfg.restore, "restore", "", "in memory only: load the backup `FILE` (localtable backup) into its account before serving")
 	fs.IntVar(&cfg.maxPageSize, "max-page-size", 0, "paging torture: at most `N` entities (or tables) a page; 0: the service's 1000")
