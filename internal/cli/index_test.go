@@ -117,3 +117,32 @@ func TestServeIndexFlag(t *testing.T) {
 		}
 	}
 }
+
+// A backup archive and a checkpoint are copies of the account's keys: the
+// restored account declares the same indexes, ready, and its queries read
+// them.
+func TestIndexesSurviveBackupRestoreAndCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	loc := []string{"--location", dir}
+	runOut(t, append([]string{"tables", "create", "Orders"}, loc...)...)
+	for i := range 40 {
+		runOut(t, append([]string{"put", "Orders", "p", fmt.Sprint(i), fmt.Sprintf("Total@Edm.Double=%d.5", i)}, loc...)...)
+	}
+	runOut(t, append([]string{"index", "create", "Orders", "ByTotal", "Total"}, loc...)...)
+	archive := t.TempDir() + "/b.ltbk"
+	runOut(t, append([]string{"backup", "--out", archive}, loc...)...)
+	restored := t.TempDir()
+	runOut(t, "restore", archive, "--location", restored)
+	checkpoint := t.TempDir() + "/cp"
+	runOut(t, append([]string{"backup", "--checkpoint", checkpoint}, loc...)...)
+	for name, d := range map[string]string{"restore": restored, "checkpoint": checkpoint} {
+		got := runOut(t, "index", "list", "Orders", "--location", d)
+		if !strings.Contains(strings.Join(strings.Fields(got), " "), "ByTotal Total ready") {
+			t.Errorf("%s: index list:\n%s", name, got)
+		}
+		got = runOut(t, "query", "Orders", "--filter", "Total gt 38.0", "--explain", "--location", d)
+		if !strings.Contains(got, "read through index ByTotal") || !strings.Contains(got, "returned 2,") {
+			t.Errorf("%s: query:\n%s", name, got)
+		}
+	}
+}
