@@ -239,3 +239,33 @@ func TestBrowsePages(t *testing.T) {
 		t.Fatalf("second page: %d rows", n)
 	}
 }
+
+func TestTablePageListsIndexes(t *testing.T) {
+	hs, acct := newServer(t, true, nil)
+	ctx := context.Background()
+	tb, _ := acct.CreateTable(ctx, "Orders")
+	for i := range 40 {
+		if _, err := tb.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%02d", i), Properties: map[string]localtable.Value{"Total": localtable.DoubleValue(float64(i)), "Status": localtable.StringValue("open")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := client(t)
+	_, body, _ := get(t, c, hs.URL+"/-/explorer/a/devstoreaccount1/t/Orders")
+	if strings.Contains(body, `id="indexes"`) {
+		t.Fatal("a table without indexes shows an index list")
+	}
+	if err := tb.CreateIndex(ctx, "ByTotal", "Total"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.CreateIndex(ctx, "ByStatus", "Status", "Total"); err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ = get(t, c, hs.URL+"/-/explorer/a/devstoreaccount1/t/Orders?filter="+url.QueryEscape("Total gt 38.0"))
+	rows := regexp.MustCompile(`<tr class="index"><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>`).FindAllStringSubmatch(body, -1)
+	if len(rows) != 2 || rows[0][1] != "ByTotal" || rows[0][2] != "Total" || rows[0][3] != "ready" || rows[1][1] != "ByStatus" || rows[1][2] != "Status, Total" {
+		t.Fatalf("index rows: %q", rows)
+	}
+	if !strings.Contains(body, `through index <b id="index-used">ByTotal</b>`) {
+		t.Fatal("the stats do not name the index the query read")
+	}
+}

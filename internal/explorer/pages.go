@@ -43,6 +43,7 @@ type page struct {
 	Plan        string
 	Hints       []string // comparisons that cannot hold for their types (filter.TypeCheck)
 	Stats       localtable.QueryStats
+	Indexes     []localtable.IndexInfo // the table's declared indexes
 	NextURL     string
 	PrevURL     string
 	FirstURL    string
@@ -269,6 +270,11 @@ func (x *Explorer) serveBrowse(w http.ResponseWriter, r *http.Request, acct *Acc
 		return
 	}
 	p.Stats = res.Stats
+	if p.Indexes, err = t.Indexes(r.Context()); err != nil {
+		p.Error = errText(err)
+		x.render(w, r, statusOf(err), "table", p)
+		return
+	}
 	if check != nil {
 		p.Hints = check.Hints()
 	}
