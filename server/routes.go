@@ -94,6 +94,9 @@ func init() { // not a composite literal: serveBatch dispatches too
 		reqclass.DeleteEntity:              (*reqCtx).deleteEntity,
 		reqclass.EntityGroupTransaction:    (*reqCtx).serveBatch,
 		reqclass.WatchChanges:              (*reqCtx).watchChanges,
+		reqclass.GetTableIndexes:           (*reqCtx).serveIndexes,
+		reqclass.CreateTableIndex:          (*reqCtx).serveIndexes,
+		reqclass.DeleteTableIndex:          (*reqCtx).serveIndexes,
 	}
 	for _, o := range reqclass.Ops() {
 		if o.IsTestControl() {

@@ -28,6 +28,9 @@ const (
 	DeleteEntity                        // DELETE /acct/t1(PartitionKey='p',RowKey='r')
 	EntityGroupTransaction              // POST /acct/$batch
 	WatchChanges                        // GET /acct/$changes: the change feed, a localtable extension
+	GetTableIndexes                     // GET /acct/t1?comp=indexes: a table's declared indexes, a localtable extension
+	CreateTableIndex                    // PUT /acct/t1?comp=indexes: declare an index, a localtable extension
+	DeleteTableIndex                    // DELETE /acct/t1?comp=indexes&name=…: drop an index, a localtable extension
 
 	// The test controls, /acct/$test?comp=…: a localtable extension, on
 	// only when the server is given them (serve --test-controls).
@@ -67,6 +70,7 @@ const (
 	AccessServiceRead                // Get Table Service Properties, Get Table Service Stats
 	AccessServiceWrite               // Set Table Service Properties
 	AccessChanges                    // Watch Changes: every table's entities and the tables themselves
+	AccessIndexes                    // a table's declared indexes: the account key alone (Shared Key), never a SAS or token
 	AccessTestControl                // the test controls: the account key alone (Shared Key), never a SAS or token
 	AccessNone                       // nothing to authorize: a preflight, an unknown request
 )
@@ -163,6 +167,17 @@ var ops = [numOps]spec{
 	// is for one table, does not.
 	WatchChanges: {name: "WatchChanges", resources: []Resource{Changes}, methods: []string{http.MethodGet},
 		access: AccessChanges},
+
+	// Not operations of the Table service: a table's declared secondary
+	// indexes (package server, indexes.go), JSON in and out, authorized
+	// with the account key alone, as they change how every query of the
+	// table reads.
+	GetTableIndexes: {name: "GetTableIndexes", resources: []Resource{EntitySet}, methods: []string{http.MethodGet},
+		comp: "indexes", access: AccessIndexes},
+	CreateTableIndex: {name: "CreateTableIndex", resources: []Resource{EntitySet}, methods: []string{http.MethodPut},
+		comp: "indexes", access: AccessIndexes, write: true},
+	DeleteTableIndex: {name: "DeleteTableIndex", resources: []Resource{EntitySet}, methods: []string{http.MethodDelete},
+		comp: "indexes", access: AccessIndexes, write: true},
 
 	// Not operations of the Table service: localtable's test controls
 	// (package server, testcontrols.go), JSON in and out, authorized with

@@ -47,6 +47,7 @@ const (
 	OpServiceRead  = reqclass.AccessServiceRead  // Get Table Service Properties, Get Table Service Stats
 	OpServiceWrite = reqclass.AccessServiceWrite // Set Table Service Properties
 	OpChanges      = reqclass.AccessChanges      // Watch Changes (localtable's change feed)
+	OpIndexes      = reqclass.AccessIndexes      // a table's declared indexes (localtable's)
 )
 
 func isEntity(o Op) bool { return o <= OpDelete }
@@ -228,6 +229,9 @@ func checkRequestDate(h http.Header, now time.Time) error {
 func (g *Grant) Authorize(o Op, table, pk, rk string) error {
 	if g == nil {
 		return nil
+	}
+	if o == OpIndexes {
+		return errAuthorization("A table's indexes (comp=indexes, a localtable extension) are read and declared with the account key (Shared Key or Shared Key Lite), not with a shared access signature.")
 	}
 	if o == OpACL {
 		// Neither kind of SAS delegates Get/Set Table ACL.

@@ -1,0 +1,94 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/localtabletest"
+	"github.com/localtable/localtable/server"
+)
+
+// The index operations (comp=indexes, a localtable extension) declare,
+// list and drop a table's indexes with the account key alone.
+func TestTableIndexOperations(t *testing.T) {
+	srv := localtabletest.New(t)
+	ctx := context.Background()
+	if _, err := srv.Account.CreateTable(ctx, "Orders"); err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: srv.Transport}
+	send := func(method, query, body string, auth func(*http.Request)) (int, string, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+"/Orders?"+query, strings.NewReader(body))
+		req.Header.Set("x-ms-version", "2019-02-02")
+		req.Header.Set("x-ms-date", srv.Clock.Now().UTC().Format(http.TimeFormat))
+		auth(req)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("X-Ms-Error-Code"), string(b)
+	}
+	sharedKey := func(r *http.Request) {
+		toSign := r.Header.Get("x-ms-date") + "\n/" + server.DevAccountName + "/" + server.DevAccountName + "/Orders?comp=indexes"
+		r.Header.Set("Authorization", "SharedKeyLite "+server.DevAccountName+":"+hmacSign(srv.Key(), toSign))
+	}
+	def := `{"Name":"ByTotal","Properties":["Total"]}`
+
+	tk, err := srv.TokenCredential().GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{"https://storage.azure.com/.default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, code, _ := send("PUT", "comp=indexes", def, func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tk.Token) }); status != 403 || code != "AuthorizationFailure" {
+		t.Errorf("a bearer token: %d %s, want 403 AuthorizationFailure", status, code)
+	}
+	sas, err := srv.Client.GetAccountSASURL(aztables.AccountSASResourceTypes{Service: true, Container: true, Object: true},
+		aztables.AccountSASPermissions{Read: true, Write: true, Delete: true, List: true, Add: true, Create: true, Update: true, Process: true},
+		time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, code, _ := send("PUT", "comp=indexes&"+sas[strings.IndexByte(sas, '?')+1:], def, func(*http.Request) {}); status != 403 || code != "AuthorizationFailure" {
+		t.Errorf("an account SAS with every permission: %d %s, want 403 AuthorizationFailure", status, code)
+	}
+	if idx, _ := srv.Account.Table("Orders").Indexes(ctx); len(idx) != 0 {
+		t.Fatalf("a refused request declared %v", idx)
+	}
+
+	if status, code, body := send("PUT", "comp=indexes", def, sharedKey); status != 204 {
+		t.Fatalf("create: %d %s %s", status, code, body)
+	}
+	if status, code, _ := send("PUT", "comp=indexes", `{"Name":"ByTotal","Properties":["Status"]}`, sharedKey); status != 400 || code != string(localtable.CodeInvalidInput) {
+		t.Errorf("a second index of the same name: %d %s", status, code)
+	}
+	if status, code, _ := send("PUT", "comp=indexes", `{"Name":`, sharedKey); status != 400 || code != string(localtable.CodeInvalidInput) {
+		t.Errorf("a body that is not JSON: %d %s", status, code)
+	}
+	status, _, body := send("GET", "comp=indexes", "", sharedKey)
+	var got struct{ Value []server.IndexDefinition }
+	if err := json.Unmarshal([]byte(body), &got); status != 200 || err != nil || len(got.Value) != 1 || got.Value[0].Name != "ByTotal" || got.Value[0].Properties[0] != "Total" || !got.Value[0].Ready {
+		t.Fatalf("list: %d %s (%v)", status, body, err)
+	}
+	if status, code, _ := send("DELETE", "comp=indexes", "", sharedKey); status != 400 {
+		t.Errorf("a delete without name=: %d %s", status, code)
+	}
+	if status, code, body := send("DELETE", "comp=indexes&name=ByTotal", "", sharedKey); status != 204 {
+		t.Fatalf("delete: %d %s %s", status, code, body)
+	}
+	if status, code, _ := send("DELETE", "comp=indexes&name=ByTotal", "", sharedKey); status != 404 || code != string(localtable.CodeResourceNotFound) {
+		t.Errorf("a delete of a dropped index: %d %s", status, code)
+	}
+	if idx, _ := srv.Account.Table("Orders").Indexes(ctx); len(idx) != 0 {
+		t.Fatalf("after delete: %v", idx)
+	}
+}
