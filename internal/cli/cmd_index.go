@@ -1,15 +1,21 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/server"
 )
 
 // The index command: a table's declared secondary indexes (index.go).
@@ -27,13 +33,17 @@ ready, or building while the entities a table already held are indexed
 Table service has none, and a query gives the same entities with or
 without one.
 
-This command works offline on a data directory (--location); a running
-server declares indexes with serve --index.`,
+On a running server (--endpoint, --connection-string or the environment) it
+uses the server's index operations (GET, PUT and DELETE /ACCOUNT/TABLE?
+comp=indexes, a localtable extension), signed with the account key: a SAS
+or a bearer token does not grant them. serve --index declares indexes when
+a server starts.` + "\n" + sourceHelp,
 		examples: `
 localtable index create Orders ByTotal Total --location ./data
 localtable index create Orders ByStatus Status Total --location ./data
 localtable index list Orders --location ./data
-localtable index drop Orders ByTotal --location ./data`,
+localtable index drop Orders ByTotal --location ./data
+localtable index list Orders --endpoint http://127.0.0.1:10002/devstoreaccount1`,
 		run: runIndex,
 	})
 }
@@ -57,41 +67,121 @@ func runIndex(ctx context.Context, e *env, c *command, args []string) error {
 	case sub != "list" && sub != "create" && sub != "drop":
 		return usagef(c, "unknown subcommand %q: list, create or drop", sub)
 	}
-	local, remote, err := src.resolve(e, c)
-	if err != nil {
-		return err
-	}
-	if remote != nil {
-		return usagef(c, "index works on a data directory (--location); declare a running server's indexes with serve --index")
-	}
-	st, err := openLocal(ctx, local, openOpts{})
+	st, err := src.open(ctx, e, c, openOpts{})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	t := st.acct.Table(table)
+	ix, ok := st.(indexStore)
+	if !ok {
+		return fmt.Errorf("%s has no indexes", st.Describe())
+	}
 	switch sub {
 	case "list":
-		idx, err := t.Indexes(ctx)
+		idx, err := ix.Indexes(ctx, table)
 		if err != nil {
 			return err
 		}
 		printIndexes(e, idx)
 	case "create":
-		if err := t.CreateIndex(ctx, rest[0], rest[1:]...); err != nil {
-			if errors.Is(err, localtable.ErrIndexExists) {
+		if err := ix.CreateIndex(ctx, table, rest[0], rest[1:]); err != nil {
+			if errors.Is(err, localtable.ErrIndexExists) || isCode(err, string(localtable.CodeInvalidInput)) {
 				return fmt.Errorf("index %s of %s: %w", rest[0], table, err)
 			}
 			return err
 		}
 		fmt.Fprintf(e.stdout, "created index %s on %s (%s)\n", rest[0], table, strings.Join(rest[1:], ", "))
 	case "drop":
-		if err := t.DropIndex(ctx, rest[0]); err != nil {
+		if err := ix.DropIndex(ctx, table, rest[0]); err != nil {
 			return fmt.Errorf("index %s of %s: %w", rest[0], table, err)
 		}
 		fmt.Fprintf(e.stdout, "dropped index %s of %s\n", rest[0], table)
 	}
 	return nil
+}
+
+// indexStore is a store whose tables declare indexes: a data directory,
+// or a running server through its comp=indexes operations.
+type indexStore interface {
+	Indexes(ctx context.Context, table string) ([]localtable.IndexInfo, error)
+	CreateIndex(ctx context.Context, table, name string, props []string) error
+	DropIndex(ctx context.Context, table, name string) error
+}
+
+func (l *localStore) Indexes(ctx context.Context, table string) ([]localtable.IndexInfo, error) {
+	return l.acct.Table(table).Indexes(ctx)
+}
+
+func (l *localStore) CreateIndex(ctx context.Context, table, name string, props []string) error {
+	return l.acct.Table(table).CreateIndex(ctx, name, props...)
+}
+
+func (l *localStore) DropIndex(ctx context.Context, table, name string) error {
+	return l.acct.Table(table).DropIndex(ctx, name)
+}
+
+// indexRequest sends one of the server's index operations on table,
+// signed with the account key, and decodes a 200 answer's body into out.
+func (r *remoteStore) indexRequest(ctx context.Context, method, table string, q url.Values, body any, out any) error {
+	q.Set("comp", "indexes")
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.target.endpoint+"/"+url.PathEscape(table)+"?"+q.Encode(), rd)
+	if err != nil {
+		return err
+	}
+	signSharedKeyLite(req, r.target.account, r.target.key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var l watchLine
+		json.Unmarshal(b, &l)
+		le := &localtable.Error{Code: localtable.ErrorCode(resp.Header.Get("x-ms-error-code")), Message: resp.Status}
+		if l.Error != nil {
+			le.Message = l.Error.Message.Value
+		}
+		return &remoteError{status: resp.StatusCode, err: le}
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+func (r *remoteStore) Indexes(ctx context.Context, table string) ([]localtable.IndexInfo, error) {
+	var got struct{ Value []server.IndexDefinition }
+	if err := r.indexRequest(ctx, http.MethodGet, table, url.Values{}, nil, &got); err != nil {
+		return nil, err
+	}
+	out := make([]localtable.IndexInfo, len(got.Value))
+	for i, d := range got.Value {
+		out[i] = localtable.IndexInfo{Name: d.Name, Properties: d.Properties, Ready: d.Ready}
+	}
+	return out, nil
+}
+
+func (r *remoteStore) CreateIndex(ctx context.Context, table, name string, props []string) error {
+	return r.indexRequest(ctx, http.MethodPut, table, url.Values{}, server.IndexDefinition{Name: name, Properties: props}, nil)
+}
+
+func (r *remoteStore) DropIndex(ctx context.Context, table, name string) error {
+	return r.indexRequest(ctx, http.MethodDelete, table, url.Values{"name": {name}}, nil, nil)
 }
 
 // printIndexes prints a table's indexes, one a line: name, properties,

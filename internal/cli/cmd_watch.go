@@ -230,14 +230,18 @@ func watchRemote(ctx context.Context, e *env, t *remoteTarget, table, filterText
 }
 
 // signSharedKeyLite signs req for account with key: Authorization
-// SharedKeyLite, over x-ms-date and the canonicalized resource (the path
-// as sent, after the account; the request has no comp=).
+// SharedKeyLite, over x-ms-date and the canonicalized resource: the path
+// as sent, after the account, and the request's comp=, if any.
 func signSharedKeyLite(req *http.Request, account string, key []byte) {
 	date := time.Now().UTC().Format(http.TimeFormat)
 	req.Header.Set("X-Ms-Date", date)
 	req.Header.Set("X-Ms-Version", server.LatestVersion)
 	req.Header.Set("Accept", "application/json;odata=minimalmetadata")
-	req.Header.Set("Authorization", "SharedKeyLite "+account+":"+signAdmin(key, date, account, req.URL.EscapedPath())) // the same string
+	path := req.URL.EscapedPath()
+	if comp := req.URL.Query().Get("comp"); comp != "" {
+		path += "?comp=" + comp
+	}
+	req.Header.Set("Authorization", "SharedKeyLite "+account+":"+signAdmin(key, date, account, path)) // the same string
 }
 
 // printWatchLine prints a change as a readable line: revision, kind,

@@ -62,8 +62,9 @@ func TestIndexCommandOffline(t *testing.T) {
 }
 
 // serveUntilReady runs serve in-process with args until it prints its
-// ready line, and returns a function that stops it and returns its error.
-func serveUntilReady(t *testing.T, args ...string) func() error {
+// ready line, and returns a function that stops it and returns its error,
+// and its connection string.
+func serveUntilReady(t *testing.T, args ...string) (func() error, string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -73,22 +74,27 @@ func serveUntilReady(t *testing.T, args ...string) func() error {
 		pw.Close()
 	}()
 	sc := bufio.NewScanner(pr)
+	cs := ""
 	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "DefaultEndpointsProtocol=") {
+			cs = sc.Text()
+		}
 		if strings.HasPrefix(sc.Text(), "localtable: ready (") {
 			go io.Copy(io.Discard, pr)
-			return func() error { cancel(); return <-done }
+			return func() error { cancel(); return <-done }, cs
 		}
 	}
 	cancel()
 	err := <-done
 	t.Fatalf("serve %v: no ready line: %v", args, err)
-	return nil
+	return nil, ""
 }
 
 func TestServeIndexFlag(t *testing.T) {
 	dir := t.TempDir()
 	// A table that does not exist yet: serve creates it and its index.
-	if err := serveUntilReady(t, "--location", dir, "--index", "Orders:Total", "--index", "Orders:Status,Total")(); err != nil {
+	stop, _ := serveUntilReady(t, "--location", dir, "--index", "Orders:Total", "--index", "Orders:Status,Total")
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	want := "NAME          PROPERTIES    STATE\nTotal         Total         ready\nStatus_Total  Status,Total  ready\n"
@@ -98,7 +104,8 @@ func TestServeIndexFlag(t *testing.T) {
 	// The same definitions again, one under another name: nothing changes.
 	runOut(t, "index", "drop", "Orders", "Total", "--location", dir)
 	runOut(t, "index", "create", "Orders", "ByTotal", "Total", "--location", dir)
-	if err := serveUntilReady(t, "--location", dir, "--index", "Orders:Total", "--index", "Orders:Status,Total")(); err != nil {
+	stop, _ = serveUntilReady(t, "--location", dir, "--index", "Orders:Total", "--index", "Orders:Status,Total")
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if got := runOut(t, "index", "list", "Orders", "--location", dir); strings.Count(got, "\n") != 3 || !strings.Contains(got, "ByTotal") {
@@ -144,5 +151,37 @@ func TestIndexesSurviveBackupRestoreAndCheckpoint(t *testing.T) {
 		if !strings.Contains(got, "read through index ByTotal") || !strings.Contains(got, "returned 2,") {
 			t.Errorf("%s: query:\n%s", name, got)
 		}
+	}
+}
+
+// index list, create and drop against a running server, through its
+// comp=indexes operations.
+func TestIndexCommandRemote(t *testing.T) {
+	stop, cs := serveUntilReady(t, "--index", "Orders:Total")
+	defer stop()
+	srv := []string{"--connection-string", cs}
+	got := runOut(t, append([]string{"index", "list", "Orders"}, srv...)...)
+	if strings.Join(strings.Fields(got), " ") != "NAME PROPERTIES STATE Total Total ready" {
+		t.Fatalf("list of serve --index:\n%s", got)
+	}
+	runOut(t, append([]string{"index", "create", "Orders", "ByStatus", "Status", "Total"}, srv...)...)
+	got = runOut(t, append([]string{"index", "list", "Orders"}, srv...)...)
+	if !strings.Contains(strings.Join(strings.Fields(got), " "), "ByStatus Status,Total ready") {
+		t.Fatalf("list after create:\n%s", got)
+	}
+	err := run(context.Background(), append([]string{"index", "create", "Orders", "ByStatus", "Status"}, srv...), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "index ByStatus of Orders") || !strings.Contains(err.Error(), "already has an index") {
+		t.Fatalf("a second create of ByStatus: %v", err)
+	}
+	runOut(t, append([]string{"index", "drop", "Orders", "Total"}, srv...)...)
+	err = run(context.Background(), append([]string{"index", "drop", "Orders", "Total"}, srv...), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("a drop of a dropped index: %v", err)
+	}
+	if got := runOut(t, append([]string{"index", "list", "Orders"}, srv...)...); strings.Join(strings.Fields(got), " ") != "NAME PROPERTIES STATE ByStatus Status,Total ready" {
+		t.Fatalf("list after drop:\n%s", got)
+	}
+	if err := run(context.Background(), append([]string{"index", "list", "Nope"}, srv...), io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "TableNotFound") {
+		t.Fatalf("list of a missing table: %v", err)
 	}
 }
