@@ -150,13 +150,7 @@ func (r *remoteStore) indexRequest(ctx context.Context, method, table string, q 
 		return err
 	}
 	if resp.StatusCode >= 300 {
-		var l watchLine
-		json.Unmarshal(b, &l)
-		le := &localtable.Error{Code: localtable.ErrorCode(resp.Header.Get("x-ms-error-code")), Message: resp.Status}
-		if l.Error != nil {
-			le.Message = l.Error.Message.Value
-		}
-		return &remoteError{status: resp.StatusCode, err: le}
+		return answerError(resp, b)
 	}
 	if out != nil {
 		return json.Unmarshal(b, out)

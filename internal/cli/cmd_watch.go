@@ -192,16 +192,11 @@ func watchRemote(ctx context.Context, e *env, t *remoteTarget, table, filterText
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		var l watchLine
-		json.Unmarshal(body, &l)
-		le := &localtable.Error{Code: localtable.ErrorCode(resp.Header.Get("x-ms-error-code")), Message: resp.Status}
-		if l.Error != nil {
-			le.Message = l.Error.Message.Value
-		}
-		if resp.StatusCode == http.StatusNotFound && le.Code == localtable.CodeResourceNotFound {
+		re := answerError(resp, body)
+		if le := re.err; resp.StatusCode == http.StatusNotFound && le.Code == localtable.CodeResourceNotFound {
 			le.Message += " (is the server running with --feed?)"
 		}
-		return &remoteError{status: resp.StatusCode, err: le}
+		return re
 	}
 	if rev := resp.Header.Get(server.RevisionHeader); rev != "" && from == "" {
 		fmt.Fprintf(e.stderr, "watching from revision %s (resume with --from REV, the last revision printed)\n", rev)
@@ -227,6 +222,18 @@ func watchRemote(ctx context.Context, e *env, t *remoteTarget, table, filterText
 		return fmt.Errorf("reading the server's change feed: %w", err)
 	}
 	return errors.New("the server ended the change feed (it is shutting down)")
+}
+
+// answerError is the error of a server's answer that is not a success,
+// from its x-ms-error-code and the message of its JSON error body.
+func answerError(resp *http.Response, body []byte) *remoteError {
+	var l watchLine
+	json.Unmarshal(body, &l)
+	le := &localtable.Error{Code: localtable.ErrorCode(resp.Header.Get("x-ms-error-code")), Message: resp.Status}
+	if l.Error != nil {
+		le.Message = l.Error.Message.Value
+	}
+	return &remoteError{status: resp.StatusCode, err: le}
 }
 
 // signSharedKeyLite signs req for account with key: Authorization
