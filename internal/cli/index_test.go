@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -183,5 +184,40 @@ func TestIndexCommandRemote(t *testing.T) {
 	}
 	if err := run(context.Background(), append([]string{"index", "list", "Nope"}, srv...), io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "TableNotFound") {
 		t.Fatalf("list of a missing table: %v", err)
+	}
+}
+
+// serve --index makes the server's full-table filter read the index: with
+// a scan limit of 5 entities a page, the filter on Total pages through the
+// table 5 entities at a time without it, and answers in one page with it.
+func TestServeIndexServesTheFilter(t *testing.T) {
+	var lines strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&lines, `{"PartitionKey":"p","RowKey":"%03d","Total":%d.5}`+"\n", i, i)
+	}
+	file := t.TempDir() + "/orders.jsonl"
+	if err := os.WriteFile(file, []byte(lines.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pages := map[bool]string{}
+	for _, indexed := range []bool{false, true} {
+		args := []string{"--query-scan-limit", "5"}
+		if indexed {
+			args = append(args, "--index", "Orders:Total")
+		}
+		stop, cs := serveUntilReady(t, args...)
+		runOut(t, "import", "Orders", file, "--create", "--connection-string", cs)
+		got := runOut(t, "query", "Orders", "--filter", "Total eq 97.5", "--explain", "--connection-string", cs)
+		if !strings.Contains(got, "(1 entity)") {
+			t.Errorf("indexed %v: query:\n%s", indexed, got)
+		}
+		pages[indexed] = got[strings.LastIndex(got, "returned"):]
+		t.Logf("indexed %v: %s", indexed, pages[indexed])
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(pages[true], "in 1 page(s)") || strings.Contains(pages[false], "in 1 page(s)") {
+		t.Fatalf("pages without the index: %q; with it: %q", pages[false], pages[true])
 	}
 }
