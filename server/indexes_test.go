@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -27,17 +26,7 @@ func TestTableIndexOperations(t *testing.T) {
 	hc := &http.Client{Transport: srv.Transport}
 	send := func(method, query, body string, auth func(*http.Request)) (int, string, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+"/Orders?"+query, strings.NewReader(body))
-		req.Header.Set("x-ms-version", "2019-02-02")
-		req.Header.Set("x-ms-date", srv.Clock.Now().UTC().Format(http.TimeFormat))
-		auth(req)
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header.Get("X-Ms-Error-Code"), string(b)
+		return sendRaw(t, srv, hc, method, srv.URL+"/Orders?"+query, body, auth)
 	}
 	sharedKey := func(r *http.Request) {
 		toSign := r.Header.Get("x-ms-date") + "\n/" + server.DevAccountName + "/" + server.DevAccountName + "/Orders?comp=indexes"

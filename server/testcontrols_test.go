@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,6 +14,23 @@ import (
 	"github.com/localtable/localtable/localtabletest"
 	"github.com/localtable/localtable/server"
 )
+
+// sendRaw sends a request with a body to srv, dated by its clock, with
+// auth's credentials, and returns its status, error code and body.
+func sendRaw(t *testing.T, srv *localtabletest.Server, hc *http.Client, method, url, body string, auth func(*http.Request)) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("x-ms-version", "2019-02-02")
+	req.Header.Set("x-ms-date", srv.Clock.Now().UTC().Format(http.TimeFormat))
+	auth(req)
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("X-Ms-Error-Code"), string(b)
+}
 
 // recordControls records the controls the server hands on.
 type recordControls struct {
@@ -45,16 +63,8 @@ func TestTestControlsCredentials(t *testing.T) {
 	url := srv.URL + "/$test?comp=faults&x=1"
 	send := func(auth func(*http.Request)) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"a":1}`))
-		req.Header.Set("x-ms-version", "2019-02-02")
-		req.Header.Set("x-ms-date", srv.Clock.Now().UTC().Format(http.TimeFormat))
-		auth(req)
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		return resp.StatusCode, resp.Header.Get("X-Ms-Error-Code")
+		status, code, _ := sendRaw(t, srv, hc, "POST", url, `{"a":1}`, auth)
+		return status, code
 	}
 	tk, err := srv.TokenCredential().GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{"https://storage.azure.com/.default"}})
 	if err != nil {
