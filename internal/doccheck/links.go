@@ -2,6 +2,7 @@ package doccheck
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -113,24 +114,36 @@ type link struct {
 	line   int
 }
 
+// proseLines yields the index and text of each line of a Markdown text
+// outside its fenced code blocks (``` or ~~~).
+func proseLines(src string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		fence := ""
+		for i, line := range strings.Split(src, "\n") {
+			trimmed := strings.TrimSpace(line)
+			if fence != "" {
+				if strings.HasPrefix(trimmed, fence) {
+					fence = ""
+				}
+				continue
+			}
+			if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+				fence = trimmed[:3]
+				continue
+			}
+			if !yield(i, line) {
+				return
+			}
+		}
+	}
+}
+
 // links returns the targets of the inline links, images and reference
 // definitions of a Markdown text, outside fenced code blocks and code
 // spans.
 func links(src string) []link {
 	var out []link
-	fence := ""
-	for i, line := range strings.Split(src, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
+	for i, line := range proseLines(src) {
 		if m := refDef.FindStringSubmatch(line); m != nil {
 			out = append(out, link{m[1], i + 1})
 			continue
@@ -151,19 +164,7 @@ func links(src string) []link {
 func Anchors(src string) map[string]bool {
 	set := map[string]bool{}
 	seen := map[string]int{}
-	fence := ""
-	for _, line := range strings.Split(src, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
+	for _, line := range proseLines(src) {
 		for _, m := range htmlAnchor.FindAllStringSubmatch(line, -1) {
 			set[m[1]] = true
 		}
