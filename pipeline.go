@@ -179,7 +179,10 @@ func (w *entityWrite) attempt(ctx context.Context) error {
 		if cc, err = a.contribute(ctx, &w.cc, rs, ws, w.cs, ticks); err != nil {
 			return err
 		}
+		// Kept: the contributors' writes grow the slice, which the
+		// pooled write reuses.
 		ws = cc.writes
+		w.ws = ws
 	}
 	if h := a.beforeCommit; h != nil {
 		h(w.t.name, w.actions)
