@@ -231,9 +231,7 @@ func (quietLogger) Errorf(string, ...any)        {}
 func (quietLogger) Fatalf(f string, args ...any) { pdb.DefaultLogger.Fatalf(f, args...) }
 
 func openRawPebble(dir string, noSync bool) (*rawPebble, error) {
-	cache := pdb.NewCache(lpebble.DefaultCacheSize)
-	defer cache.Unref()
-	db, err := pdb.Open(dir, &pdb.Options{Cache: cache, Logger: quietLogger{}})
+	db, err := pdb.Open(dir, lpebble.NativeOptions(&lpebble.Options{Logger: quietLogger{}}))
 	if err != nil {
 		return nil, err
 	}
