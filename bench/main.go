@@ -34,6 +34,11 @@ func main() {
 	az := flag.Bool("azurite", true, "compare against Azurite when node and npm are present")
 	render := flag.String("render", "", "run nothing: write the outputs again from this results.json")
 	feedOnlyFlag := flag.Bool("feed-only", false, "run only the change feed's workloads; keep the other figures of -out's results.json")
+	entities := flag.Int("entities", 0, "the embedded data set's size: a multiple of 2,000 up to 2,000,000 (default 200,000; 10,000 with -quick)")
+	scale := flag.String("scale", "", "run only the scaling measurements at these sizes (e.g. 20000,200000,2000000), each system in a process of its own; keep the other figures of -out's results.json")
+	scaleTimeout := flag.Duration("scale-timeout", 30*time.Minute, "with -scale: the longest one system at one size may take")
+	child := flag.String("child", "", "internal (-scale): load this one system, run its workloads, print its figures as JSON")
+	childConfig := flag.String("child-config", "", "internal (-scale): the child's configuration, as JSON")
 	flag.Parse()
 	if *render != "" {
 		if err := rerender(*render, *out, *doc); err != nil {
@@ -50,6 +55,42 @@ func main() {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 	}
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if *entities != 0 {
+		s, err := shapeOf(*entities)
+		if err != nil {
+			fail(err)
+		}
+		cfg.Data = s
+	}
+	if *child != "" {
+		c, err := scaleConfig(cfg, cfg.Data.n())
+		if err == nil && *childConfig != "" {
+			err = json.Unmarshal([]byte(*childConfig), &c)
+		}
+		if err == nil {
+			err = runChild(c, *child, logf)
+		}
+		if err != nil {
+			fail(err)
+		}
+		return
+	}
+	if *scale != "" {
+		sizes, err := parseSizes(*scale)
+		if err != nil {
+			fail(err)
+		}
+		cmd := command(*quick, *out, *doc, true) + " -scale " + *scale
+		if err := scaleOnly(cfg, sizes, *scaleTimeout, *out, *doc, cmd, logf); err != nil {
+			fail(err)
+		}
+		logf("wrote %s", *out)
+		return
+	}
 	if *feedOnlyFlag {
 		if err := feedOnly(cfg, *out, *doc, command(*quick, *out, *doc, true)+" -feed-only", logf); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -64,6 +105,9 @@ func main() {
 		os.Exit(1)
 	}
 	res.Command = command(*quick, *out, *doc, *az)
+	if *entities != 0 {
+		res.Command += fmt.Sprintf(" -entities %d", *entities)
+	}
 	if err := writeOutputs(res, *out, *doc); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

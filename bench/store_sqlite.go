@@ -177,6 +177,20 @@ func (s *sqliteStore) tx100(pk string, rks []string) error {
 	return tx.Commit()
 }
 
+func (s *sqliteStore) remove(pk string, rks []string) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	for _, rk := range rks {
+		if _, err := tx.Exec(`DELETE FROM entities WHERE tbl = 'bench' AND pk = ? AND rk = ?`, pk, rk); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
 func (s *sqliteStore) count(q *sql.Stmt, args ...any) (int, error) {
 	rows, err := q.Query(args...)
 	if err != nil {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary act as the program's child: -scale runs
+// os.Executable() with -child, which in a test is this binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "-child" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestScale runs the scaling measurements at two tiny sizes, each system
+// in a child process, and checks their figures and outputs: every
+// workload at every size, a peak RSS per process, bytes on disk for the
+// stores on disk, the section and its chart.
+func TestScale(t *testing.T) {
+	cfg := tinyConfig()
+	sizes := []int{300, 600}
+	sr, err := runScale(cfg, sizes, 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Missing) > 0 {
+		t.Fatalf("missing: %q", sr.Missing)
+	}
+	if len(sr.Points) != len(sizes)*len(scaleSystems) {
+		t.Fatalf("%d points, want %d", len(sr.Points), len(sizes)*len(scaleSystems))
+	}
+	for _, pt := range sr.Points {
+		if !slices.Contains(sizes, pt.Entities) || pt.PeakRSS <= 0 || pt.LoadSeconds <= 0 {
+			t.Errorf("%s at %d: %+v", pt.System, pt.Entities, pt)
+		}
+		if (pt.System == sLtMem) != (pt.DiskBytes == 0) {
+			t.Errorf("%s at %d: %d bytes on disk", pt.System, pt.Entities, pt.DiskBytes)
+		}
+		if pt.System == sLtPeb && (pt.TableBytes <= 0 || pt.TableBytes > pt.DiskBytes) {
+			t.Errorf("pebble at %d: %d bytes of tables of %d", pt.Entities, pt.TableBytes, pt.DiskBytes)
+		}
+		if pt.System == sLtMem && pt.HeapPerEntity <= 0 {
+			t.Errorf("memory at %d: heap per entity %v", pt.Entities, pt.HeapPerEntity)
+		}
+		for _, w := range scaleWorkloads {
+			if w == wReopen && pt.System == sLtMem {
+				continue
+			}
+			checkFigure(t, pt.Figures, w, pt.System, cfg.Rounds)
+		}
+		if len(pt.Figures) > 0 && pt.Figures[0].System != pt.System {
+			t.Errorf("point of %s holds figures of %s", pt.System, pt.Figures[0].System)
+		}
+	}
+	res := &results{Mode: "tiny", Config: cfg, Scaling: sr}
+	sr.Command = "cd bench && go run . -scale 300,600"
+	out := t.TempDir()
+	if err := writeOutputs(res, out, ""); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"## How cost grows with size", "](scaling.svg)", "| point get, localtable pebble |", "| bbolt: bytes per entity |", "| localtable pebble: peak RSS |"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("results.md lacks %q", s)
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(out, "scaling.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A line per system in each panel of a workload, and of bytes.
+	if n := strings.Count(string(svg), "<polyline"); n != (len(scaleWorkloads)+1)*len(scaleSystems)-1 {
+		t.Errorf("scaling.svg: %d lines, want %d", n, (len(scaleWorkloads)+1)*len(scaleSystems)-1)
+	}
+}
+
+// TestShapeOf checks the sizes -entities and -scale take.
+func TestShapeOf(t *testing.T) {
+	for n, want := range map[int]shape{300: {1, 300}, 2000: {1, 2000}, 20000: {10, 2000}, 2_000_000: {1000, 2000}} {
+		if got, err := shapeOf(n); err != nil || got != want {
+			t.Errorf("shapeOf(%d) = %v, %v; want %v", n, got, err, want)
+		}
+	}
+	for _, n := range []int{0, -1, 3000, 2_002_000} {
+		if _, err := shapeOf(n); err == nil {
+			t.Errorf("shapeOf(%d): no error", n)
+		}
+	}
+	// PartitionKeys must sort as their numbers: the largest is p999.
+	if pk(999) >= "p999~" || pk(998) >= pk(999) {
+		t.Errorf("pk(999) = %q", pk(999))
+	}
+}
