@@ -108,6 +108,13 @@ func main() {
 	if *entities != 0 {
 		res.Command += fmt.Sprintf(" -entities %d", *entities)
 	}
+	// The scaling figures are measured apart (-scale): keep them.
+	if b, err := os.ReadFile(filepath.Join(*out, "results.json")); err == nil {
+		var old results
+		if json.Unmarshal(b, &old) == nil {
+			res.Scaling = old.Scaling
+		}
+	}
 	if err := writeOutputs(res, *out, *doc); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

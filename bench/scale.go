@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -316,9 +317,38 @@ func scaleOnly(cfg config, sizes []int, timeout time.Duration, out, doc, cmd str
 		return err
 	}
 	sr.Command, sr.Version = cmd, versions(filepath.Dir(dir))["localtable"]
-	res.Scaling = sr
+	res.Scaling = mergeScale(res.Scaling, sr)
 	computeRatios(res)
 	return writeOutputs(res, out, doc)
+}
+
+// mergeScale adds the sizes of a new -scale run to those of an earlier
+// one: a size measured again replaces the earlier figures of that size.
+func mergeScale(old, sr *scaleResults) *scaleResults {
+	if old == nil {
+		return sr
+	}
+	for _, pt := range old.Points {
+		if !slices.Contains(sr.Sizes, pt.Entities) {
+			sr.Points = append(sr.Points, pt)
+		}
+	}
+	for _, n := range old.Sizes {
+		if !slices.Contains(sr.Sizes, n) {
+			sr.Sizes = append(sr.Sizes, n)
+		}
+	}
+	for _, m := range old.Missing {
+		if !slices.ContainsFunc(sr.Sizes, func(n int) bool { return strings.Contains(m, " at "+fmtInt(n)+" entities") }) {
+			sr.Missing = append(sr.Missing, m)
+		}
+	}
+	slices.Sort(sr.Sizes)
+	if old.Command != sr.Command {
+		sr.Command = old.Command + "\n" + sr.Command
+	}
+	sr.LoadStart = old.LoadStart + " (first run), " + sr.LoadStart
+	return sr
 }
 
 // point returns the scalePoint of a system at a size, or nil.
