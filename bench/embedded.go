@@ -227,17 +227,28 @@ func (e *embedded) simple(max int, op func(s store, round, i int) error) phase {
 	}
 }
 
-// writes adapts a write operation to a phase that runs it for the
-// configured time, then (untimed) removes what the n operations done
-// inserted, so that the store is back at the data set's size: written
-// returns the entities of operation i, by partition.
-func (e *embedded) writes(max int, op func(s store, round, i int) error, written func(round, i int) (string, []string)) phase {
+// writes adapts a write operation that inserts perOp entities to a phase
+// that runs it for the configured time, in chunks that insert at most a
+// tenth of the data set: after each chunk it removes (untimed) what the
+// chunk inserted, so that the store stays within 10% of the data set's
+// size and is back at it when the phase ends. written returns the
+// entities of operation i, by partition.
+func (e *embedded) writes(max, perOp int, op func(s store, round, i int) error, written func(round, i int) (string, []string)) phase {
+	chunk := max1(e.cfg.Data.n() / 10 / perOp)
 	return func(s store, round int) (int, time.Duration, int, error) {
-		n, took, err := runFor(e.cfg.Phase, max, func(i int) error { return op(s, round, i) })
-		if err != nil {
-			return n, took, 0, err
+		done, took := 0, time.Duration(0)
+		for done < max && (done == 0 || took < e.cfg.Phase) {
+			from := done
+			n, t, err := runFor(e.cfg.Phase-took, min(chunk, max-done), func(i int) error { return op(s, round, from+i) })
+			done, took = done+n, took+t
+			if err != nil {
+				return done, took, 0, err
+			}
+			if err := removeWritten(s, n, func(i int) (string, []string) { return written(round, from+i) }); err != nil {
+				return done, took, 0, err
+			}
 		}
-		return n, took, 0, removeWritten(s, n, func(i int) (string, []string) { return written(round, i) })
+		return done, took, 0, nil
 	}
 }
 
@@ -365,7 +376,7 @@ func (e *embedded) run() error {
 			txKeys[r][i] = rks
 		}
 	}
-	if _, err := e.interleave(wTx100, cfg.Rounds, all, e.writes(nTx, func(st store, round, i int) error {
+	if _, err := e.interleave(wTx100, cfg.Rounds, all, e.writes(nTx, 100, func(st store, round, i int) error {
 		return st.tx100(pks[i%s.Parts], txKeys[round][i])
 	}, func(round, i int) (string, []string) { return pks[i%s.Parts], txKeys[round][i] })); err != nil {
 		return err
@@ -390,7 +401,7 @@ func (e *embedded) insertWorkload(names, pks []string) error {
 			insKeys[r][i] = "i" + pad(r, 2) + "-" + pad(i, 7)
 		}
 	}
-	_, err := e.interleave(wInsert, cfg.Rounds, names, e.writes(cfg.MaxOps, func(st store, round, i int) error {
+	_, err := e.interleave(wInsert, cfg.Rounds, names, e.writes(cfg.MaxOps, 1, func(st store, round, i int) error {
 		return st.insert(pks[i%len(pks)], insKeys[round][i])
 	}, func(round, i int) (string, []string) { return pks[i%len(pks)], insKeys[round][i : i+1] }))
 	return err

@@ -2,6 +2,8 @@ package main
 
 import (
 	"os"
+
+	"github.com/localtable/localtable/filter"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,5 +100,30 @@ func TestShapeOf(t *testing.T) {
 	// PartitionKeys must sort as their numbers: the largest is p999.
 	if pk(999) >= "p999~" || pk(998) >= pk(999) {
 		t.Errorf("pk(999) = %q", pk(999))
+	}
+}
+
+// TestWritesKeepSize checks that the write workloads leave the store at
+// the data set's size: what they insert is removed.
+func TestWritesKeepSize(t *testing.T) {
+	cfg := tinyConfig()
+	e := &embedded{cfg: cfg, dir: t.TempDir(), logf: t.Logf, res: &results{}}
+	defer e.close()
+	if err := e.load(sLtMem, sLtPeb); err != nil {
+		t.Fatal(err)
+	}
+	pks := []string{pk(0), pk(1)}
+	if err := e.insertWorkload([]string{sLtMem, sLtPeb}, pks); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{sLtMem, sLtPeb} {
+		f := find(e.res.Embedded, wInsert, name)
+		if f == nil || name == sLtMem && sum(f.Ops) <= cfg.Data.n()/10 {
+			t.Fatalf("%s: %+v: too few inserts to test the chunks", name, f)
+		}
+		n, err := e.store(name).(*ltStore).count(filter.Const(true))
+		if err != nil || n != cfg.Data.n() {
+			t.Errorf("%s after %d inserts: %d entities (%v), want %d", name, sum(f.Ops), n, err, cfg.Data.n())
+		}
 	}
 }
