@@ -60,8 +60,11 @@ type scalePoint struct {
 	Entities    int     `json:"entities"`
 	LoadSeconds float64 `json:"load_seconds"`
 	// PeakRSS is the child process's VmHWM once its workloads are done
-	// (before the compaction).
-	PeakRSS int64 `json:"peak_rss_bytes"`
+	// (before the compaction); PeakRSSLoaded its VmHWM once the store is
+	// loaded, before the workloads and the inputs they make in advance
+	// (the keys of every write phase: tens of MiB in a full run).
+	PeakRSS       int64 `json:"peak_rss_bytes"`
+	PeakRSSLoaded int64 `json:"peak_rss_loaded_bytes"`
 	// DiskBytes is the size of the store's files after a compaction
 	// (pebble: Compact; SQLite: a TRUNCATE checkpoint and VACUUM; bbolt:
 	// bolt.Compact into a new file); 0 for the memory engine.
@@ -138,6 +141,9 @@ func runChild(cfg config, system string, logf func(string, ...any)) error {
 	pt := scalePoint{System: system, Entities: cfg.Data.n(), LoadSeconds: time.Since(t0).Seconds()}
 	if len(e.stores) != 1 {
 		return fmt.Errorf("-child %q: not one of %q", system, scaleSystems)
+	}
+	if pt.PeakRSSLoaded, err = procStatus(0, "VmHWM"); err != nil {
+		return err
 	}
 	if err := e.run(); err != nil {
 		return err
@@ -378,7 +384,7 @@ func scaleMarkdown(res *results, svg string) string {
 	p("Measured apart from the rest of the report, on %s (localtable %s), with:\n\n```sh\n%s\n```\n\n", sr.Started.Format("2006-01-02"), sr.Version, sr.Command)
 	p("Each system at each size ran in a process of its own (the program run again with `-child`): loaded, then the embedded workloads, %d rounds of %v each, on that one store; the write workloads remove what they inserted after each round, so every phase sees the stated size. ", sr.Rounds, time.Duration(sr.Phase*float64(time.Second)))
 	p("The rounds of one system are not interleaved with another's, so compare how each system's cost grows, not small differences between systems (the interleaved table above is for those). ")
-	p("Peak RSS is the child's own VmHWM after its workloads; bytes on disk are the store's files after a compaction (pebble `Compact`; SQLite a TRUNCATE checkpoint and `VACUUM`; bbolt `bolt.Compact` into a new file). ")
+	p("Peak RSS is the child's own VmHWM: once its store is loaded, and after its workloads (which add the inputs the program makes before each timed loop: the keys of every write phase, tens of MiB in a full run, the same for every system); bytes on disk are the store's files after a compaction (pebble `Compact`; SQLite a TRUNCATE checkpoint and `VACUUM`; bbolt `bolt.Compact` into a new file). ")
 	p("The load average (1, 5, 15 min) was %s when it began and %s when it ended.\n\n", sr.LoadStart, sr.LoadEnd)
 	p("![time per operation against entities, log-log](%s)\n\n", svg)
 	sizes := sr.Sizes
@@ -433,6 +439,7 @@ func scaleMarkdown(res *results, svg string) string {
 			get  func(*scalePoint) float64
 			fmt  func(float64) string
 		}{
+			{"peak RSS, loaded", func(pt *scalePoint) float64 { return float64(pt.PeakRSSLoaded) }, fmtBytes},
 			{"peak RSS", func(pt *scalePoint) float64 { return float64(pt.PeakRSS) }, fmtBytes},
 			{"load", func(pt *scalePoint) float64 { return pt.LoadSeconds }, func(s float64) string { return fmt.Sprintf("%.1f s", s) }},
 			{"bytes per entity", func(pt *scalePoint) float64 {
