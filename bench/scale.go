@@ -182,6 +182,11 @@ func (s *ltStore) compactedSize() (int64, error) {
 	if err := db.Compact(context.Background()); err != nil {
 		return 0, err
 	}
+	// Closed, the database has deleted the tables the compaction made
+	// obsolete.
+	if err := s.acct.Close(); err != nil {
+		return 0, err
+	}
 	return dirSize(s.dir, "")
 }
 
@@ -224,6 +229,9 @@ func dirSize(dir, suffix string) (int64, error) {
 			return err
 		}
 		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted since it was listed
+		}
 		if err == nil {
 			n += fi.Size()
 		}

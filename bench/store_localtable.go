@@ -192,4 +192,9 @@ func (s *ltStore) reopen(pk, rk string) error {
 	return s.get(pk, rk)
 }
 
-func (s *ltStore) close() error { return s.acct.Close() }
+func (s *ltStore) close() error {
+	if err := s.acct.Close(); err != nil && !errors.Is(err, localtable.ErrClosed) {
+		return err
+	}
+	return nil
+}
