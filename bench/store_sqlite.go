@@ -4,7 +4,10 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"time"
+
+	lpebble "github.com/localtable/localtable/storage/pebble"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, "sqlite"
 )
@@ -37,11 +40,11 @@ const sqliteSchema = `CREATE TABLE entities (
 const sqliteCols = `ts, etag, pk, rk, Name, Email, Notes, Age, Visits, Score, Active, Joined, ID, Payload`
 
 // openSQLite opens the database file at path; sync is the synchronous
-// pragma (FULL, or OFF for loading). The page cache is 8 MiB, pebble's
-// block cache size.
+// pragma (FULL, or OFF for loading). The page cache is the size of
+// localtable's pebble block cache (pebble.DefaultCacheSize).
 func openSQLite(path, sync string) (*sql.DB, error) {
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")" +
-		"&_pragma=busy_timeout(10000)&_pragma=cache_size(-8192)&_txlock=immediate"
+		"&_pragma=busy_timeout(10000)&_pragma=cache_size(-" + strconv.Itoa(lpebble.DefaultCacheSize>>10) + ")&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
