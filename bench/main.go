@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ func main() {
 	feedOnlyFlag := flag.Bool("feed-only", false, "run only the change feed's workloads; keep the other figures of -out's results.json")
 	entities := flag.Int("entities", 0, "the embedded data set's size: a multiple of 2,000 up to 2,000,000 (default 200,000; 10,000 with -quick)")
 	scale := flag.String("scale", "", "run only the scaling measurements at these sizes (e.g. 20000,200000,2000000), each system in a process of its own; keep the other figures of -out's results.json")
+	scaleSystemsFlag := flag.String("scale-systems", strings.Join(scaleSystems, ","), "with -scale: the systems to measure, comma-separated")
 	scaleTimeout := flag.Duration("scale-timeout", 30*time.Minute, "with -scale: the longest one system at one size may take")
 	child := flag.String("child", "", "internal (-scale): load this one system, run its workloads, print its figures as JSON")
 	childConfig := flag.String("child-config", "", "internal (-scale): the child's configuration, as JSON")
@@ -85,7 +87,16 @@ func main() {
 			fail(err)
 		}
 		cmd := command(*quick, *out, *doc, true) + " -scale " + *scale
-		if err := scaleOnly(cfg, sizes, *scaleTimeout, *out, *doc, cmd, logf); err != nil {
+		systems := strings.Split(*scaleSystemsFlag, ",")
+		for _, s := range systems {
+			if !slices.Contains(scaleSystems, s) {
+				fail(fmt.Errorf("-scale-systems: %q is not one of %q", s, scaleSystems))
+			}
+		}
+		if *scaleSystemsFlag != strings.Join(scaleSystems, ",") {
+			cmd += " -scale-systems '" + *scaleSystemsFlag + "'"
+		}
+		if err := scaleOnly(cfg, sizes, systems, *scaleTimeout, *out, *doc, cmd, logf); err != nil {
 			fail(err)
 		}
 		logf("wrote %s", *out)

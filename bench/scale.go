@@ -242,7 +242,7 @@ func dirSize(dir, suffix string) (int64, error) {
 
 // runScale measures every system at every size, each in a child process
 // (this program with -child), at most timeout each (0: no limit).
-func runScale(cfg config, sizes []int, timeout time.Duration, logf func(string, ...any)) (*scaleResults, error) {
+func runScale(cfg config, sizes []int, systems []string, timeout time.Duration, logf func(string, ...any)) (*scaleResults, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -254,7 +254,7 @@ func runScale(cfg config, sizes []int, timeout time.Duration, logf func(string, 
 			return nil, err
 		}
 		sr.Rounds, sr.Phase = c.Rounds, c.Phase.Seconds()
-		for _, sys := range scaleSystems {
+		for _, sys := range systems {
 			cj, err := json.Marshal(c)
 			if err != nil {
 				return nil, err
@@ -314,7 +314,7 @@ func runChildProcess(exe string, args []string, timeout time.Duration, logf func
 
 // scaleOnly runs the scaling measurements alone and writes the outputs
 // again with the other figures of out's results.json kept.
-func scaleOnly(cfg config, sizes []int, timeout time.Duration, out, doc, cmd string, logf func(string, ...any)) error {
+func scaleOnly(cfg config, sizes []int, systems []string, timeout time.Duration, out, doc, cmd string, logf func(string, ...any)) error {
 	dir, err := benchDir()
 	if err != nil {
 		return err
@@ -326,7 +326,7 @@ func scaleOnly(cfg config, sizes []int, timeout time.Duration, out, doc, cmd str
 			return fmt.Errorf("%s: %v", filepath.Join(out, "results.json"), err)
 		}
 	}
-	sr, err := runScale(cfg, sizes, timeout, logf)
+	sr, err := runScale(cfg, sizes, systems, timeout, logf)
 	if err != nil {
 		return err
 	}
@@ -336,14 +336,14 @@ func scaleOnly(cfg config, sizes []int, timeout time.Duration, out, doc, cmd str
 	return writeOutputs(res, out, doc)
 }
 
-// mergeScale adds the sizes of a new -scale run to those of an earlier
-// one: a size measured again replaces the earlier figures of that size.
+// mergeScale adds the figures of a new -scale run to those of an earlier
+// one: a system and size measured again replaces the earlier figures.
 func mergeScale(old, sr *scaleResults) *scaleResults {
 	if old == nil {
 		return sr
 	}
 	for _, pt := range old.Points {
-		if !slices.Contains(sr.Sizes, pt.Entities) {
+		if sr.point(pt.System, pt.Entities) == nil {
 			sr.Points = append(sr.Points, pt)
 		}
 	}
@@ -353,7 +353,9 @@ func mergeScale(old, sr *scaleResults) *scaleResults {
 		}
 	}
 	for _, m := range old.Missing {
-		if !slices.ContainsFunc(sr.Sizes, func(n int) bool { return strings.Contains(m, " at "+fmtInt(n)+" entities") }) {
+		if !slices.ContainsFunc(sr.Points, func(pt scalePoint) bool {
+			return strings.HasPrefix(m, pt.System+" at "+fmtInt(pt.Entities)+" entities")
+		}) {
 			sr.Missing = append(sr.Missing, m)
 		}
 	}

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 func TestScale(t *testing.T) {
 	cfg := tinyConfig()
 	sizes := []int{300, 600}
-	sr, err := runScale(cfg, sizes, 0, t.Logf)
+	sr, err := runScale(cfg, sizes, scaleSystems, 0, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
