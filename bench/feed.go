@@ -240,16 +240,9 @@ func feedCatchUp(cfg config, work string, logf func(string, ...any), fr *feedRes
 // the other figures are those of the run in out/results.json (if any),
 // kept as they are.
 func feedOnly(cfg config, out, doc string, cmd string, logf func(string, ...any)) error {
-	dir, err := benchDir()
+	res, dir, err := keptResults(cfg, out, cmd)
 	if err != nil {
 		return err
-	}
-	res := &results{Mode: cfg.Mode, Started: time.Now().UTC(), Config: cfg, Machine: machineInfo(), Versions: versions(filepath.Dir(dir)), Command: cmd}
-	if b, err := os.ReadFile(filepath.Join(out, "results.json")); err == nil {
-		res = &results{}
-		if err := json.Unmarshal(b, res); err != nil {
-			return fmt.Errorf("%s: %v", filepath.Join(out, "results.json"), err)
-		}
 	}
 	work, err := os.MkdirTemp("", "localtable-bench-feed-")
 	if err != nil {
@@ -264,6 +257,27 @@ func feedOnly(cfg config, out, doc string, cmd string, logf func(string, ...any)
 	res.Feed = fr
 	computeRatios(res)
 	return writeOutputs(res, out, doc)
+}
+
+// keptResults returns the figures of the run in out/results.json, for a
+// mode that measures one part again and keeps the rest (-feed-only,
+// -scale), or, without one, empty results describing this machine and
+// cfg; and the bench directory.
+func keptResults(cfg config, out, cmd string) (*results, string, error) {
+	dir, err := benchDir()
+	if err != nil {
+		return nil, "", err
+	}
+	path := filepath.Join(out, "results.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return &results{Mode: cfg.Mode, Started: time.Now().UTC(), Config: cfg, Machine: machineInfo(), Versions: versions(filepath.Dir(dir)), Command: cmd}, dir, nil
+	}
+	res := &results{}
+	if err := json.Unmarshal(b, res); err != nil {
+		return nil, "", fmt.Errorf("%s: %v", path, err)
+	}
+	return res, dir, nil
 }
 
 // feedMaxCost is the feed issue's target: keeping the feed costs a write

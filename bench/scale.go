@@ -315,16 +315,9 @@ func runChildProcess(exe string, args []string, timeout time.Duration, logf func
 // scaleOnly runs the scaling measurements alone and writes the outputs
 // again with the other figures of out's results.json kept.
 func scaleOnly(cfg config, sizes []int, systems []string, timeout time.Duration, out, doc, cmd string, logf func(string, ...any)) error {
-	dir, err := benchDir()
+	res, dir, err := keptResults(cfg, out, cmd)
 	if err != nil {
 		return err
-	}
-	res := &results{Mode: cfg.Mode, Started: time.Now().UTC(), Config: cfg, Machine: machineInfo(), Versions: versions(filepath.Dir(dir)), Command: cmd}
-	if b, err := os.ReadFile(filepath.Join(out, "results.json")); err == nil {
-		res = &results{}
-		if err := json.Unmarshal(b, res); err != nil {
-			return fmt.Errorf("%s: %v", filepath.Join(out, "results.json"), err)
-		}
 	}
 	sr, err := runScale(cfg, sizes, systems, timeout, logf)
 	if err != nil {
