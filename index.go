@@ -61,8 +61,8 @@ var indexBuildChunk = 1000
 var ErrIndexNotFound = &Error{Code: CodeResourceNotFound, Message: "The specified index does not exist."}
 
 // ErrIndexExists is the error of CreateIndex for a name the table already
-// declares (with other properties, or already built). Its code is
-// InvalidInput; an Error of that code made elsewhere does not match it.
+// declares on other properties. Its code is InvalidInput; an Error of
+// that code made elsewhere does not match it.
 var ErrIndexExists = &Error{Code: CodeInvalidInput, Message: "The specified index already exists."}
 
 func init() {
@@ -146,11 +146,15 @@ func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 // duration (bounded by the step's size); an online build that never holds
 // them is not done.
 //
-// If the build stops (ctx is canceled, the process ends), the index stays
-// declared and not ready, and queries do not use it; CreateIndex with the
-// same name and properties resumes the build where it stopped. A name the
-// table already declares otherwise is ErrIndexExists. A table has at most
-// 16 indexes.
+// CreateIndex is idempotent, so that an application may declare its
+// indexes at every start: an index the table already declares under the
+// same name on the same properties is not declared again (nil at once if
+// it is ready). If a build stops (ctx is canceled, the process ends), the
+// index stays declared and not ready, and queries do not use it;
+// CreateIndex with the same name and properties resumes the build where
+// it stopped. A name the table already declares on other properties is
+// ErrIndexExists. A table has at most 16 indexes. RebuildIndex rebuilds an
+// index Verify finds wrong.
 func (t *Table) CreateIndex(ctx context.Context, name string, props ...string) error {
 	if err := validateIndex(name, props); err != nil {
 		return err

@@ -299,7 +299,8 @@ func decodeCatalogRecord(name string, key, cur []byte, found bool) (tableRecord,
 // from its catalog record read: the record with the index declared, not
 // ready, under the next index ID, and its write. An index of that name
 // and those properties declared already is returned with no writes (its
-// build resumes); of that name otherwise, ErrIndexExists.
+// build resumes if it is not ready); of that name otherwise,
+// ErrIndexExists.
 func planCreateIndex(name, lower string, cur []byte, found bool, idx string, props []string) (*tableRecord, indexDef, []write, error) {
 	key := keyenc.CatalogKey(lower)
 	rec, err := decodeCatalogRecord(name, key, cur, found)
@@ -309,8 +310,8 @@ func planCreateIndex(name, lower string, cur []byte, found bool, idx string, pro
 	next := uint32(1)
 	for _, x := range rec.Indexes {
 		if x.Name == idx {
-			if !x.Ready && slices.Equal(x.Props, props) {
-				return &rec, x, nil, nil
+			if slices.Equal(x.Props, props) {
+				return &rec, x, nil, nil // declared already: nothing to write, a build to resume if not ready
 			}
 			return nil, indexDef{}, nil, newError(ErrIndexExists, "table %q already has an index %q on %s", name, idx, strings.Join(x.Props, ", "))
 		}

@@ -223,16 +223,19 @@ func TestPlanIndexes(t *testing.T) {
 		t.Fatalf("planCreateIndex = %+v, %+v, %v, %v", got, def, ws, err)
 	}
 	stored := ws[0].value
-	// The same again resumes: no writes. Another definition of the name,
-	// or a ready index, is ErrIndexExists.
+	// The same again resumes: no writes; so does a ready index's (nothing
+	// to build). Another definition of the name is ErrIndexExists.
 	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q", "R"}); err != nil || ws != nil || def.ID != 3 {
 		t.Fatalf("re-declaring a building index: %+v, %v, %v", def, ws, err)
 	}
 	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q"}); !errors.Is(err, ErrIndexExists) {
 		t.Fatalf("another definition: %v", err)
 	}
-	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P"}); !errors.Is(err, ErrIndexExists) {
-		t.Fatalf("a ready index: %v", err)
+	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P"}); err != nil || ws != nil || !def.Ready || def.ID != 2 {
+		t.Fatalf("re-declaring a ready index: %+v, %v, %v", def, ws, err)
+	}
+	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P", "Q"}); !errors.Is(err, ErrIndexExists) {
+		t.Fatalf("another definition of a ready index: %v", err)
 	}
 	full := tableRecord{ID: 4, Name: "Orders"}
 	for i := range maxIndexes {

@@ -230,8 +230,10 @@ func (f *indexFlags) Set(v string) error {
 // declareIndexes declares the indexes of specs on acct at serve's start:
 // it creates a table that does not exist, and an index its table lacks
 // (waiting for its build), does nothing for an index the table already
-// declares on the same properties, under any name, and fails naming the
-// conflict for a name the table uses for other properties.
+// declares and has built on the same properties, under any name, resumes
+// the build of one not ready (stopped by a crash, or a repair that
+// stopped), and fails naming the conflict for a name the table uses for
+// other properties.
 func declareIndexes(ctx context.Context, acct *localtable.Account, account string, specs []indexSpec, log *slog.Logger) error {
 	for _, s := range specs {
 		flag := s.table + ":" + strings.Join(s.props, ",")
@@ -247,23 +249,28 @@ func declareIndexes(ctx context.Context, acct *localtable.Account, account strin
 		if err != nil {
 			return fmt.Errorf("--index %s: account %s: %w", flag, account, err)
 		}
-		done := false
+		name, msg := s.name(), "declared index"
 		for _, ix := range have {
 			if slices.Equal(ix.Properties, s.props) {
-				done = true
+				name, msg = ix.Name, "resumed the build of index"
+				if ix.Ready {
+					name = ""
+				}
 				break
 			}
 			if ix.Name == s.name() {
 				return fmt.Errorf("--index %s: account %s: table %s already has an index %s on %s", flag, account, s.table, ix.Name, strings.Join(ix.Properties, ","))
 			}
 		}
-		if done {
-			continue
+		if name == "" {
+			continue // declared and built
 		}
-		if err := t.CreateIndex(ctx, s.name(), s.props...); err != nil {
+		// CreateIndex of an index declared on the same properties resumes
+		// its build (a server stopped during it, or a repair).
+		if err := t.CreateIndex(ctx, name, s.props...); err != nil {
 			return fmt.Errorf("--index %s: account %s: %w", flag, account, err)
 		}
-		log.Info("declared index", "account", account, "table", s.table, "index", s.name())
+		log.Info(msg, "account", account, "table", s.table, "index", name)
 	}
 	return nil
 }
