@@ -10,8 +10,8 @@ import (
 )
 
 // This file serves a table's declared secondary indexes (localtable's
-// Table.CreateIndex), a localtable extension: GET, PUT and DELETE
-// /{acct}/{table}?comp=indexes. They are authorized with the account key
+// Table.CreateIndex), a localtable extension: GET, PUT, DELETE and POST
+// (repair: Table.RebuildIndex) /{acct}/{table}?comp=indexes. They are authorized with the account key
 // alone (Shared Key or Shared Key Lite): an index changes how every query
 // of the table reads, so no SAS and no bearer token grants them.
 
@@ -29,8 +29,9 @@ type IndexDefinition struct {
 }
 
 // serveIndexes serves Get Table Indexes (200 with {"value": [...]}),
-// Create Table Index (204, once the index is built) and Delete Table
-// Index (?name=, 204).
+// Create Table Index (204, once the index is built), Delete Table Index
+// (?name=, 204) and Repair Table Index (?name=, 204 once the index is
+// rebuilt).
 func (rc *reqCtx) serveIndexes() {
 	switch {
 	case rc.grant != nil:
@@ -79,13 +80,17 @@ func (rc *reqCtx) serveIndexes() {
 			return
 		}
 		rc.writeHeader(http.StatusNoContent)
-	case reqclass.DeleteTableIndex:
+	case reqclass.DeleteTableIndex, reqclass.RepairTableIndex:
 		name := rc.query.Get("name")
 		if name == "" {
-			rc.fail(wireError(codeInvalidQueryParameter, "Delete Table Index needs name=, the index's name."))
+			rc.fail(wireError(codeInvalidQueryParameter, rc.cls.Op.String()+" needs name=, the index's name."))
 			return
 		}
-		if err := t.DropIndex(ctx, name); err != nil {
+		act := t.DropIndex
+		if rc.cls.Op == reqclass.RepairTableIndex {
+			act = t.RebuildIndex
+		}
+		if err := act(ctx, name); err != nil {
 			rc.fail(err)
 			return
 		}

@@ -97,6 +97,7 @@ func init() { // not a composite literal: serveBatch dispatches too
 		reqclass.GetTableIndexes:           (*reqCtx).serveIndexes,
 		reqclass.CreateTableIndex:          (*reqCtx).serveIndexes,
 		reqclass.DeleteTableIndex:          (*reqCtx).serveIndexes,
+		reqclass.RepairTableIndex:          (*reqCtx).serveIndexes,
 	}
 	for _, o := range reqclass.Ops() {
 		if o.IsTestControl() {

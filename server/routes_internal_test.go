@@ -48,6 +48,7 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/devstoreaccount1/tt1?comp=acl", "", nil},
 		{"PUT", "/devstoreaccount1/tt1?comp=indexes", `{"Name":"ByA","Properties":["A"]}`, nil},
 		{"GET", "/devstoreaccount1/tt1?comp=indexes", "", nil},
+		{"POST", "/devstoreaccount1/tt1?comp=indexes&name=ByA", "", nil},
 		{"DELETE", "/devstoreaccount1/tt1?comp=indexes&name=ByA", "", nil},
 		{"POST", "/devstoreaccount1/tt1", `{"PartitionKey":"p","RowKey":"r"}`, nil},
 		{"GET", "/devstoreaccount1/tt1()", "", nil},

@@ -31,6 +31,7 @@ const (
 	GetTableIndexes                     // GET /acct/t1?comp=indexes: a table's declared indexes, a localtable extension
 	CreateTableIndex                    // PUT /acct/t1?comp=indexes: declare an index, a localtable extension
 	DeleteTableIndex                    // DELETE /acct/t1?comp=indexes&name=…: drop an index, a localtable extension
+	RepairTableIndex                    // POST /acct/t1?comp=indexes&name=…: rebuild an index from its table, a localtable extension
 
 	// The test controls, /acct/$test?comp=…: a localtable extension, on
 	// only when the server is given them (serve --test-controls).
@@ -177,6 +178,8 @@ var ops = [numOps]spec{
 	CreateTableIndex: {name: "CreateTableIndex", resources: []Resource{EntitySet}, methods: []string{http.MethodPut},
 		comp: "indexes", access: AccessIndexes, write: true},
 	DeleteTableIndex: {name: "DeleteTableIndex", resources: []Resource{EntitySet}, methods: []string{http.MethodDelete},
+		comp: "indexes", access: AccessIndexes, write: true},
+	RepairTableIndex: {name: "RepairTableIndex", resources: []Resource{EntitySet}, methods: []string{http.MethodPost},
 		comp: "indexes", access: AccessIndexes, write: true},
 
 	// Not operations of the Table service: localtable's test controls
