@@ -39,6 +39,18 @@ func (t *Table) RebuildIndex(ctx context.Context, name string) error {
 		return err
 	}
 	defer a.exit()
+	id, err := t.restartIndex(ctx, name)
+	if err != nil {
+		return err
+	}
+	return t.buildIndex(ctx, id)
+}
+
+// restartIndex is RebuildIndex's first commit: it deletes the entries of
+// index name and declares it not ready, its build not begun, and returns
+// its ID.
+func (t *Table) restartIndex(ctx context.Context, name string) (uint32, error) {
+	a := t.a
 	lower := strings.ToLower(t.name)
 	var id uint32
 	err := t.indexDDL(ctx, "rebuilding index "+name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
@@ -53,10 +65,7 @@ func (t *Table) RebuildIndex(ctx context.Context, name string) error {
 			}
 		}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return t.buildIndex(ctx, id)
+	return id, err
 }
 
 // planRebuildIndex decides the first commit of RebuildIndex of index idx
