@@ -3,11 +3,15 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/pebble"
@@ -72,5 +76,77 @@ func TestIndexRepairCommand(t *testing.T) {
 	}
 	if err := run(context.Background(), append([]string{"index", "repair", "Orders"}, loc...), io.Discard, io.Discard); exitCode(err) != 2 {
 		t.Fatalf("repair without a name: %v, want a usage error", err)
+	}
+}
+
+// failingEngine fails every commit after the first n.
+type failingEngine struct {
+	storage.Engine
+	n atomic.Int32
+}
+
+func (e *failingEngine) NewBatch() storage.Batch { return &failingBatch{e.Engine.NewBatch(), e} }
+
+type failingBatch struct {
+	storage.Batch
+	e *failingEngine
+}
+
+func (b *failingBatch) Commit(sync bool) error {
+	if b.e.n.Add(-1) < 0 {
+		return errors.New("injected: the process ends here")
+	}
+	return b.Batch.Commit(sync)
+}
+
+// serve --index on an index declared on its properties whose build
+// stopped (the process ended mid-build) resumes the build: the server
+// starts with the index ready.
+func TestServeIndexResumesABuild(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := pebble.Open(filepath.Join(dir, "devstoreaccount1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := &failingEngine{Engine: db}
+	eng.n.Store(1 << 30)
+	a, err := localtable.Open(&localtable.Options{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := a.CreateTable(ctx, "Orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for start := 0; start < 3000; start += 100 {
+		var acts []localtable.Action
+		for i := start; i < start+100; i++ {
+			acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%05d", i), Properties: localtable.Properties{"Total": localtable.DoubleValue(float64(i) + 0.5)}}})
+		}
+		if _, err := tbl.Transact(ctx, acts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eng.n.Store(2) // the declaration and one step of 1,000 entities
+	if err := tbl.CreateIndex(ctx, "Total", "Total"); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("CreateIndex with its third commit failing: %v", err)
+	}
+	eng.n.Store(1 << 30)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(strings.Fields(runOut(t, "index", "list", "Orders", "--location", dir)), " "); got != "NAME PROPERTIES STATE Total Total building" {
+		t.Fatalf("after the stopped build: %s", got)
+	}
+	stop, _ := serveUntilReady(t, "--location", dir, "--index", "Orders:Total")
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(strings.Fields(runOut(t, "index", "list", "Orders", "--location", dir)), " "); got != "NAME PROPERTIES STATE Total Total ready" {
+		t.Fatalf("after serve --index: %s", got)
+	}
+	if got := runOut(t, "check", "--location", dir); !strings.Contains(got, "ok:") {
+		t.Fatalf("check:\n%s", got)
 	}
 }
