@@ -145,6 +145,7 @@ func TestQuick(t *testing.T) {
 	}
 
 	checkFeed(t, res.Feed, cfg)
+	checkIndex(t, res.Index, cfg)
 	for _, g := range []string{gFeedMem, gFeedPeb} {
 		if groups[g] != 2 {
 			t.Errorf("%d ratios in group %q, want 2", groups[g], g)
@@ -212,8 +213,46 @@ func TestQuick(t *testing.T) {
 		t.Errorf("the doc after -feed-only does not say how the feed was measured (%v):\n%s", err, d)
 	}
 
+	// -index-only: the index build measured again, the other figures kept.
+	cmd = command(true, out, doc, true) + " -index-only"
+	if err := indexOnly(cfg, out, doc, cmd, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again = results{}
+	if err := json.Unmarshal(b, &again); err != nil {
+		t.Fatalf("results.json after -index-only: %v", err)
+	}
+	if again.Index == nil || again.Index.Command != cmd || again.Feed == nil || len(again.Embedded) != len(res.Embedded) {
+		t.Errorf("-index-only did not measure the index again and keep the rest: index %+v, feed %v, %d embedded figures", again.Index, again.Feed != nil, len(again.Embedded))
+	} else {
+		checkIndex(t, again.Index, cfg)
+	}
+	if d, err := os.ReadFile(doc); err != nil || !strings.Contains(string(d), "## Building an index") || !strings.Contains(string(d), cmd) {
+		t.Errorf("the doc after -index-only lacks the index section or its command (%v):\n%s", err, d)
+	}
+
 	if azuriteMissing != "" {
 		tabletest.Missing(t, azuriteMissing)
+	}
+}
+
+// checkIndex checks that the index workloads produced every figure.
+func checkIndex(t *testing.T, f *indexResults, cfg config) {
+	t.Helper()
+	if f == nil || len(f.Engines) != 2 {
+		t.Fatalf("index figures: %+v", f)
+	}
+	for _, e := range f.Engines {
+		if e.Entries != indexShape(cfg.IndexEntities).n() || e.BuildRate <= 0 || e.EntryBytes <= 0 || len(e.AloneP99) != cfg.Rounds || len(e.BuildP99) != cfg.Rounds || len(e.Rebuild) != cfg.Rounds || e.P99Ratio <= 0 {
+			t.Errorf("index figures of %s: %+v", e.System, e)
+		}
+		if (e.System == sLtMem) != (e.HeapPerEntry != 0) || (e.System == sLtPeb) != (e.DiskPerEntry > 0) {
+			t.Errorf("index bytes of %s: heap %v, disk %v", e.System, e.HeapPerEntry, e.DiskPerEntry)
+		}
 	}
 }
 

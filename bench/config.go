@@ -34,6 +34,9 @@ type config struct {
 	// watcher catches up from.
 	FeedDeliveries int `json:"feed_deliveries"`
 	FeedCatchUp    int `json:"feed_catch_up"`
+	// IndexEntities is the size of the table the index workloads build
+	// an index on.
+	IndexEntities int `json:"index_entities"`
 }
 
 // fullConfig is the standard workload: 200,000 entities.
@@ -52,6 +55,7 @@ func fullConfig() config {
 		InstallTimeout: 5 * time.Minute,
 		FeedDeliveries: 2000,
 		FeedCatchUp:    1_000_000,
+		IndexEntities:  1_000_000,
 	}
 }
 
@@ -68,6 +72,7 @@ func quickConfig() config {
 	c.MaxOps = 1 << 16
 	c.FeedDeliveries = 500
 	c.FeedCatchUp = 100_000
+	c.IndexEntities = 50_000
 	return c
 }
 
@@ -85,5 +90,6 @@ func tinyConfig() config {
 	c.InstallTimeout = 2 * time.Minute
 	c.FeedDeliveries = 30
 	c.FeedCatchUp = 2000
+	c.IndexEntities = 3000
 	return c
 }

@@ -4,7 +4,7 @@
 // interleaved, and writes the figures as JSON, a markdown report and an
 // SVG chart of the ratios.
 //
-//	cd bench && go run . [-quick] [-out DIR] [-doc FILE] [-azurite=false] [-feed-only]
+//	cd bench && go run . [-quick] [-out DIR] [-doc FILE] [-azurite=false] [-feed-only] [-index-only [-index-entities N]]
 //
 // It lives in a module of its own so that its peers (SQLite, bbolt, the
 // SDK, Azurite) never become dependencies of the library's users. See
@@ -34,6 +34,8 @@ func main() {
 	az := flag.Bool("azurite", true, "compare against Azurite when node and npm are present")
 	render := flag.String("render", "", "run nothing: write the outputs again from this results.json")
 	feedOnlyFlag := flag.Bool("feed-only", false, "run only the change feed's workloads; keep the other figures of -out's results.json")
+	indexOnlyFlag := flag.Bool("index-only", false, "run only the index build's workloads; keep the other figures of -out's results.json")
+	indexEntities := flag.Int("index-entities", 0, "the size of the table the index workloads build on (default 1,000,000; 50,000 with -quick)")
 	flag.Parse()
 	if *render != "" {
 		if err := rerender(*render, *out, *doc); err != nil {
@@ -47,8 +49,23 @@ func main() {
 		cfg = quickConfig()
 	}
 	cfg.Azurite = *az
+	if *indexEntities > 0 {
+		cfg.IndexEntities = *indexEntities
+	}
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+	if *indexOnlyFlag {
+		cmd := command(*quick, *out, *doc, true) + " -index-only"
+		if *indexEntities > 0 {
+			cmd += fmt.Sprintf(" -index-entities %d", *indexEntities)
+		}
+		if err := indexOnly(cfg, *out, *doc, cmd, logf); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		logf("wrote %s", *out)
+		return
 	}
 	if *feedOnlyFlag {
 		if err := feedOnly(cfg, *out, *doc, command(*quick, *out, *doc, true)+" -feed-only", logf); err != nil {
@@ -154,6 +171,10 @@ func run(cfg config, logf func(string, ...any)) (*results, error) {
 	}
 	runtime.GC()
 	if res.Feed, err = runFeed(cfg, work, logf); err != nil {
+		return nil, err
+	}
+	runtime.GC()
+	if res.Index, err = runIndex(cfg, work, logf); err != nil {
 		return nil, err
 	}
 	runtime.GC()

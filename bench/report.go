@@ -376,6 +376,9 @@ func markdown(res *results, l links) string {
 	if res.Feed != nil {
 		b.WriteString(feedMarkdown(res))
 	}
+	if res.Index != nil {
+		b.WriteString(indexMarkdown(res))
+	}
 	if len(res.Skipped) > 0 {
 		p("## Not measured\n\n")
 		for _, s := range res.Skipped {
