@@ -141,10 +141,10 @@ func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 // use), and builds it: it returns once the index is ready, which on a
 // table that holds entities means once each has been indexed, in steps
 // of a bounded number of entities, each its own commit. Writes into the
-// table go on between the steps, and keep the index from the moment it is
-// declared. A step holds the table's writes in this process for its own
-// duration (bounded by the step's size); an online build that never holds
-// them is not done.
+// table go on during the build, and keep the index from the moment it is
+// declared: a step holds, for its own duration (bounded by its size), the
+// writes of this process into the partitions of the entities it indexes,
+// and no others.
 //
 // CreateIndex is idempotent, so that an application may declare its
 // indexes at every start: an index the table already declares under the
@@ -226,7 +226,8 @@ func (t *Table) DropIndex(ctx context.Context, name string) error {
 // flight into the table commit first and the next ones maintain what the
 // record declares. (On a shared engine the writes of other processes
 // learn it by their commit's condition on the catalog record: see
-// versioned.read.) keys beyond the catalog record are read too.
+// versioned.read.) keys beyond the catalog record are read too. A build's
+// step, which changes no index that writes maintain, takes stepDDL.
 func (t *Table) indexDDL(ctx context.Context, what string, plan func(rs *readSet, lt *liveTable) (*metaPlan, error), keys ...[]byte) error {
 	a := t.a
 	lower := strings.ToLower(t.name)
@@ -299,7 +300,7 @@ func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, erro
 		return true, nil
 	}
 	// The keys of the next entities, from a snapshot: the step reads them
-	// again, under the table's lock (and, on a shared engine, on condition
+	// again, under their partitions' locks (and, on a shared engine, on condition
 	// that they are unchanged), and indexes what it reads then.
 	prefix := keyenc.AppendTableID(nil, lt.id)
 	lo := prefix
@@ -323,7 +324,7 @@ func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, erro
 	}
 	lower := strings.ToLower(t.name)
 	ready := false
-	err = t.indexDDL(ctx, "building index "+def.Name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
+	err = t.stepDDL(ctx, "building index "+def.Name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
 		rec, ws, err := planBuildIndex(t.name, lower, rs.vals[0], rs.found[0], id, keys, rs.vals[1:], rs.found[1:], last)
 		if err != nil {
 			return nil, err
@@ -334,7 +335,7 @@ func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, erro
 				ready = last
 			}
 		}}, nil
-	}, keys...)
+	}, keys)
 	return ready, err
 }
 
