@@ -211,7 +211,7 @@ func indexEngineRun(cfg config, name, dir string, logf func(string, ...any)) (*i
 		return nil, err
 	}
 	if !rep.OK() {
-		return nil, fmt.Errorf("Verify after the rounds: %v %v", rep.Problems, rep.Tables)
+		return nil, fmt.Errorf("verify after the rounds: %v %v", rep.Problems, rep.Tables)
 	}
 	return ie, nil
 }
