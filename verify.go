@@ -67,8 +67,10 @@ func addProblem(list *[]string, more *int, format string, args ...any) {
 // model's rules, with a Timestamp no later than the clock's persisted
 // high-water mark; every index of a table holds exactly the entries of
 // its entities (a missing entry, an extra one, one of an entity whose
-// value differs, are reported; an index being built is checked up to the
-// entity its build reached); the metadata decodes; no other key exists. Problems
+// value differs, are reported, and the index is named in the table's
+// RepairIndexes, for Table.RebuildIndex; an index being built is checked
+// up to the entity its build reached); the metadata decodes; no other key
+// exists. Problems
 // are reported, not returned as errors: the error is for failing to read.
 func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 	if err := a.check(ctx); err != nil {
