@@ -105,8 +105,9 @@ type Account struct {
 	// just before it commits; beforeCatalogCommit by CreateTable and
 	// DeleteTable just before theirs (op "create", "delete"), and by
 	// DeleteTable after its commit, before it publishes the catalog
-	// ("delete-committed"), and by a step of an index's build under its
-	// locks, before its plan ("index-step").
+	// ("delete-committed"), and by a step of an index's build once it has
+	// listed its keys ("index-listed") and under its locks, before its
+	// plan ("index-step").
 	beforeCommit        func(table string, actions []Action)
 	beforeCatalogCommit func(op, table string)
 }

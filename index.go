@@ -322,12 +322,19 @@ func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	if h := a.beforeCatalogCommit; h != nil {
+		h("index-listed", t.name)
+	}
 	lower := strings.ToLower(t.name)
 	ready := false
 	err = t.stepDDL(ctx, "building index "+def.Name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
-		rec, ws, err := planBuildIndex(t.name, lower, rs.vals[0], rs.found[0], id, keys, rs.vals[1:], rs.found[1:], last)
+		rec, ws, err := planBuildIndex(t.name, lower, rs.vals[0], rs.found[0], id, def.Cursor, keys, rs.vals[1:], rs.found[1:], last)
 		if err != nil {
 			return nil, err
+		}
+		if ws == nil { // the build moved since the keys were listed: list again from the record read
+			a.adopt(lower, rec)
+			return nil, nil
 		}
 		return &metaPlan{writes: ws, finish: func(err error) {
 			if err == nil {

@@ -351,8 +351,11 @@ func planDropIndex(name, lower string, cur []byte, found bool, idx string) (*tab
 // found[i] false: deleted since the build listed it): the entries of the
 // entities found, and the record with the index's cursor after the last
 // key, or, when last, the index ready. An index no longer declared, or
-// ready already, is ErrIndexNotFound or no writes.
-func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, keys, vals [][]byte, efound []bool, last bool) (*tableRecord, []write, error) {
+// ready already, is ErrIndexNotFound or no writes; so is one whose cursor
+// is no longer from, the cursor the keys were listed after (the build was
+// restarted, or another build of it stepped, meanwhile): the step's caller
+// lists the keys again.
+func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, from []byte, keys, vals [][]byte, efound []bool, last bool) (*tableRecord, []write, error) {
 	key := keyenc.CatalogKey(lower)
 	rec, err := decodeCatalogRecord(name, key, cur, found)
 	if err != nil {
@@ -363,7 +366,7 @@ func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, keys,
 	if x == nil {
 		return nil, nil, newError(ErrIndexNotFound, "table %q: the index being built was dropped", name)
 	}
-	if x.Ready {
+	if x.Ready || !bytes.Equal(x.Cursor, from) {
 		return &rec, nil, nil
 	}
 	var ws []write
