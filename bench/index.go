@@ -392,7 +392,7 @@ func indexMarkdown(res *results) string {
 		return fmt.Sprintf("%.0f bytes of sstable (flushed, compressed, not compacted)", e.DiskPerEntry)
 	})
 	p("\nThe p99 ratio is the median over the rounds of each round's p99 beside the build ÷ alone. ")
-	p("A build step holds the table's writes in its process while it reads its 1,000 entities again and commits their entries: the writers wait for it, never fail; that wait is what moves their p99.")
+	p("A build step holds the writes (of its process) into the partitions of the 1,000 entities it indexes while it reads them again and commits their entries, one commit of about 1,000 keys (fsynced on pebble); writes into the other partitions go on. The writers here pick entities over all the table's partitions, so few wait for a step: what moves their p99 and their rate is the machine the build shares with them (2 cores, and on pebble the log's fsyncs, which the build's large commits lengthen). No write fails.")
 	if f.LoadStart != "" {
 		p(" The machine's load average (1, 5, 15 min) was %s when these workloads began and %s when they ended.", f.LoadStart, f.LoadEnd)
 	}
