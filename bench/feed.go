@@ -240,6 +240,22 @@ func feedCatchUp(cfg config, work string, logf func(string, ...any), fr *feedRes
 // the other figures are those of the run in out/results.json (if any),
 // kept as they are.
 func feedOnly(cfg config, out, doc string, cmd string, logf func(string, ...any)) error {
+	return measureApart(cfg, out, doc, cmd, "localtable-bench-feed-", func(res *results, work, version string) error {
+		fr, err := runFeed(cfg, work, logf)
+		if err != nil {
+			return err
+		}
+		fr.Command, fr.Version = cmd, version
+		res.Feed = fr
+		return nil
+	})
+}
+
+// measureApart runs one section's workloads (measure, with stores in a
+// directory of work of its own, told localtable's version) apart from
+// the rest of the run and writes the outputs again: the other figures
+// are those of the run in out/results.json (if any), kept as they are.
+func measureApart(cfg config, out, doc, cmd, workPrefix string, measure func(res *results, work, version string) error) error {
 	dir, err := benchDir()
 	if err != nil {
 		return err
@@ -251,17 +267,14 @@ func feedOnly(cfg config, out, doc string, cmd string, logf func(string, ...any)
 			return fmt.Errorf("%s: %v", filepath.Join(out, "results.json"), err)
 		}
 	}
-	work, err := os.MkdirTemp("", "localtable-bench-feed-")
+	work, err := os.MkdirTemp("", workPrefix)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	fr, err := runFeed(cfg, work, logf)
-	if err != nil {
+	if err := measure(res, work, versions(filepath.Dir(dir))["localtable"]); err != nil {
 		return err
 	}
-	fr.Command, fr.Version = cmd, versions(filepath.Dir(dir))["localtable"]
-	res.Feed = fr
 	computeRatios(res)
 	return writeOutputs(res, out, doc)
 }

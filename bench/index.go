@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -320,34 +319,18 @@ func indexKeyBytes(eng storage.Engine) (int, int, error) {
 	return n, size, it.Close()
 }
 
-// indexOnly runs the index workloads alone and writes the outputs again:
-// the other figures are those of the run in out/results.json (if any),
-// kept as they are.
+// indexOnly runs the index workloads alone and writes the outputs
+// again, with the other figures of out/results.json kept.
 func indexOnly(cfg config, out, doc string, cmd string, logf func(string, ...any)) error {
-	dir, err := benchDir()
-	if err != nil {
-		return err
-	}
-	res := &results{Mode: cfg.Mode, Started: time.Now().UTC(), Config: cfg, Machine: machineInfo(), Versions: versions(filepath.Dir(dir)), Command: cmd}
-	if b, err := os.ReadFile(filepath.Join(out, "results.json")); err == nil {
-		res = &results{}
-		if err := json.Unmarshal(b, res); err != nil {
-			return fmt.Errorf("%s: %v", filepath.Join(out, "results.json"), err)
+	return measureApart(cfg, out, doc, cmd, "localtable-bench-index-", func(res *results, work, version string) error {
+		ir, err := runIndex(cfg, work, logf)
+		if err != nil {
+			return err
 		}
-	}
-	work, err := os.MkdirTemp("", "localtable-bench-index-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	ir, err := runIndex(cfg, work, logf)
-	if err != nil {
-		return err
-	}
-	ir.Command, ir.Version = cmd, versions(filepath.Dir(dir))["localtable"]
-	res.Index = ir
-	computeRatios(res)
-	return writeOutputs(res, out, doc)
+		ir.Command, ir.Version = cmd, version
+		res.Index = ir
+		return nil
+	})
 }
 
 // indexMarkdown renders the section "Building an index" of the report.
