@@ -20,17 +20,43 @@ import (
 // U+FFFF (emoji, among others), which the engine's key encoding stores
 // rewritten: their keys are decoded into a copy, once a row.
 type Row struct {
-	pk, rk string
-	ticks  int64
-	rec    []byte
-	err    error // a corruption met by a read
+	key   []byte // the entity's engine key: its keys, decoded when asked for
+	keyed bool   // pk and rk are decoded
+	pk    string
+	rk    string
+	ticks int64
+	rec   []byte
+	err   error // a corruption met by a read
+
+	// at is the cursor of Property: the record's properties are stored in
+	// name order, so a read of a name after the one last passed goes on
+	// from there instead of from the first property. last is that name
+	// ("" when at must start afresh).
+	at   recordWalker
+	last string
+}
+
+// keys decodes the entity's keys on the first call.
+func (r *Row) keys() {
+	if r.keyed || r.rec == nil {
+		return
+	}
+	r.keyed = true
+	pk, rk, err := decodeEntityKey(r.key, true)
+	if err != nil {
+		if r.err == nil {
+			r.err = err
+		}
+		return
+	}
+	r.pk, r.rk = pk, rk
 }
 
 // PartitionKey returns the entity's PartitionKey.
-func (r *Row) PartitionKey() string { return r.pk }
+func (r *Row) PartitionKey() string { r.keys(); return r.pk }
 
 // RowKey returns the entity's RowKey.
-func (r *Row) RowKey() string { return r.rk }
+func (r *Row) RowKey() string { r.keys(); return r.rk }
 
 // Timestamp returns the entity's Timestamp.
 func (r *Row) Timestamp() time.Time { return TicksToTime(r.ticks) }
@@ -38,21 +64,43 @@ func (r *Row) Timestamp() time.Time { return TicksToTime(r.ticks) }
 // Property returns a property by name, as (*Entity).Property does:
 // PartitionKey, RowKey, Timestamp or a custom property; false if the
 // entity has none of that name. Row implements PropertyReader, so a
-// filter's MatchReader reads it in place too.
+// filter's MatchReader reads it in place too. Reading properties in name
+// order is the cheapest: each read goes on from where the last stopped.
 func (r *Row) Property(name string) (Value, bool) {
 	switch name {
 	case PartitionKeyName:
-		return StringValue(r.pk), r.rec != nil
+		r.keys()
+		return StringValue(r.pk), r.rec != nil && r.err == nil
 	case RowKeyName:
-		return StringValue(r.rk), r.rec != nil
+		r.keys()
+		return StringValue(r.rk), r.rec != nil && r.err == nil
 	case TimestampName:
 		return DateTimeTicksValue(r.ticks), r.rec != nil
 	}
-	v, ok, err := findProperty(r.rec, name)
-	if err != nil && r.err == nil {
-		r.err = err
+	if r.rec == nil || name == "" {
+		return Value{}, false
 	}
-	return v, ok
+	if r.last == "" || !nameLess(r.last, name) {
+		if _, err := r.at.init(r.rec, true); err != nil {
+			if r.err == nil {
+				r.err = err
+			}
+			return Value{}, false
+		}
+	}
+	got, kind, at, found, ok := r.at.seek(name)
+	if !ok {
+		r.last = "" // past the last property: start afresh next time
+		if r.at.err != nil && r.err == nil {
+			r.err = r.at.err
+		}
+		return Value{}, false
+	}
+	r.last = got
+	if !found {
+		return Value{}, false
+	}
+	return r.at.value(kind, at), true
 }
 
 // Properties returns the entity's custom properties, in name order.
@@ -90,6 +138,10 @@ func (r *Row) Entity() (Entity, error) {
 	ticks, props, err := decodeSelected(r.rec, selection{})
 	if err != nil {
 		return Entity{}, err
+	}
+	r.keys()
+	if r.err != nil {
+		return Entity{}, r.err
 	}
 	return makeEntity(strings.Clone(r.pk), strings.Clone(r.rk), ticks, props), nil
 }

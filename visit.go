@@ -42,6 +42,19 @@ type storedVisit struct {
 func (v *storedVisit) emit(key, rec []byte, size bool) (int, error) {
 	// The keys and the record are used during the call only: views of
 	// the engine's bytes do, whatever the engine.
+	if v.row != nil {
+		// A Row decodes what it is asked for, its keys included.
+		ticks, err := recordTicks(rec)
+		if err != nil {
+			return 0, err
+		}
+		v.rowAt = Row{key: key, ticks: ticks, rec: rec}
+		err = v.row(&v.rowAt)
+		v.rowAt = Row{} // a Row kept past its step reads as empty
+		if err != nil || !size {
+			return 0, err
+		}
+	}
 	pk, rk, err := decodeEntityKey(key, true)
 	if err != nil {
 		return 0, err
@@ -51,11 +64,7 @@ func (v *storedVisit) emit(key, rec []byte, size bool) (int, error) {
 		return 0, err
 	}
 	v.rec = rec
-	if v.row != nil {
-		v.rowAt = Row{pk: pk, rk: rk, ticks: ticks, rec: rec}
-		err = v.row(&v.rowAt)
-		v.rowAt = Row{} // a Row kept past its step reads as empty
-	} else {
+	if v.row == nil {
 		if v.props == nil {
 			v.props = v.all
 		}
