@@ -3,6 +3,7 @@ package tests
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -47,6 +48,7 @@ func TestRowsAgreeWithQueryAll(t *testing.T) {
 	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
 		_, tbl := tabletest.NewTable(t, eng)
 		fillRows(t, tbl, 1500)
+		rng := rand.New(rand.NewPCG(1, 2))
 		cases := []struct {
 			filter string
 			opts   localtable.QueryOptions
@@ -105,6 +107,17 @@ func TestRowsAgreeWithQueryAll(t *testing.T) {
 				}
 				if _, ok := r.Property("Missing"); ok {
 					t.Fatalf("%q: a property the entity lacks is found", c.filter)
+				}
+				// Property is a cursor over the record: every order of
+				// reads, absent names among them, finds what Entity has.
+				order := append(slices.Clone(names), "A", "Missing", "Zzz", "", "N")
+				rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+				for _, name := range order {
+					v, ok := r.Property(name)
+					wv, wok := w.Properties[name]
+					if ok != wok || ok && !v.Equal(wv) {
+						t.Fatalf("%q: after reads in the order %q, Property(%q) = %v, %v; want %v, %v", c.filter, order, name, v, ok, wv, wok)
+					}
 				}
 				e, err := r.Entity()
 				if err != nil {
