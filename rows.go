@@ -26,7 +26,8 @@ type Row struct {
 	rk    string
 	ticks int64
 	rec   []byte
-	err   error // a corruption met by a read
+	err   error  // a corruption met by a read
+	buf   []byte // GetRow's copy of the record, reused
 
 	// at is the cursor of Property: the record's properties are stored in
 	// name order, so a read of a name after the one last passed goes on
