@@ -375,7 +375,7 @@ type matcher struct {
 	rp      ReaderPredicate
 	view    bool
 	dec     entityDecoder
-	rr      *recordReader
+	row     *Row // what rp reads
 	scratch Entity
 }
 
@@ -389,8 +389,10 @@ func (t *Table) newMatcher(ctx context.Context, opts QueryOptions, sel selection
 	m.view = stableReads(t.a.eng)
 	m.dec = entityDecoder{sel: sel, view: m.view}
 	switch {
+	case m.rp != nil && spec.visit != nil && spec.visit.row != nil:
+		m.row = &spec.visit.rowAt // read by the filter, then handed over
 	case m.rp != nil:
-		m.rr = new(recordReader)
+		m.row = new(Row)
 	case opts.Filter != nil:
 		m.scratch.Properties = make(Properties)
 	}
@@ -414,10 +416,10 @@ func (m *matcher) visit(key, val []byte) (end bool, err error) {
 	case opts.Filter == nil:
 		matched = true
 	case m.rp != nil:
-		m.rr.reset(key, val)
-		matched = m.rp.MatchReader(m.rr)
-		if m.rr.err != nil {
-			return false, m.rr.err
+		m.row.reset(key, val)
+		matched = m.rp.MatchReader(m.row)
+		if m.row.err != nil {
+			return false, m.row.err
 		}
 	default:
 		pk, rk, err := keyenc.DecodeEntityKey(key)
@@ -438,7 +440,7 @@ func (m *matcher) visit(key, val []byte) (end bool, err error) {
 		size := 0
 		switch {
 		case spec.visit != nil:
-			if size, err = spec.visit.emit(key, val, opts.MaxBytes > 0); err != nil {
+			if size, err = spec.visit.emit(key, val, opts.MaxBytes > 0, m.row); err != nil {
 				return false, err
 			}
 		case opts.Filter != nil && m.rp == nil:

@@ -181,18 +181,17 @@ func (t *Table) Get(ctx context.Context, pk, rk string, opts *GetOptions) (Entit
 // you keep (row.Entity copies it all). A zero Row is ready to use; reusing
 // one, a read allocates nothing. The errors are Get's.
 func (t *Table) GetRow(ctx context.Context, pk, rk string, row *Row) error {
-	buf := row.buf
-	*row = Row{}
+	row.clear()
 	return t.read(ctx, pk, rk, func(val []byte, stable bool) error {
 		ticks, err := recordTicks(val)
 		if err != nil {
 			return err
 		}
 		if !stable { // the engine's bytes go at the read's end
-			buf = append(buf[:0], val...)
-			val = buf
+			row.buf = append(row.buf[:0], val...)
+			val = row.buf
 		}
-		*row = Row{keyed: true, pk: pk, rk: rk, ticks: ticks, rec: val, buf: buf}
+		row.keyed, row.pk, row.rk, row.ticks, row.rec = true, pk, rk, ticks, val
 		return nil
 	})
 }

@@ -39,18 +39,21 @@ type storedVisit struct {
 
 // emit hands the entity of an engine key and record to the visitor, and
 // returns its PayloadSize when size is set.
-func (v *storedVisit) emit(key, rec []byte, size bool) (int, error) {
+func (v *storedVisit) emit(key, rec []byte, size bool, row *Row) (int, error) {
 	// The keys and the record are used during the call only: views of
 	// the engine's bytes do, whatever the engine.
 	if v.row != nil {
-		// A Row decodes what it is asked for, its keys included.
-		ticks, err := recordTicks(rec)
-		if err != nil {
-			return 0, err
+		// A Row decodes what it is asked for, its keys included. row, if
+		// not nil, is v.rowAt, which the query's filter read already.
+		if row == nil {
+			row = &v.rowAt
+			row.reset(key, rec)
 		}
-		v.rowAt = Row{key: key, ticks: ticks, rec: rec}
-		err = v.row(&v.rowAt)
-		v.rowAt = Row{} // a Row kept past its step reads as empty
+		err := row.err
+		if err == nil {
+			err = v.row(row)
+		}
+		row.clear() // a Row kept past its step reads as empty
 		if err != nil || !size {
 			return 0, err
 		}
