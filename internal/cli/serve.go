@@ -622,6 +622,16 @@ func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.
 	if !cfg.noExplorer {
 		fmt.Fprintf(w, "  explorer:  %s://%s/\n", scheme, host)
 	}
+	if p.feed != nil {
+		keep := p.feed.KeepChanges
+		if keep == 0 {
+			keep = localtable.DefaultFeedChanges
+		}
+		fmt.Fprintf(w, "  feed:      %s://%s/ACCOUNT/$changes, keeping the latest %d changes (follow it with 'localtable watch')\n", scheme, host, keep)
+	}
+	for _, ix := range cfg.indexes {
+		fmt.Fprintf(w, "  index:     %s on %s\n", ix.table, strings.Join(ix.props, ", "))
+	}
 	if cfg.testControls {
 		fmt.Fprintf(w, "  controls:  %s://%s/ACCOUNT/%s (test controls, signed with the account key; docs/test-controls.md)\n", scheme, host, server.TestControlPath)
 	}
