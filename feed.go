@@ -60,17 +60,25 @@ const (
 	// watcher that keeps state derived from the data must read it again
 	// (watching After this change's revision delivers what follows).
 	ChangeRestored ChangeKind = ChangeKind(changeRestored)
+	// ChangeExpired: an entity of a table with an expiry policy expired
+	// and was deleted, by the sweeper or by an insert over it (which
+	// follows this change in the same commit). Change.Entity holds its
+	// keys alone, as after a delete. See Table.SetExpiry.
+	ChangeExpired ChangeKind = ChangeKind(changeExpired)
 )
 
 var changeKindNames = map[ChangeKind]string{
 	ChangeInsert: "Insert", ChangeReplace: "Replace", ChangeMerge: "Merge", ChangeDelete: "Delete",
 	ChangeTableCreated: "TableCreated", ChangeTableDeleted: "TableDeleted", ChangeRestored: "Restored",
+	ChangeExpired: "Expired",
 }
 
 // IsEntity reports whether a change of kind k is the change of one entity
-// (an insert, replace, merge or delete), which Change.Entity describes;
-// table changes and ChangeRestored are not.
-func (k ChangeKind) IsEntity() bool { return k >= ChangeInsert && k <= ChangeDelete }
+// (an insert, replace, merge, delete or expiry), which Change.Entity
+// describes; table changes and ChangeRestored are not.
+func (k ChangeKind) IsEntity() bool {
+	return k >= ChangeInsert && k <= ChangeDelete || k == ChangeExpired
+}
 
 // String returns the kind's name.
 func (k ChangeKind) String() string {

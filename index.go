@@ -499,7 +499,7 @@ func (indexMaintainer) contribute(c *commitContext) error {
 			start := keyenc.AppendIndexTable(nil, ch.tableID)
 			c.delRange(start, keyenc.PrefixEnd(start))
 			continue
-		case changeInsert, changeReplace, changeMerge, changeDelete:
+		case changeInsert, changeReplace, changeMerge, changeDelete, changeExpired:
 		default:
 			continue
 		}

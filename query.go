@@ -212,6 +212,9 @@ type scanSpec struct {
 	// visit, when set, receives the matches as stored, and the page
 	// keeps no entities.
 	visit *storedVisit
+	// expiry hides the expired entities (expiry.go): they are read, not
+	// matched.
+	expiry expiryCheck
 }
 
 // query reads one page as spec says. opts.PageSize, opts.Limit and
@@ -247,6 +250,9 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 		return page, err
 	}
 	defer snap.Close()
+	if spec.expiry, err = a.expiryCheck(rec); err != nil {
+		return page, err
+	}
 
 	// The page's entities are gathered in a pooled slice and copied out
 	// at its exact length: one allocation per page, not a growing
@@ -264,7 +270,10 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 		}()
 	}
 	if ip, ok := opts.Filter.(IndexPredicate); ok && len(*rec.indexes.Load()) > 0 {
-		pl, err := planIndex(ctx, a, snap, rec, ip, ranges, full, spec.count, after, spec.scanLimit, spec.top)
+		// An index's entries do not say which entities expired: a count
+		// of a table with an expiry policy fetches them.
+		count := spec.count && spec.expiry.prop == ""
+		pl, err := planIndex(ctx, a, snap, rec, ip, ranges, full, count, after, spec.scanLimit, spec.top)
 		if err != nil {
 			return QueryPage{}, err
 		}
@@ -412,7 +421,12 @@ func (m *matcher) visit(key, val []byte) (end bool, err error) {
 	page.Stats.Scanned++
 	matched := false
 	var ticks int64 // of scratch
+	expired, err := spec.expiry.expired(val)
+	if err != nil {
+		return false, err
+	}
 	switch {
+	case expired:
 	case opts.Filter == nil:
 		matched = true
 	case m.rp != nil:
@@ -570,7 +584,9 @@ var partitionBatch = 1000
 // entities. It reads up to 1000 PartitionKeys from each snapshot, released
 // before they are yielded: a partition present throughout is yielded once,
 // one created or emptied meanwhile may or may not be. It yields the first
-// error and stops.
+// error and stops. In a table with an expiry policy, a partition whose
+// entities have all expired is not listed: the expired entities before a
+// partition's first live one are read, until the sweeper deletes them.
 //
 // The Table service has no such operation: its clients list partitions by
 // reading every entity. Partitions is a Go-side extra.
@@ -627,10 +643,20 @@ func (t *Table) partitions(ctx context.Context, after string, started bool, max 
 	} else {
 		ok = it.First()
 	}
+	x, err := a.expiryCheck(rec)
+	if err != nil {
+		return nil, err
+	}
 	for ok {
 		pk, _, err := keyenc.DecodeString(it.Key()[len(prefix):])
 		if err != nil {
 			return nil, err
+		}
+		if expired, err := x.expired(it.Value()); err != nil {
+			return nil, err
+		} else if expired { // the partition is listed at its first live entity, if any
+			ok = it.Next()
+			continue
 		}
 		pks = append(pks, pk)
 		if len(pks) == max {

@@ -224,6 +224,9 @@ func (t *Table) read(ctx context.Context, pk, rk string, fn func(rec []byte, sta
 		}
 		return errDropped(t.name)
 	}
+	if err == nil && *lt.expiry.Load() != "" {
+		err = a.hideExpired(lt, val, c)
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return newError(ErrEntityNotFound, "entity (%q, %q) does not exist in table %q", abbrev(pk), abbrev(rk), t.name)
 	}
