@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"slices"
 	"time"
 
@@ -47,6 +46,9 @@ type ExpiryOptions struct {
 	// PassLimit is how many entities one pass deletes, at most: with
 	// Interval, the sweeper's rate. 0 means DefaultExpiryPassLimit.
 	PassLimit int
+	// OnError, if set, is called with the error of a background pass
+	// that failed (the next pass tries again); nil ignores them.
+	OnError func(error)
 }
 
 // Defaults of ExpiryOptions.
@@ -98,8 +100,8 @@ func (a *Account) startSweeper(opts ExpiryOptions) {
 				return
 			case <-t.C:
 			}
-			if _, err := a.SweepExpired(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
-				slog.Warn("localtable: the expiry sweeper's pass failed", "err", err)
+			if _, err := a.SweepExpired(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) && opts.OnError != nil {
+				opts.OnError(err)
 			}
 		}
 	}()
@@ -302,7 +304,8 @@ func (a *Account) releaseSweepLease() {
 		return
 	}
 	nonce := a.strategy.nonce()
-	err := a.update(context.Background(), "releasing the expiry sweeper's lease", maxConflictRetries, [][]byte{metaSweeper}, func(rs *readSet) (*metaPlan, error) {
+	// Best effort: a lease not given up lapses after sweepLease.
+	_ = a.update(context.Background(), "releasing the expiry sweeper's lease", maxConflictRetries, [][]byte{metaSweeper}, func(rs *readSet) (*metaPlan, error) {
 		if !rs.found[0] {
 			return nil, nil
 		}
@@ -311,7 +314,4 @@ func (a *Account) releaseSweepLease() {
 		}
 		return &metaPlan{writes: []write{{key: metaSweeper, del: true}}}, nil
 	})
-	if err != nil {
-		slog.Debug("localtable: releasing the expiry sweeper's lease", "err", err)
-	}
 }
