@@ -28,16 +28,27 @@ type IndexDefinition struct {
 	Ready bool `json:"Ready"`
 }
 
+// accountKeyOnly fails the request, and returns false, unless it is
+// authorized with the account key (or the server checks no
+// authorization): for the extensions that only the account's owner uses
+// (indexes, expiry). what says what they are, as the error's subject.
+func (rc *reqCtx) accountKeyOnly(what string) bool {
+	switch {
+	case rc.grant != nil:
+		rc.fail(rc.authorize(rc.cls.Op, rc.cls.Table, "", ""))
+		return false
+	case !rc.s.opts.DisableAuth && strings.HasPrefix(rc.r.Header.Get("Authorization"), "Bearer "):
+		rc.fail(wireError(codeAuthorizationFailure, what+" with the account key (Shared Key or Shared Key Lite), not with a bearer token."))
+		return false
+	}
+	return true
+}
+
 // serveIndexes serves Get Table Indexes (200 with {"value": [...]}),
 // Create Table Index (204, once the index is built) and Delete Table
 // Index (?name=, 204).
 func (rc *reqCtx) serveIndexes() {
-	switch {
-	case rc.grant != nil:
-		rc.fail(rc.authorize(rc.cls.Op, rc.cls.Table, "", ""))
-		return
-	case !rc.s.opts.DisableAuth && strings.HasPrefix(rc.r.Header.Get("Authorization"), "Bearer "):
-		rc.fail(wireError(codeAuthorizationFailure, "A table's indexes (comp=indexes, a localtable extension) are read and declared with the account key (Shared Key or Shared Key Lite), not with a bearer token."))
+	if !rc.accountKeyOnly("A table's indexes (comp=indexes, a localtable extension) are read and declared") {
 		return
 	}
 	t := rc.acct.data.Table(rc.cls.Table)
