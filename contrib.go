@@ -58,7 +58,8 @@ type change struct {
 	// indexes are those the commit maintains); nil for other changes.
 	lt *liveTable
 	// key is the entity's engine key, old its record before the change
-	// (nil if it did not exist) and new after it (nil for a delete).
+	// (nil if it did not exist; the expired record for an insert over an
+	// expired entity) and new after it (nil for a delete).
 	key, old, new []byte
 	// expired marks an insert over an entity that had expired (old): the
 	// feed shows an expired change before the insert.

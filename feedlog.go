@@ -194,7 +194,7 @@ func (f *feedLog) contribute(c *commitContext) error {
 // prune adds to c the deletion of the feed records that retention lets
 // go, the last revision being last and the time now.
 func (f *feedLog) prune(c *commitContext, last Revision, now int64) error {
-	// By count: a record holds at most MaxTransactionActions changes, so
+	// By count: a record holds at most maxFeedRecordChanges changes, so
 	// the records that start below the cut minus that hold none of the
 	// KeepChanges latest changes.
 	var cut Revision

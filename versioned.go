@@ -208,9 +208,9 @@ func (s *versioned) read(ctx context.Context, rs *readSet, guard *liveTable, key
 			return errConflict
 		}
 		// Another process changed the table's record since the cache
-		// read it: if its indexes differ, the write must maintain the
-		// ones the record declares, so the cache learns them and the
-		// attempt runs again.
+		// read it: if its indexes or its expiry policy differ, the write
+		// must maintain the indexes and apply the policy the record
+		// declares, so the cache learns them and the attempt runs again.
 		if cached := guard.rec.Load(); !bytes.Equal(vals[last], *cached) {
 			rec, err := decodeTableRecord(vals[last])
 			if err != nil {

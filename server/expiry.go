@@ -19,6 +19,8 @@ const MaxExpiryBody = 4 << 10
 // ExpiryPolicy is the body of GET and PUT ?comp=expiry: the table's expiry
 // property ("" in GET's answer: none).
 type ExpiryPolicy struct {
+	// Property is the name of the table's expiry property, an
+	// Edm.DateTime; "" in GET's answer when the table has no policy.
 	Property string `json:"Property"`
 }
 
