@@ -104,7 +104,7 @@ type Change struct {
 	Table string
 	// Entity is the entity after an insert, replace or merge (all its
 	// properties, its Timestamp and ETag), and only its keys after a
-	// delete. It is empty for a table's changes.
+	// delete or an expiry. It is empty for a table's changes.
 	Entity Entity
 }
 
@@ -116,7 +116,8 @@ type WatchOptions struct {
 	Table string
 	// Filter, if set, selects the entity changes whose entity it matches:
 	// after an insert, replace or merge, the entity as written; after a
-	// delete, its keys. Table changes and ChangeRestored always pass.
+	// delete or an expiry, its keys. Table changes and ChangeRestored
+	// always pass.
 	Filter Predicate
 	// After starts the watch after this revision: the first change
 	// delivered is the one that follows it. 0 starts at the oldest change
