@@ -13,6 +13,7 @@ import (
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/sharedmem"
 	"github.com/localtable/localtable/internal/tabletest"
+	"github.com/localtable/localtable/storage/pebble"
 )
 
 // Table expiry: a table's expiry policy hides its expired entities from
@@ -432,43 +433,68 @@ func TestExpirySweepVsRewrite(t *testing.T) {
 	})
 }
 
-// TestExpiryRestartMidSweep: a sweep cut short by a reopen resumes and
-// deletes each expired entity exactly once.
+// TestExpiryRestartMidSweep: a sweep cut short by a close (on pebble on
+// disk) leaves the rest hidden; after the reopen the passes resume and
+// delete each expired entity exactly once, as the feed shows.
 func TestExpiryRestartMidSweep(t *testing.T) {
 	ctx := context.Background()
 	clock := tabletest.NewFakeClock(expiryT0)
-	r := tabletest.NewReopener(t)
-	a := r.Open(clock.Now)
+	dir := t.TempDir()
+	open := func() *localtable.Account {
+		t.Helper()
+		db, err := pebble.Open(dir, nil)
+		tabletest.Must(t, err)
+		a, err := localtable.Open(&localtable.Options{Engine: db, Clock: clock.Now, Feed: &localtable.FeedOptions{},
+			Expiry: &localtable.ExpiryOptions{Interval: -1, PassLimit: 7}})
+		tabletest.Must(t, err)
+		return a
+	}
+	a := open()
 	tbl, err := a.CreateTable(ctx, "ttl")
 	tabletest.Must(t, err)
 	tabletest.Must(t, tbl.SetExpiry(ctx, "ExpiresAt"))
 	for i := range 30 {
-		_, err := tbl.Insert(ctx, expiringEntity("p", fmt.Sprintf("r%02d", i), expiryT0.Add(time.Second)))
+		_, err := tbl.Insert(ctx, expiringEntity(fmt.Sprintf("p%d", i%2), fmt.Sprintf("r%02d", i), expiryT0.Add(time.Second)))
 		tabletest.Must(t, err)
 	}
+	rev, err := a.Revision(ctx)
+	tabletest.Must(t, err)
 	clock.Set(expiryT0.Add(time.Minute))
-	if n, err := a.SweepExpired(ctx); err != nil || n != localtable.DefaultExpiryPassLimit && n != 30 {
-		t.Fatalf("SweepExpired = %d, %v", n, err)
+	if n, err := a.SweepExpired(ctx); err != nil || n != 7 {
+		t.Fatalf("SweepExpired = %d, %v; want 7", n, err)
 	}
-	// Reopen the store with the policy persisted and entities left: the
-	// policy survives, and they stay hidden.
-	a = r.Open(clock.Now)
+	tabletest.Must(t, a.Close())
+
+	a = open()
+	defer a.Close()
 	tbl = a.Table("ttl")
 	if p, err := tbl.Expiry(ctx); err != nil || p != "ExpiresAt" {
 		t.Fatalf("Expiry after reopen = %q, %v", p, err)
 	}
-	for i := range 10 {
-		_, err := tbl.Insert(ctx, expiringEntity("q", fmt.Sprintf("r%02d", i), expiryT0.Add(2*time.Minute)))
-		tabletest.Must(t, err)
-	}
-	clock.Set(expiryT0.Add(3 * time.Minute))
-	a = r.Open(clock.Now) // reopened with 10 expired, unswept
-	tbl = a.Table("ttl")
 	if n, err := tbl.Count(ctx, nil); err != nil || n != 0 {
 		t.Fatalf("Count after reopen = %d, %v; want 0", n, err)
 	}
-	if n, err := a.SweepExpired(ctx); err != nil || n != 10 {
-		t.Fatalf("SweepExpired after reopen = %d, %v; want 10", n, err)
+	total := 0
+	for {
+		n, err := a.SweepExpired(ctx)
+		tabletest.Must(t, err)
+		if n == 0 {
+			break
+		}
+		total += n
+	}
+	if total != 23 {
+		t.Fatalf("the passes after the reopen deleted %d; want 23", total)
+	}
+	seen := map[string]int{}
+	for _, c := range collect(t, a, &localtable.WatchOptions{After: rev}, 30) {
+		if c.Kind != localtable.ChangeExpired {
+			t.Fatalf("change %v; want Expired", c.Kind)
+		}
+		seen[c.Entity.PartitionKey+"/"+c.Entity.RowKey]++
+	}
+	if len(seen) != 30 {
+		t.Fatalf("%d entities expired in the feed; want 30 once each: %v", len(seen), seen)
 	}
 	mustVerify(t, a)
 }
