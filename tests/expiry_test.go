@@ -576,3 +576,36 @@ func TestExpiryPolicy(t *testing.T) {
 		mustVerify(t, a)
 	})
 }
+
+// TestExpiryFullTransactionOverExpired: a transaction of 100 inserts over
+// 100 expired entities is one feed record of 200 changes (each Expired
+// then Insert), which watchers read back whole.
+func TestExpiryFullTransactionOverExpired(t *testing.T) {
+	ctx := context.Background()
+	clock := tabletest.NewFakeClock(expiryT0)
+	a, tbl := openExpiring(t, tabletest.Engines[0], clock, nil)
+	var acts []localtable.Action
+	for i := range localtable.MaxTransactionActions {
+		e := expiringEntity("p", fmt.Sprintf("r%03d", i), expiryT0.Add(time.Second))
+		_, err := tbl.Insert(ctx, e)
+		tabletest.Must(t, err)
+		e.Properties = localtable.Properties{"N": localtable.Int32Value(2)}
+		acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: e})
+	}
+	clock.Set(expiryT0.Add(time.Second))
+	rev, err := a.Revision(ctx)
+	tabletest.Must(t, err)
+	_, err = tbl.Transact(ctx, acts)
+	tabletest.Must(t, err)
+	cs := collect(t, a, &localtable.WatchOptions{After: rev}, 2*localtable.MaxTransactionActions)
+	for i, c := range cs {
+		want := localtable.ChangeExpired
+		if i%2 == 1 {
+			want = localtable.ChangeInsert
+		}
+		if c.Kind != want || c.Commit != rev+1 || c.Last != (i == len(cs)-1) || c.Entity.RowKey != fmt.Sprintf("r%03d", i/2) {
+			t.Fatalf("change %d: %v %s commit %d last %v; want %v of r%03d in commit %d", i, c.Kind, c.Entity.RowKey, c.Commit, c.Last, want, i/2, rev+1)
+		}
+	}
+	mustVerify(t, a)
+}
