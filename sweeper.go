@@ -38,7 +38,9 @@ type ExpiryOptions struct {
 	// system's clock (the expiry itself is by the account's clock). 0
 	// means DefaultExpiryInterval. A negative Interval runs no background
 	// sweeper: expired entities stay stored, invisible, until
-	// Account.SweepExpired is called.
+	// Account.SweepExpired is called. A pass while no table has a
+	// policy does nothing, but on a shared engine it reads the catalog
+	// (another process may have set one).
 	Interval time.Duration
 	// Batch is how many entities one commit of a pass deletes, at most
 	// (they are of one partition). 0 means 100, the most.
