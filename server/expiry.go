@@ -1,10 +1,8 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 
-	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/reqclass"
 )
 
@@ -40,23 +38,10 @@ func (rc *reqCtx) serveExpiry() {
 			rc.fail(err)
 			return
 		}
-		b, err := json.Marshal(ExpiryPolicy{Property: prop})
-		if err != nil {
-			rc.fail(err)
-			return
-		}
-		rc.w.Header().Set("Content-Type", "application/json")
-		rc.writeHeader(http.StatusOK)
-		rc.w.Write(append(b, '\n'))
+		rc.answerJSON(ExpiryPolicy{Property: prop})
 	case reqclass.SetTableExpiry:
-		body, err := rc.readBody(MaxExpiryBody)
-		if err != nil {
-			rc.fail(err)
-			return
-		}
 		var p ExpiryPolicy
-		if err := json.Unmarshal(body, &p); err != nil {
-			rc.fail(wireError(localtable.CodeInvalidInput, "The body is not an expiry policy: want {\"Property\": \"…\"}: "+err.Error()))
+		if !rc.readJSON(MaxExpiryBody, &p, `an expiry policy: want {"Property": "…"}`) {
 			return
 		}
 		if err := t.SetExpiry(ctx, p.Property); err != nil {

@@ -1,11 +1,8 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
-	"strings"
 
-	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/reqclass"
 )
 
@@ -26,22 +23,6 @@ type IndexDefinition struct {
 	Properties []string `json:"Properties"`
 	// Ready says the index is built and queries use it (GET only).
 	Ready bool `json:"Ready"`
-}
-
-// accountKeyOnly fails the request, and returns false, unless it is
-// authorized with the account key (or the server checks no
-// authorization): for the extensions that only the account's owner uses
-// (indexes, expiry). what says what they are, as the error's subject.
-func (rc *reqCtx) accountKeyOnly(what string) bool {
-	switch {
-	case rc.grant != nil:
-		rc.fail(rc.authorize(rc.cls.Op, rc.cls.Table, "", ""))
-		return false
-	case !rc.s.opts.DisableAuth && strings.HasPrefix(rc.r.Header.Get("Authorization"), "Bearer "):
-		rc.fail(wireError(codeAuthorizationFailure, what+" with the account key (Shared Key or Shared Key Lite), not with a bearer token."))
-		return false
-	}
-	return true
 }
 
 // serveIndexes serves Get Table Indexes (200 with {"value": [...]}),
@@ -66,23 +47,10 @@ func (rc *reqCtx) serveIndexes() {
 		for _, ix := range idx {
 			out.Value = append(out.Value, IndexDefinition{Name: ix.Name, Properties: ix.Properties, Ready: ix.Ready})
 		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			rc.fail(err)
-			return
-		}
-		rc.w.Header().Set("Content-Type", "application/json")
-		rc.writeHeader(http.StatusOK)
-		rc.w.Write(append(b, '\n'))
+		rc.answerJSON(out)
 	case reqclass.CreateTableIndex:
-		body, err := rc.readBody(MaxIndexBody)
-		if err != nil {
-			rc.fail(err)
-			return
-		}
 		var def IndexDefinition
-		if err := json.Unmarshal(body, &def); err != nil {
-			rc.fail(wireError(localtable.CodeInvalidInput, "The body is not an index: want {\"Name\": \"…\", \"Properties\": [\"…\"]}: "+err.Error()))
+		if !rc.readJSON(MaxIndexBody, &def, `an index: want {"Name": "…", "Properties": ["…"]}`) {
 			return
 		}
 		if err := t.CreateIndex(ctx, def.Name, def.Properties...); err != nil {
