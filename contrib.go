@@ -7,7 +7,7 @@ import (
 // Contributors: what else a commit writes.
 //
 // A feature that keeps data derived from the account's writes (a
-// secondary index, a change feed, expiry bookkeeping) must write it in the
+// secondary index, a change feed) must write it in the
 // same atomic commit as the write it derives from, on every engine, or a
 // crash or a lost race leaves the two apart. It does so as a contributor:
 // for every commit of the pipeline (pipeline.go), after the plan, it is
