@@ -120,6 +120,10 @@ func TestExpiryVisibility(t *testing.T) {
 				if err != nil && !errors.Is(err, localtable.ErrEntityNotFound) {
 					t.Fatalf("Get(%s) of an expired entity: %v; want ErrEntityNotFound", k, err)
 				}
+				var row localtable.Row
+				if rerr := tbl.GetRow(ctx, pk, rk, &row); (rerr == nil) != (err == nil) || rerr != nil && !errors.Is(rerr, localtable.ErrEntityNotFound) {
+					t.Fatalf("GetRow(%s): %v; Get: %v", k, rerr, err)
+				}
 			}
 			var parts []string
 			for p, err := range tbl.Partitions(ctx) {
