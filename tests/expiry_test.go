@@ -613,3 +613,34 @@ func TestExpiryFullTransactionOverExpired(t *testing.T) {
 	}
 	mustVerify(t, a)
 }
+
+// TestExpiryCheckpointRestore: a checkpoint holds the table's policy with
+// its data: Restore brings back the policy that was cleared since, and the
+// entities it hides stay hidden.
+func TestExpiryCheckpointRestore(t *testing.T) {
+	ctx := context.Background()
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		clock := tabletest.NewFakeClock(expiryT0)
+		a, tbl := openExpiring(t, eng, clock, nil)
+		_, err := tbl.Insert(ctx, expiringEntity("p", "a", expiryT0.Add(time.Second)))
+		tabletest.Must(t, err)
+		cp, err := a.Checkpoint(ctx)
+		tabletest.Must(t, err)
+		defer cp.Close()
+		tabletest.Must(t, tbl.ClearExpiry(ctx))
+		clock.Set(expiryT0.Add(time.Second))
+		if _, err := tbl.Get(ctx, "p", "a", nil); err != nil {
+			t.Fatalf("Get without the policy: %v", err)
+		}
+		tabletest.Must(t, a.Restore(ctx, cp))
+		if p, err := tbl.Expiry(ctx); err != nil || p != "ExpiresAt" {
+			t.Fatalf("Expiry after Restore = %q, %v", p, err)
+		}
+		if _, err := tbl.Get(ctx, "p", "a", nil); !errors.Is(err, localtable.ErrEntityNotFound) {
+			t.Fatalf("Get of an expired entity after Restore: %v", err)
+		}
+		if n, err := a.SweepExpired(ctx); err != nil || n != 1 {
+			t.Fatalf("SweepExpired after Restore = %d, %v; want 1", n, err)
+		}
+	})
+}
