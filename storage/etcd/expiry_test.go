@@ -39,15 +39,15 @@ func TestExpiryOneSweeper(t *testing.T) {
 	if p, err := accounts[1].Table("Sessions").Expiry(bg()); err != nil || p != "ExpiresAt" {
 		t.Fatalf("the other account's Expiry = %q, %v", p, err)
 	}
-	insert := func(from, n int) {
+	insert := func(a *localtable.Account, from, n int) {
 		for i := from; i < from+n; i++ {
-			_, err := tbl.Insert(bg(), localtable.Entity{PartitionKey: fmt.Sprintf("p%d", i%4), RowKey: fmt.Sprintf("%04d", i),
+			_, err := a.Table("Sessions").Insert(bg(), localtable.Entity{PartitionKey: fmt.Sprintf("p%d", i%4), RowKey: fmt.Sprintf("%04d", i),
 				Properties: localtable.Properties{"ExpiresAt": localtable.DateTimeValue(t0.Add(time.Minute))}})
 			must(t, err)
 		}
 	}
 	const n = 60
-	insert(0, n)
+	insert(accounts[0], 0, n)
 	rev, err := accounts[0].Revision(bg())
 	must(t, err)
 	now.Store(t0.Add(time.Minute).UnixNano())
@@ -100,7 +100,7 @@ func TestExpiryOneSweeper(t *testing.T) {
 	}
 	// The holder closes, giving the lease up: the other sweeps the next.
 	must(t, accounts[holder].Close())
-	insert(n, 10)
+	insert(accounts[other], n, 10)
 	now.Store(t0.Add(2 * time.Minute).UnixNano())
 	if k, err := accounts[other].SweepExpired(bg()); err != nil || k != 10 {
 		t.Fatalf("the other account's pass after the holder's Close = %d, %v; want 10", k, err)
