@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +63,32 @@ func TestQuick(t *testing.T) {
 		}
 	}
 
+	// The index: the filter on its six systems, the writes on four, the
+	// builds, the heap per entry, and their ratios.
+	if x := res.Index; x == nil {
+		t.Error("no index figures")
+	} else {
+		for _, s := range indexFilterSystems {
+			checkFigure(t, x.Filter, wFull, s, cfg.Rounds)
+		}
+		for _, w := range []string{wInsert, wTx100} {
+			for _, s := range indexWriteSystems {
+				checkFigure(t, x.Write, w, s, cfg.Rounds)
+			}
+		}
+		if len(x.Filter) != 6 || len(x.Write) != 8 {
+			t.Errorf("index: %d filter figures, %d write figures; want 6 and 8", len(x.Filter), len(x.Write))
+		}
+		for _, s := range []string{sLtMemIx, sLtPebIx, sSQLiteIx} {
+			if x.BuildSeconds[s] <= 0 {
+				t.Errorf("index build on %s: %v s", s, x.BuildSeconds[s])
+			}
+		}
+		if x.HeapPerEntry <= 0 || x.Entries != cfg.Data.n() {
+			t.Errorf("index: %v heap bytes per entry over %d entries", x.HeapPerEntry, x.Entries)
+		}
+	}
+
 	// The or filters: parse, plan, and three queries per size.
 	if len(res.OrPlan) != 5*len(cfg.OrTerms) {
 		t.Errorf("%d or-plan figures, want %d", len(res.OrPlan), 5*len(cfg.OrTerms))
@@ -111,6 +138,22 @@ func TestQuick(t *testing.T) {
 			}
 		}
 	}
+	// The filter over HTTP on the server started with --index, next to
+	// the one without and Azurite.
+	if res.Index != nil {
+		ixServers := []string{hLtMemIx, hLtMem}
+		if slices.Contains(servers, hAzurit) {
+			ixServers = append(ixServers, hAzurit)
+		}
+		for _, s := range ixServers {
+			if f := findHTTP(res.Index.HTTP, hwFull, s); f == nil || len(f.Ops) != cfg.Rounds || sum(f.Ops) == 0 {
+				t.Errorf("HTTP index workload on %s: %+v", s, f)
+			}
+		}
+		if len(res.Index.HTTP) != len(ixServers) || res.Index.Server == nil || res.Index.Server.LoadSeconds <= 0 {
+			t.Errorf("HTTP index workload: %d figures, want %d; server %+v", len(res.Index.HTTP), len(ixServers), res.Index.Server)
+		}
+	}
 	if len(res.Servers) != len(servers) {
 		t.Errorf("servers: %+v", res.Servers)
 	}
@@ -128,7 +171,7 @@ func TestQuick(t *testing.T) {
 		}
 		groups[r.Group]++
 	}
-	wantGroups := map[string]int{gMemRaw: 6 + 1, gPebRaw: 7, gPebSQL: 8, gPebBolt: 8}
+	wantGroups := map[string]int{gMemRaw: 6 + 1, gPebRaw: 7, gPebSQL: 8, gPebBolt: 8, gIxMem: 3, gIxPeb: 3, gIxSQL: 2}
 	for g, n := range wantGroups {
 		if groups[g] != n {
 			t.Errorf("%d ratios in group %q, want %d", groups[g], g, n)
