@@ -19,7 +19,9 @@ import (
 // the index's entries in the filter's value ranges give candidate keys,
 // kept when they lie in the key ranges and after the continuation; they
 // are sorted into (PartitionKey, RowKey) order and each entity is fetched
-// and matched by the whole filter, exactly as the scan matches it. So
+// and matched by the whole filter, exactly as the scan matches it (unless
+// the filter is exactly the index's value ranges, without key ranges:
+// then every candidate matches, and is returned unmatched). So
 // the answers, their order, the pages (PageSize, Limit, MaxBytes) and
 // their continuations are the scan's, but for the pages that ScanLimit
 // cuts short: a page reads an index only when that reads no more than its
