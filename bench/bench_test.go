@@ -64,30 +64,8 @@ func TestQuick(t *testing.T) {
 	}
 
 	// The index: the filter on its six systems, the writes on four, the
-	// builds, the heap per entry, and their ratios.
-	if x := res.Index; x == nil {
-		t.Error("no index figures")
-	} else {
-		for _, s := range indexFilterSystems {
-			checkFigure(t, x.Filter, wFull, s, cfg.Rounds)
-		}
-		for _, w := range []string{wInsert, wTx100} {
-			for _, s := range indexWriteSystems {
-				checkFigure(t, x.Write, w, s, cfg.Rounds)
-			}
-		}
-		if len(x.Filter) != 6 || len(x.Write) != 8 {
-			t.Errorf("index: %d filter figures, %d write figures; want 6 and 8", len(x.Filter), len(x.Write))
-		}
-		for _, s := range []string{sLtMemIx, sLtPebIx, sSQLiteIx} {
-			if x.BuildSeconds[s] <= 0 {
-				t.Errorf("index build on %s: %v s", s, x.BuildSeconds[s])
-			}
-		}
-		if x.HeapPerEntry <= 0 || x.Entries != cfg.Data.n() {
-			t.Errorf("index: %v heap bytes per entry over %d entries", x.HeapPerEntry, x.Entries)
-		}
-	}
+	// builds, the heap per entry.
+	checkIndex(t, res.Index, cfg)
 
 	// The or filters: parse, plan, and three queries per size.
 	if len(res.OrPlan) != 5*len(cfg.OrTerms) {
@@ -140,20 +118,7 @@ func TestQuick(t *testing.T) {
 	}
 	// The filter over HTTP on the server started with --index, next to
 	// the one without and Azurite.
-	if res.Index != nil {
-		ixServers := []string{hLtMemIx, hLtMem}
-		if slices.Contains(servers, hAzurit) {
-			ixServers = append(ixServers, hAzurit)
-		}
-		for _, s := range ixServers {
-			if f := findHTTP(res.Index.HTTP, hwFull, s); f == nil || len(f.Ops) != cfg.Rounds || sum(f.Ops) == 0 {
-				t.Errorf("HTTP index workload on %s: %+v", s, f)
-			}
-		}
-		if len(res.Index.HTTP) != len(ixServers) || res.Index.Server == nil || res.Index.Server.LoadSeconds <= 0 {
-			t.Errorf("HTTP index workload: %d figures, want %d; server %+v", len(res.Index.HTTP), len(ixServers), res.Index.Server)
-		}
-	}
+	checkIndexHTTP(t, res.Index, slices.Contains(servers, hAzurit))
 	if len(res.Servers) != len(servers) {
 		t.Errorf("servers: %+v", res.Servers)
 	}
@@ -255,8 +220,80 @@ func TestQuick(t *testing.T) {
 		t.Errorf("the doc after -feed-only does not say how the feed was measured (%v):\n%s", err, d)
 	}
 
+	// -index-only: the index measured again, the other figures kept.
+	cmd = command(true, out, doc, true) + " -index-only"
+	if err := indexOnly(cfg, out, doc, cmd, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = os.ReadFile(filepath.Join(out, "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	again = results{}
+	if err := json.Unmarshal(b, &again); err != nil {
+		t.Fatalf("results.json after -index-only: %v", err)
+	}
+	if again.Index == nil || again.Index.Command != cmd || len(again.Embedded) != len(res.Embedded) || again.Feed == nil {
+		t.Errorf("-index-only did not measure the index again and keep the rest: index %+v, %d embedded figures, feed %v", again.Index, len(again.Embedded), again.Feed != nil)
+	} else {
+		checkIndex(t, again.Index, cfg)
+		checkIndexHTTP(t, again.Index, slices.Contains(servers, hAzurit))
+	}
+	if d, err := os.ReadFile(doc); err != nil || !strings.Contains(string(d), "## Secondary index") || !strings.Contains(string(d), cmd) {
+		t.Errorf("the doc after -index-only does not say how the index was measured (%v):\n%s", err, d)
+	}
+
 	if azuriteMissing != "" {
 		tabletest.Missing(t, azuriteMissing)
+	}
+}
+
+// checkIndex checks that the index's embedded workloads produced every
+// figure: the filter on its six systems, the writes on four, the builds
+// and the heap per entry.
+func checkIndex(t *testing.T, x *indexResults, cfg config) {
+	t.Helper()
+	if x == nil {
+		t.Fatal("no index figures")
+	}
+	for _, s := range indexFilterSystems {
+		checkFigure(t, x.Filter, wFull, s, cfg.Rounds)
+	}
+	for _, w := range []string{wInsert, wTx100} {
+		for _, s := range indexWriteSystems {
+			checkFigure(t, x.Write, w, s, cfg.Rounds)
+		}
+	}
+	if len(x.Filter) != 6 || len(x.Write) != 8 {
+		t.Errorf("index: %d filter figures, %d write figures; want 6 and 8", len(x.Filter), len(x.Write))
+	}
+	for _, s := range []string{sLtMemIx, sLtPebIx, sSQLiteIx} {
+		if x.BuildSeconds[s] <= 0 {
+			t.Errorf("index build on %s: %v s", s, x.BuildSeconds[s])
+		}
+	}
+	if x.HeapPerEntry <= 0 || x.Entries != cfg.Data.n() {
+		t.Errorf("index: %v heap bytes per entry over %d entries", x.HeapPerEntry, x.Entries)
+	}
+}
+
+// checkIndexHTTP checks the filter over HTTP on the server started with
+// --index, on the one without, and on Azurite when it ran.
+func checkIndexHTTP(t *testing.T, x *indexResults, azurite bool) {
+	t.Helper()
+	if x == nil {
+		return // checkIndex reported it
+	}
+	servers := []string{hLtMemIx, hLtMem}
+	if azurite {
+		servers = append(servers, hAzurit)
+	}
+	for _, s := range servers {
+		if f := findHTTP(x.HTTP, hwFull, s); f == nil || sum(f.Ops) == 0 || f.MedOpsSec <= 0 {
+			t.Errorf("HTTP index workload on %s: %+v", s, f)
+		}
+	}
+	if len(x.HTTP) != len(servers) || x.Server == nil || x.Server.LoadSeconds <= 0 || x.Server.PeakRSS <= 0 {
+		t.Errorf("HTTP index workload: %d figures, want %d; server %+v", len(x.HTTP), len(servers), x.Server)
 	}
 }
 
