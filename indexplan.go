@@ -31,8 +31,7 @@ import (
 // key-range plan would: the plan reads at most maxIndexCandidates index
 // entries (more, and the index is dropped for the scan), and counts the
 // keys in the key ranges only up to what it needs to decide (see
-// planIndex); on a whole-table query it counts the index's own entries
-// first, a lower bound of the entities and cheaper to read.
+// planIndex).
 
 // maxIndexCandidates bounds the index entries one page's plan reads: a
 // filter whose value ranges hold more is scanned instead.
