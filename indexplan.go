@@ -179,24 +179,11 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 	if !best.exact && top > 0 && len(best.cands) > top {
 		pages = min((len(best.cands)+top-1)/top, 8)
 	}
-	limit := cost * pages
-	n := 0
-	if full {
-		// The whole table: its entities are at least the index's entries
-		// after after (an entity has one at most), which are far smaller
-		// to read than the entities (on pebble, a tenth of the blocks).
-		var err error
-		if n, err = countIndexEntries(snap, lt.id, best.def, after, limit); err != nil {
-			return nil, err
-		}
+	n, err := countRangeKeys(snap, lt.id, ranges, after, cost*pages)
+	if err != nil {
+		return nil, err
 	}
-	if n <= limit {
-		var err error
-		if n, err = countRangeKeys(snap, lt.id, ranges, after, limit); err != nil {
-			return nil, err
-		}
-	}
-	if n <= limit {
+	if n <= cost*pages {
 		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities; the key ranges hold only %d (a page of %d reads about %d): scanned instead", best.def.Name, best.entries, len(best.cands), n, top, n/pages)
 		return best, nil
 	}
@@ -263,35 +250,7 @@ func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tabl
 	return pl, nil
 }
 
-// countIndexEntries counts the entries of index x of table tableID whose
-// entity lies after after, up to limit+1, reading at most 4×(limit+1)
-// entries: a lower bound of the entities after after.
-func countIndexEntries(snap storage.Snapshot, tableID uint64, x *indexDef, after Key, limit int) (int, error) {
-	prefix := keyenc.AppendIndexPrefix(nil, tableID, x.ID)
-	it, err := snap.NewIter(&storage.IterOptions{LowerBound: prefix, UpperBound: keyenc.PrefixEnd(prefix)})
-	if err != nil {
-		return 0, err
-	}
-	n, read := 0, 0
-	for ok := it.First(); ok && n <= limit && read < 4*(limit+1); ok = it.Next() {
-		read++
-		if after.IsZero() {
-			n++
-			continue
-		}
-		k, err := indexEntityKey(it.Key(), len(x.Props))
-		if err != nil {
-			it.Close()
-			return 0, fmt.Errorf("localtable: index %s: entry %q does not decode: %w", x.Name, it.Key(), err)
-		}
-		if bytes.Compare(k, after.enc) >= 0 {
-			n++
-		}
-	}
-	return n, it.Close()
-}
-
-// countRangeKeys counts the entity keys of table tableID in ranges after
+// countKeys counts the entity keys of table tableID in ranges after
 // after, up to limit+1.
 func countRangeKeys(snap storage.Snapshot, tableID uint64, ranges []KeyRange, after Key, limit int) (int, error) {
 	prefix := keyenc.AppendTableID(nil, tableID)
