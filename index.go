@@ -22,8 +22,9 @@ import (
 // whose filter bounds an indexed property reads the index instead of the
 // table when that reads fewer entities (query.go, indexplan.go). Answers
 // are the scan's: the index only yields candidate keys, each entity is
-// fetched and matched by the whole filter, and the matches are returned
-// in (PartitionKey, RowKey) order.
+// fetched and matched by the whole filter (but where the filter is
+// exactly the index's value ranges), and the matches are returned in
+// (PartitionKey, RowKey) order.
 //
 // An index entry is the key
 //

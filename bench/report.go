@@ -179,6 +179,7 @@ func computeRatios(res *results) {
 			}
 		}
 	}
+	indexRatios(res, add)
 	for _, g := range []struct{ group, lt string }{{gHTTPMem, hLtMem}, {gHTTPPeb, hLtPeb}} {
 		for _, w := range httpWorkloads {
 			a, b := findHTTP(res.HTTP, w, g.lt), findHTTP(res.HTTP, w, hAzurit)
@@ -372,6 +373,9 @@ func markdown(res *results, l links) string {
 			p("| %s | %s | %.0f ms | %.1f s | %.1f s | %s | %s |\n", s.Server, s.Version, s.StartupMs, s.LoadSeconds, s.LoadCPUSecs, fmtBytes(float64(s.RSSLoaded)), fmtBytes(float64(s.PeakRSS)))
 		}
 		p("\n")
+	}
+	if res.Index != nil {
+		b.WriteString(indexMarkdown(res))
 	}
 	if res.Feed != nil {
 		b.WriteString(feedMarkdown(res))

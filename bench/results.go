@@ -22,6 +22,8 @@ type results struct {
 	Servers []serverFigure `json:"servers"`
 	// Feed has the change feed's figures.
 	Feed *feedResults `json:"feed,omitempty"`
+	// Index has the secondary index's figures.
+	Index *indexResults `json:"index,omitempty"`
 	// Ratios are the comparisons of the summary, localtable over peer.
 	Ratios []ratio `json:"ratios"`
 	// Skipped says what was not measured, and why.

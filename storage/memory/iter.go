@@ -29,6 +29,10 @@ type memIter struct {
 	lower, upper []byte // nil means unbounded
 	pos          iterPos
 	cur          item
+	// hint is the path of the last SeekGE: a seek to a key near it (as a
+	// read of sorted keys makes, seeking forward from one to the next)
+	// compares a key or two per level instead of searching each node.
+	hint btree.PathHint
 }
 
 func newMemIter(t *tree, opts *storage.IterOptions) *memIter {
@@ -111,7 +115,7 @@ func (i *memIter) SeekGE(key []byte) bool {
 	if i.upper != nil && bytes.Compare(key, i.upper) >= 0 {
 		return i.settle(false, +1)
 	}
-	return i.settle(i.it.Seek(probe(key)), +1)
+	return i.settle(i.it.SeekHint(probe(key), &i.hint), +1)
 }
 
 // Next implements storage.Iterator. On an unpositioned iterator, or one exhausted
