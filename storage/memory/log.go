@@ -5,8 +5,6 @@ import (
 	"io"
 	"slices"
 
-	"github.com/tidwall/btree"
-
 	"github.com/localtable/localtable/storage"
 )
 
@@ -234,7 +232,7 @@ func (v *view) newIter(opts *storage.IterOptions) storage.Iterator {
 	if lg == nil {
 		return newMemIter(v.t, opts)
 	}
-	return &mergeIter{t: v.t.Iter(), lg: lg, lower: cloneBound(lower), upper: cloneBound(upper)}
+	return &mergeIter{iterBase: newIterBase(v.t, opts), lg: lg}
 }
 
 // mergeIter is the storage.Iterator of a view whose logs hold items
@@ -249,18 +247,15 @@ func (v *view) newIter(opts *storage.IterOptions) storage.Iterator {
 // backward, the other stands at its last key below it. A change of
 // direction moves the other source across the current key first.
 type mergeIter struct {
-	t   btree.IterG[item]
-	tOK bool // t stands at a key
+	iterBase      // it is the tree's iterator
+	tOK      bool // it stands at a key
 
 	lg     [][]item
 	lj, li int  // the logs' position: lg[lj][li]
 	lOK    bool // the logs' position is a key
 
-	lower, upper []byte // nil means unbounded
-	pos          iterPos
-	fwd          bool // the sources stand as after a forward move
-	inLog        bool // cur is the logs'
-	cur          item
+	fwd   bool // the sources stand as after a forward move
+	inLog bool // cur is the logs'
 }
 
 func (i *mergeIter) lItem() item { return i.lg[i.lj][i.li] }
@@ -316,10 +311,10 @@ func (i *mergeIter) lPrev() {
 
 // tSeekLT moves the tree's iterator to its last key below key.
 func (i *mergeIter) tSeekLT(key []byte) {
-	if i.t.Seek(probe(key)) {
-		i.tOK = i.t.Prev()
+	if i.it.Seek(probe(key)) {
+		i.tOK = i.it.Prev()
 	} else {
-		i.tOK = i.t.Last()
+		i.tOK = i.it.Last()
 	}
 }
 
@@ -328,14 +323,14 @@ func (i *mergeIter) tSeekLT(key []byte) {
 func (i *mergeIter) pickFwd() bool {
 	i.fwd = true
 	switch {
-	case i.lOK && (!i.tOK || bytes.Compare(i.lItem().key(), i.t.Item().key()) < 0):
+	case i.lOK && (!i.tOK || bytes.Compare(i.lItem().key(), i.it.Item().key()) < 0):
 		i.cur, i.inLog = i.lItem(), true
 	case i.tOK:
-		i.cur, i.inLog = i.t.Item(), false
+		i.cur, i.inLog = i.it.Item(), false
 	default:
-		return i.settle(false, +1)
+		return i.check(false, +1)
 	}
-	return i.settle(true, +1)
+	return i.check(true, +1)
 }
 
 // pickBack makes the higher of the sources' keys the current one, after
@@ -343,41 +338,18 @@ func (i *mergeIter) pickFwd() bool {
 func (i *mergeIter) pickBack() bool {
 	i.fwd = false
 	switch {
-	case i.lOK && (!i.tOK || bytes.Compare(i.lItem().key(), i.t.Item().key()) > 0):
+	case i.lOK && (!i.tOK || bytes.Compare(i.lItem().key(), i.it.Item().key()) > 0):
 		i.cur, i.inLog = i.lItem(), true
 	case i.tOK:
-		i.cur, i.inLog = i.t.Item(), false
+		i.cur, i.inLog = i.it.Item(), false
 	default:
-		return i.settle(false, -1)
+		return i.check(false, -1)
 	}
-	return i.settle(true, -1)
-}
-
-// settle checks cur, after a move in direction dir that found it (ok),
-// against the bounds, and records the position.
-func (i *mergeIter) settle(ok bool, dir int) bool {
-	switch {
-	case !ok:
-	case dir > 0 && i.upper != nil && bytes.Compare(i.cur.key(), i.upper) >= 0:
-		ok = false
-	case dir < 0 && i.lower != nil && bytes.Compare(i.cur.key(), i.lower) < 0:
-		ok = false
-	}
-	if !ok {
-		i.cur = item{}
-		if dir > 0 {
-			i.pos = posAfter
-		} else {
-			i.pos = posBefore
-		}
-		return false
-	}
-	i.pos = posValid
-	return true
+	return i.check(true, -1)
 }
 
 func (i *mergeIter) seekGE(key []byte) bool {
-	i.tOK = i.t.Seek(probe(key))
+	i.tOK = i.it.Seek(probe(key))
 	i.lSeekGE(key)
 	return i.pickFwd()
 }
@@ -390,7 +362,7 @@ func (i *mergeIter) First() bool {
 	if i.lower != nil {
 		return i.seekGE(i.lower)
 	}
-	i.tOK = i.t.First()
+	i.tOK = i.it.First()
 	i.lFirst()
 	return i.pickFwd()
 }
@@ -404,7 +376,7 @@ func (i *mergeIter) Last() bool {
 		i.tSeekLT(i.upper)
 		i.lSeekLT(i.upper)
 	} else {
-		i.tOK = i.t.Last()
+		i.tOK = i.it.Last()
 		i.lLast()
 	}
 	return i.pickBack()
@@ -415,11 +387,9 @@ func (i *mergeIter) SeekGE(key []byte) bool {
 	if i.pos == posClosed {
 		return false
 	}
-	if i.lower != nil && bytes.Compare(key, i.lower) < 0 {
-		key = i.lower
-	}
-	if i.upper != nil && bytes.Compare(key, i.upper) >= 0 {
-		return i.settle(false, +1)
+	key, ok := i.clamp(key)
+	if !ok {
+		return i.check(false, +1)
 	}
 	return i.seekGE(key)
 }
@@ -432,7 +402,7 @@ func (i *mergeIter) Next() bool {
 		if !i.fwd {
 			// The other source stands below cur: move it above.
 			if i.inLog {
-				i.tOK = i.t.Seek(probe(i.cur.key()))
+				i.tOK = i.it.Seek(probe(i.cur.key()))
 			} else {
 				i.lSeekGE(i.cur.key())
 			}
@@ -440,7 +410,7 @@ func (i *mergeIter) Next() bool {
 		if i.inLog {
 			i.lNext()
 		} else {
-			i.tOK = i.t.Next()
+			i.tOK = i.it.Next()
 		}
 		return i.pickFwd()
 	case posUnset, posBefore:
@@ -466,7 +436,7 @@ func (i *mergeIter) Prev() bool {
 		if i.inLog {
 			i.lPrev()
 		} else {
-			i.tOK = i.t.Prev()
+			i.tOK = i.it.Prev()
 		}
 		return i.pickBack()
 	case posUnset, posAfter:
@@ -474,33 +444,4 @@ func (i *mergeIter) Prev() bool {
 	default:
 		return false
 	}
-}
-
-// Valid implements storage.Iterator.
-func (i *mergeIter) Valid() bool { return i.pos == posValid }
-
-// Key implements storage.Iterator.
-func (i *mergeIter) Key() []byte { return i.cur.key() }
-
-// Value implements storage.Iterator.
-func (i *mergeIter) Value() []byte { return i.cur.value() }
-
-// Error implements storage.Iterator.
-func (i *mergeIter) Error() error {
-	if i.pos == posClosed {
-		return storage.ErrClosed
-	}
-	return nil
-}
-
-// Close implements storage.Iterator. A second Close returns
-// storage.ErrClosed.
-func (i *mergeIter) Close() error {
-	if i.pos == posClosed {
-		return storage.ErrClosed
-	}
-	i.t.Release()
-	i.pos = posClosed
-	i.cur = item{}
-	return nil
 }
