@@ -75,6 +75,9 @@ const defaultDegree = 16
 // are lock-free again. Either way every read sees every batch whose
 // commit returned before the read began.
 //
+// Keys under the prefixes of Options.Logs are kept beside the tree, in
+// append-only logs, while they are written as a log: see Options.Logs.
+//
 // The returned engine is safe for concurrent use. Values it returns (from
 // Get and Iterator.Value) are the engine's own immutable copies; they stay
 // valid for as long as the caller holds them, although the interface only
