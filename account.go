@@ -19,7 +19,8 @@ import (
 // in-memory account on the system clock.
 type Options struct {
 	// Engine stores the account's data. nil means a new in-memory engine
-	// (memory.New). For data on disk, pass a pebble engine (package
+	// (memory.New, with the change feed's records kept as a log:
+	// memory.Options.Logs). For data on disk, pass a pebble engine (package
 	// storage/pebble).
 	//
 	// The Account owns the engine: nothing else may write to it, and Close
@@ -136,7 +137,7 @@ func Open(opts *Options) (*Account, error) {
 		o = *opts
 	}
 	if o.Engine == nil {
-		o.Engine = memory.New(nil)
+		o.Engine = memory.New(&memory.Options{Logs: keyenc.LogPrefixes()})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
