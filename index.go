@@ -22,8 +22,9 @@ import (
 // whose filter bounds an indexed property reads the index instead of the
 // table when that reads fewer entities (query.go, indexplan.go). Answers
 // are the scan's: the index only yields candidate keys, each entity is
-// fetched and matched by the whole filter, and the matches are returned
-// in (PartitionKey, RowKey) order.
+// fetched and matched by the whole filter (but where the filter is
+// exactly the index's value ranges), and the matches are returned in
+// (PartitionKey, RowKey) order.
 //
 // An index entry is the key
 //
@@ -511,7 +512,7 @@ func (indexMaintainer) contribute(c *commitContext) error {
 			start := keyenc.AppendIndexTable(nil, ch.tableID)
 			c.delRange(start, keyenc.PrefixEnd(start))
 			continue
-		case changeInsert, changeReplace, changeMerge, changeDelete:
+		case changeInsert, changeReplace, changeMerge, changeDelete, changeExpired:
 		default:
 			continue
 		}

@@ -56,7 +56,7 @@ func TestPlanEntities(t *testing.T) {
 			for i, s := range tc.state {
 				vals[i], found[i] = s.val, s.found
 			}
-			p, i, err := planEntities("T", tc.actions, vals, found, nil)
+			p, i, err := planEntities("T", tc.actions, vals, found, nil, expiryCheck{})
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("planEntities: %v", err)
@@ -78,7 +78,7 @@ func TestPlanEntitiesMerge(t *testing.T) {
 	act := Action{Type: ActionUpdateMerge, Entity: Entity{PartitionKey: "p", RowKey: "a", Properties: Properties{
 		"B": StringValue("new"), "C": BoolValue(true), "A": Value{}, // a null leaves A as it is
 	}}}
-	p, _, err := planEntities("T", []Action{act}, [][]byte{old}, []bool{true}, nil)
+	p, _, err := planEntities("T", []Action{act}, [][]byte{old}, []bool{true}, nil, expiryCheck{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,14 +114,14 @@ func TestPlanEntitiesMerge(t *testing.T) {
 		big[string(rune('a'+i%26))+string(rune('a'+i/26))] = Int32Value(int32(i))
 	}
 	act.Entity.Properties = big
-	if _, i, err := planEntities("T", []Action{act}, [][]byte{old}, []bool{true}, nil); !errors.Is(err, ErrTooManyProperties) || i != 0 {
+	if _, i, err := planEntities("T", []Action{act}, [][]byte{old}, []bool{true}, nil, expiryCheck{}); !errors.Is(err, ErrTooManyProperties) || i != 0 {
 		t.Fatalf("merge over the limit = %d, %v", i, err)
 	}
 }
 
 func TestPlanEntitiesCorrupt(t *testing.T) {
 	act := Action{Type: ActionUpdateReplace, Entity: Entity{PartitionKey: "p", RowKey: "a"}}
-	if _, i, err := planEntities("T", []Action{act}, [][]byte{{9, 9}}, []bool{true}, nil); err == nil || i != -1 {
+	if _, i, err := planEntities("T", []Action{act}, [][]byte{{9, 9}}, []bool{true}, nil, expiryCheck{}); err == nil || i != -1 {
 		t.Fatalf("a corrupt record = index %d, %v; want index -1 and an error", i, err)
 	}
 }
@@ -144,7 +144,7 @@ func TestPlanEntitiesWriteSet(t *testing.T) {
 		ends = append(ends, len(recs))
 	}
 	vals := [][]byte{nil, appendRecord(nil, 100, nil), nil}
-	p, _, err := planEntities("T", actions, vals, []bool{false, true, false}, nil)
+	p, _, err := planEntities("T", actions, vals, []bool{false, true, false}, nil, expiryCheck{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,7 +169,7 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 			tableMore[ti] = m
 		case keyenc.PrefixMeta:
 			t, ok := decodeTicks(v)
-			if string(k) == string(metaClock) {
+			if string(k) == string(metaClock) || string(k) == string(metaSweeper) {
 				t, _, ok = decodeMark(v)
 			}
 			switch {
@@ -183,7 +183,7 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 				clockMark = t
 			case string(k) == string(metaNextID):
 				nextID = uint64(t)
-			case string(k) == string(metaFeedRev):
+			case string(k) == string(metaFeedRev), string(k) == string(metaSweeper):
 			case string(k) == string(metaFormat):
 				if t != formatVersion {
 					addProblem(&rep.Problems, &more, "the store's format version is %d; this localtable reads version %d", t, formatVersion)

@@ -265,6 +265,9 @@ func (e *embedded) run() error {
 	if err := e.orPlan(); err != nil {
 		return err
 	}
+	if err := e.indexWorkloads(); err != nil { // index.go
+		return err
+	}
 
 	// Writes under new keys: each round has keys of its own, the same for
 	// every system. They are made before the timed loops.

@@ -1,384 +1,449 @@
 package main
 
 import (
+	"database/sql"
+	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/localtable/localtable"
-	"github.com/localtable/localtable/internal/keyenc"
-	"github.com/localtable/localtable/storage"
-	"github.com/localtable/localtable/storage/pebble"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
 
-// The index build's workloads (issue 21): how fast an index is built on a
-// table that already holds IndexEntities entities, what it costs in bytes
-// per entry, and what a build does to the p99 of writers writing into the
-// table meanwhile. On each engine: the table is loaded (pebble without
-// fsync, then reopened with it), an index on Score (a Double) is built
-// with nothing else running (the build rate and the bytes), then in each
-// round writers replace random entities (changing Score, so the index is
-// kept) for a phase alone, then for a phase while RebuildIndex builds the
-// index again from the table: the same writers, the same index kept, with
-// and without a build beside them.
+// The secondary index's workloads (issue 21's targets): the full-table
+// filter at 1% selectivity ("Score lt 1.0") through an index on Score
+// against the same filter without one, on each of localtable's engines
+// and on SQLite (an index on its Score column); and the cost of the index
+// on the single insert and the transaction of 100. They run on the data
+// set as loaded, after the read workloads and before the write ones, on
+// two localtable stores of their own loaded as the main ones are, with
+// the index declared on the loaded table (its build timed), next to the
+// main stores, which have none.
 
-// indexWriters is how many goroutines write during the index rounds.
-const indexWriters = 4
+// The index workloads' systems.
+const (
+	sLtMemIx    = "localtable memory, Score index"
+	sLtPebIx    = "localtable pebble, Score index"
+	sSQLiteIx   = "SQLite, Score index"
+	sSQLiteNoIx = "SQLite, no index"
 
-// indexResults are the figures of the index workloads.
+	// The summary's groups of the index's ratios.
+	gIxMem = "localtable memory: Score index ÷ none (time/op)"
+	gIxPeb = "localtable pebble: Score index ÷ none (time/op)"
+	gIxSQL = "Score index: localtable ÷ SQLite, Score index (time/op)"
+
+	// hLtMemIx is the server started with serve --index on Score.
+	hLtMemIx = "localtable memory, --index bench:Score"
+	gIxHTTP  = "HTTP: localtable memory, --index ÷ Azurite (server CPU/op)"
+	gIxHTTPL = "HTTP: localtable memory, --index ÷ no index (server CPU/op)"
+
+	// ixIndexName is the index's name; sqliteIndexName SQLite's.
+	ixIndexName     = "byScore"
+	sqliteIndexName = "entities_score"
+)
+
+// Issue 21's targets.
+const (
+	ixMinSpeedup = 50  // the indexed filter is at least this many times faster than the scan
+	ixMaxCost    = 1.5 // an index costs a write at most this many times the time without
+)
+
+// indexResults are the figures of the index's workloads.
 type indexResults struct {
 	// Command and Version say how and on what the figures were made when
 	// they were measured apart from the rest of the run (-index-only).
-	Command   string        `json:"command,omitempty"`
-	Version   string        `json:"version,omitempty"`
-	Started   time.Time     `json:"started"`
-	Rounds    int           `json:"rounds"`
-	Entities  int           `json:"entities"`
-	Writers   int           `json:"writers"`
-	LoadStart string        `json:"loadavg_start,omitempty"`
-	LoadEnd   string        `json:"loadavg_end,omitempty"`
-	Engines   []indexEngine `json:"engines"`
-}
-
-// indexEngine is what one engine measured.
-type indexEngine struct {
-	System      string  `json:"system"`
-	LoadSeconds float64 `json:"load_seconds"`
-	// BuildSeconds is the build with nothing else running; BuildRate its
-	// entities a second.
-	BuildSeconds float64 `json:"build_seconds"`
-	BuildRate    float64 `json:"build_entities_per_second"`
-	// Entries is the index's entries after that build; EntryBytes their
-	// keys' bytes (the value is empty) a piece; HeapPerEntry (memory) the
-	// live heap it added, after a GC, per entry; DiskPerEntry (pebble)
-	// the sstable bytes it added once flushed (compressed, not compacted).
+	Command string `json:"command,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Filter has the full-table filter on the index's six systems
+	// (indexFilterSystems); Write the single insert and the transaction
+	// of 100 on four (indexWriteSystems).
+	Filter []figure `json:"filter"`
+	Write  []figure `json:"write"`
+	// BuildSeconds is the time to declare and build the index on the
+	// loaded table, per system (SQLite: CREATE INDEX).
+	BuildSeconds map[string]float64 `json:"build_seconds"`
+	// HeapPerEntry is what the memory engine's heap grew by per index
+	// entry when the index was built (one entry per entity); Entries how
+	// many entries that was.
+	HeapPerEntry float64 `json:"heap_bytes_per_entry"`
 	Entries      int     `json:"entries"`
-	EntryBytes   float64 `json:"entry_key_bytes"`
-	HeapPerEntry float64 `json:"heap_bytes_per_entry,omitempty"`
-	DiskPerEntry float64 `json:"disk_bytes_per_entry,omitempty"`
-	// Per round: the writers' p50 and p99 and writes a second alone and
-	// beside the rebuild, and the rebuild's entities a second.
-	AloneP50   []float64 `json:"alone_p50_ns"`
-	AloneP99   []float64 `json:"alone_p99_ns"`
-	AloneRate  []float64 `json:"alone_writes_per_second"`
-	BuildP50   []float64 `json:"during_p50_ns"`
-	BuildP99   []float64 `json:"during_p99_ns"`
-	BuildWRate []float64 `json:"during_writes_per_second"`
-	Rebuild    []float64 `json:"rebuild_entities_per_second"`
-	// P99Ratio is the median over rounds of each round's p99 beside the
-	// build ÷ alone.
-	P99Ratio float64 `json:"p99_ratio"`
+	// HTTP has the full-table filter over HTTP on a memory server started
+	// with --index on Score, on the one without (hLtMem) and on Azurite,
+	// interleaved; Server is the indexed server's figure.
+	HTTP   []httpFigure  `json:"http,omitempty"`
+	Server *serverFigure `json:"server,omitempty"`
 }
 
-// runIndex runs the index workloads on memory and pebble, with stores in
-// work.
-func runIndex(cfg config, work string, logf func(string, ...any)) (*indexResults, error) {
-	ir := &indexResults{Started: time.Now().UTC(), Rounds: cfg.Rounds, Entities: indexShape(cfg.IndexEntities).n(), Writers: indexWriters, LoadStart: loadAvg()}
-	defer func() { ir.LoadEnd = loadAvg() }()
-	for _, name := range []string{sLtMem, sLtPeb} {
-		dir := ""
-		if name == sLtPeb {
-			dir = filepath.Join(work, "index-build")
-		}
-		ie, err := indexEngineRun(cfg, name, dir, logf)
-		if err != nil {
-			return nil, fmt.Errorf("index build on %s: %w", name, err)
-		}
-		ir.Engines = append(ir.Engines, *ie)
-		runtime.GC()
-	}
-	return ir, nil
+var (
+	indexFilterSystems = []string{sLtMemIx, sLtMem, sLtPebIx, sLtPeb, sSQLiteIx, sSQLiteNoIx}
+	indexWriteSystems  = []string{sLtMem, sLtMemIx, sLtPeb, sLtPebIx}
+)
+
+// sqliteVariant is the SQLite store with its full-table filter read
+// through the Score index (INDEXED BY) or without any (NOT INDEXED), so
+// that both run on the same database in the same run.
+type sqliteVariant struct {
+	*sqliteStore
+	label string
+	full  *sql.Stmt
 }
 
-// indexShape is the data set of n entities: partitions of 2,000 rows.
-func indexShape(n int) shape { return shape{Parts: (n + 1999) / 2000, Rows: min(n, 2000)} }
+func (s *sqliteVariant) name() string             { return s.label }
+func (s *sqliteVariant) fullFilter() (int, error) { return s.count(s.full) }
+func (s *sqliteVariant) close() error             { return s.full.Close() } // the database is the SQLite store's
 
-func indexEngineRun(cfg config, name, dir string, logf func(string, ...any)) (*indexEngine, error) {
-	ie := &indexEngine{System: name}
-	s := indexShape(cfg.IndexEntities)
-	n := s.n()
-	st, err := openLtStore(name, dir, dir != "", nil)
-	if err != nil {
-		return nil, err
-	}
-	closed := false
+// indexWorkloads runs the index's workloads into e.res.Index. The stores
+// it adds are closed, and SQLite's index dropped, before it returns.
+func (e *embedded) indexWorkloads() (err error) {
+	cfg, s := e.cfg, e.cfg.Data
+	ir := &indexResults{BuildSeconds: map[string]float64{}, Entries: s.n()}
+	main := len(e.stores)
 	defer func() {
-		if !closed {
-			st.close()
+		for _, st := range e.stores[main:] {
+			if cerr := st.close(); cerr != nil && err == nil {
+				err = fmt.Errorf("closing %s: %w", st.name(), cerr)
+			}
+		}
+		e.stores = e.stores[:main]
+	}()
+	order := shuffled(s.n(), 1) // the main stores' order
+	for _, name := range []string{sLtMemIx, sLtPebIx} {
+		dir := ""
+		if name == sLtPebIx {
+			dir = filepath.Join(e.dir, strings.ReplaceAll(name, " ", "-"))
+		}
+		start := time.Now()
+		st, err := newLocaltable(name, dir, s, order)
+		if err != nil {
+			return fmt.Errorf("loading %s: %w", name, err)
+		}
+		e.stores = append(e.stores, st)
+		e.logf("loaded %-18s %d entities in %.1fs", name, s.n(), time.Since(start).Seconds())
+		h0, _ := memNow()
+		start = time.Now()
+		if err := st.tbl.CreateIndex(ctx, ixIndexName, "Score"); err != nil {
+			return fmt.Errorf("%s: building the index: %w", name, err)
+		}
+		ir.BuildSeconds[name] = time.Since(start).Seconds()
+		if dir == "" {
+			h1, _ := memNow()
+			ir.HeapPerEntry = (float64(h1) - float64(h0)) / float64(s.n())
+		}
+		e.logf("built the index of %s in %.1fs", name, ir.BuildSeconds[name])
+	}
+
+	sq := e.store(sSQLite).(*sqliteStore)
+	start := time.Now()
+	if _, err := sq.db.Exec(`CREATE INDEX ` + sqliteIndexName + ` ON entities (tbl, Score)`); err != nil {
+		return fmt.Errorf("SQLite: creating the index: %w", err)
+	}
+	ir.BuildSeconds[sSQLiteIx] = time.Since(start).Seconds()
+	defer func() {
+		if _, derr := sq.db.Exec(`DROP INDEX ` + sqliteIndexName); derr != nil && err == nil {
+			err = fmt.Errorf("SQLite: dropping the index: %w", derr)
 		}
 	}()
-	t0 := time.Now()
-	for start := 0; start < n; start += 100 {
-		acts := make([]localtable.Action, 0, 100)
-		for i := start; i < min(start+100, n); i++ {
-			r := s.makeRow(i)
-			acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: r.entity()})
-		}
-		if _, err := st.tbl.Transact(ctx, acts); err != nil {
-			return nil, fmt.Errorf("load: %w", err)
-		}
-	}
-	ie.LoadSeconds = time.Since(t0).Seconds()
-	logf("index: %s entities loaded on %s in %.1fs", fmtInt(n), name, ie.LoadSeconds)
-	if dir != "" { // reopened with each commit fsynced, as the writers want it
-		closed = true
-		if err := st.acct.Close(); err != nil {
-			return nil, err
-		}
-		acct, eng, err := openLocaltable(dir, false, nil)
+	for _, v := range []struct{ label, from string }{
+		{sSQLiteIx, "entities INDEXED BY " + sqliteIndexName},
+		{sSQLiteNoIx, "entities NOT INDEXED"},
+	} {
+		q, err := sq.db.Prepare(`SELECT ` + sqliteCols + ` FROM ` + v.from + ` WHERE tbl = 'bench' AND Score < 1.0 ORDER BY pk, rk`)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("%s: %w", v.label, err)
 		}
-		st.acct, st.eng, st.tbl, closed = acct, eng, acct.Table(tableName), false
+		e.stores = append(e.stores, &sqliteVariant{sqliteStore: sq, label: v.label, full: q})
 	}
 
-	// The build alone, and what its entries take.
-	heap0 := liveHeap()
-	disk0, err := sstBytes(st.eng, dir)
-	if err != nil {
-		return nil, err
-	}
-	t0 = time.Now()
-	if err := st.tbl.CreateIndex(ctx, "byScore", "Score"); err != nil {
-		return nil, err
-	}
-	ie.BuildSeconds = time.Since(t0).Seconds()
-	ie.BuildRate = float64(n) / ie.BuildSeconds
-	heap1 := liveHeap()
-	disk1, err := sstBytes(st.eng, dir)
-	if err != nil {
-		return nil, err
-	}
-	entries, keyBytes, err := indexKeyBytes(st.eng)
-	if err != nil {
-		return nil, err
-	}
-	if entries != n {
-		return nil, fmt.Errorf("the index has %d entries; want %d", entries, n)
-	}
-	ie.Entries, ie.EntryBytes = entries, float64(keyBytes)/float64(entries)
-	if dir == "" {
-		ie.HeapPerEntry = float64(heap1-heap0) / float64(entries)
-	} else {
-		ie.DiskPerEntry = float64(disk1-disk0) / float64(entries)
-	}
-	logf("index: built on %s in %.1fs: %s entities/s; %.0f key bytes an entry, %.0f heap, %.0f disk", name, ie.BuildSeconds, fmtInt(int(ie.BuildRate)), ie.EntryBytes, ie.HeapPerEntry, ie.DiskPerEntry)
-
-	// Rounds: writers alone, then writers beside a rebuild, for as long as
-	// the rebuild takes (the alone phase as long as the last one did).
-	phase := time.Duration(ie.BuildSeconds * float64(time.Second))
-	var ratios []float64
-	for round := range cfg.Rounds {
-		lat, took := indexWrite(s, st.tbl, round, func(stop <-chan struct{}) error {
-			select {
-			case <-stop:
-			case <-time.After(phase):
-			}
-			return nil
-		})
-		p50, p99 := quantile(lat, 0.5), quantile(lat, 0.99)
-		ie.AloneP50, ie.AloneP99 = append(ie.AloneP50, float64(p50)), append(ie.AloneP99, float64(p99))
-		ie.AloneRate = append(ie.AloneRate, float64(len(lat))/took.Seconds())
-		var rebuild time.Duration
-		var rerr error
-		lat, took = indexWrite(s, st.tbl, round, func(<-chan struct{}) error {
-			t := time.Now()
-			rerr = st.tbl.RebuildIndex(ctx, "byScore")
-			rebuild = time.Since(t)
-			return rerr
-		})
-		if rerr != nil {
-			return nil, rerr
+	// What the figures append to e.res.Embedded is moved to ir.
+	first := len(e.res.Embedded)
+	from := first
+	want := s.scoreMatches()
+	if _, err := e.interleave(wFull, cfg.Rounds, indexFilterSystems, e.simple(cfg.MaxOps, func(st store, _, _ int) error {
+		n, err := st.fullFilter()
+		if err == nil && n != want {
+			err = errCount(wFull, n, want)
 		}
-		phase = rebuild
-		bp50, bp99 := quantile(lat, 0.5), quantile(lat, 0.99)
-		ie.BuildP50, ie.BuildP99 = append(ie.BuildP50, float64(bp50)), append(ie.BuildP99, float64(bp99))
-		ie.BuildWRate = append(ie.BuildWRate, float64(len(lat))/took.Seconds())
-		ie.Rebuild = append(ie.Rebuild, float64(n)/rebuild.Seconds())
-		ratios = append(ratios, float64(bp99)/float64(p99))
-		logf("index: %s round %d: writers alone p50 %s p99 %s (%.0f/s); beside the rebuild (%.1fs) p50 %s p99 %s (%.0f/s)", name, round, fmtNs(float64(p50)), fmtNs(float64(p99)), ie.AloneRate[round], rebuild.Seconds(), fmtNs(float64(bp50)), fmtNs(float64(bp99)), ie.BuildWRate[round])
+		return err
+	})); err != nil {
+		return err
 	}
-	ie.P99Ratio = median(ratios)
-	rep, err := st.acct.Verify(ctx)
+	ir.Filter = slices.Clone(e.res.Embedded[from:])
+
+	// The writes, under keys of their own ("x…"), not those of the main
+	// write workloads that follow on the same stores.
+	from = len(e.res.Embedded)
+	insKeys := make([][]string, cfg.Rounds)
+	for r := range insKeys {
+		insKeys[r] = make([]string, cfg.MaxOps)
+		for i := range insKeys[r] {
+			insKeys[r][i] = "x" + pad(r, 2) + "-" + pad(i, 7)
+		}
+	}
+	if _, err := e.interleave(wInsert, cfg.Rounds, indexWriteSystems, e.simple(cfg.MaxOps, func(st store, round, i int) error {
+		return st.insert(pk(i%s.Parts), insKeys[round][i])
+	})); err != nil {
+		return err
+	}
+	nTx := max(1, cfg.MaxOps/100)
+	txRows := make([][]string, cfg.Rounds)
+	for r := range txRows {
+		txRows[r] = make([]string, 100)
+		for j := range txRows[r] {
+			txRows[r][j] = "x" + pad(r, 2) + "-" + pad(j, 3)
+		}
+	}
+	if _, err := e.interleave(wTx100, cfg.Rounds, indexWriteSystems, e.simple(nTx, func(st store, round, i int) error {
+		return st.tx100("x"+pad(i, 6), txRows[round]) // a partition of each transaction's own
+	})); err != nil {
+		return err
+	}
+	ir.Write = slices.Clone(e.res.Embedded[from:])
+	e.res.Embedded = e.res.Embedded[:first]
+	e.res.Index = ir
+	return nil
+}
+
+// indexWorkload runs the full-table filter over HTTP on a memory server
+// started with --index bench:Score (loaded as the others are), with the
+// memory server without it and Azurite, interleaved, into h.res.Index.
+// The indexed server is stopped before it returns.
+func (h *httpRun) indexWorkload(bin string) error {
+	if h.res.Index == nil {
+		h.res.Index = &indexResults{}
+	}
+	p, err := startLocaltable(hLtMemIx, bin, "", "--index", tableName+":Score")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if !rep.OK() {
-		return nil, fmt.Errorf("verify after the rounds: %v %v", rep.Problems, rep.Tables)
+	defer p.stop()
+	t := &httpTarget{proc: p, fig: serverFigure{Server: p.name, Version: h.res.Versions["localtable"], StartupMs: float64(p.startup.Microseconds()) / 1000}}
+	if t.client, err = newClient(p, h.cfg.Workers); err != nil {
+		return err
 	}
-	return ie, nil
-}
-
-// indexWrite runs indexWriters writers replacing random entities of s
-// with a new Score until phase returns, and returns their latencies,
-// sorted, and the phase's wall time. A failing write stops the run: it
-// panics, as the rest of the program stops on a wrong result.
-func indexWrite(s shape, tbl *localtable.Table, round int, phase func(stop <-chan struct{}) error) ([]time.Duration, time.Duration) {
-	stop := make(chan struct{})
-	var mu sync.Mutex
-	var all []time.Duration
-	var wg sync.WaitGroup
-	var werr error
-	for w := range indexWriters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(round), uint64(w)))
-			var lat []time.Duration
-			for {
-				select {
-				case <-stop:
-					mu.Lock()
-					all = append(all, lat...)
-					mu.Unlock()
-					return
-				default:
-				}
-				r := s.makeRow(rng.IntN(s.n()))
-				r.Score = rng.Float64() * 100
-				e := r.entity()
-				t := time.Now()
-				if _, err := tbl.Upsert(ctx, e, nil); err != nil {
-					mu.Lock()
-					werr = err
-					mu.Unlock()
-					<-stop
-					return
-				}
-				lat = append(lat, time.Since(t))
-			}
-		}()
+	if err := h.load(t); err != nil {
+		return err
 	}
-	t0 := time.Now()
-	perr := phase(stop)
-	close(stop)
-	took := time.Since(t0)
-	wg.Wait()
-	if werr != nil || perr != nil {
-		panic(fmt.Sprintf("index writers: %v; phase: %v", werr, perr))
+	all := h.targets
+	defer func() { h.targets = all }()
+	h.targets = []*httpTarget{t}
+	for _, o := range all {
+		if o.proc.name == hLtMem || o.proc.name == hAzurit {
+			h.targets = append(h.targets, o)
+		}
 	}
-	slices.Sort(all)
-	return all, took
-}
-
-// liveHeap is the live heap after a GC.
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
-// sstBytes flushes a pebble engine's memtable and returns the bytes of
-// its sstables in dir; 0 for the memory engine.
-func sstBytes(eng storage.Engine, dir string) (int64, error) {
-	db, ok := eng.(*pebble.DB)
-	if !ok || dir == "" {
-		return 0, nil
-	}
-	if err := db.Flush(); err != nil {
+	from := len(h.res.HTTP)
+	fullWant := h.cfg.HTTPData.scoreMatches()
+	if err := h.interleave(hwFull, func(c *aztables.Client, _, _ int) (int, error) {
+		n, err := count(c, "Score lt 1.0")
+		if err == nil && n != fullWant {
+			err = errCount(hwFull, n, fullWant)
+		}
 		return 0, err
+	}); err != nil {
+		return err
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.sst"))
-	if err != nil {
-		return 0, err
-	}
-	var size int64
-	for _, f := range files {
-		fi, err := os.Stat(f)
-		if err != nil {
-			return 0, err
-		}
-		size += fi.Size()
-	}
-	return size, nil
+	h.res.Index.HTTP = slices.Clone(h.res.HTTP[from:])
+	h.res.HTTP = h.res.HTTP[:from]
+	t.fig.PeakRSS, _ = procStatus(p.pid(), "VmHWM")
+	h.res.Index.Server = &t.fig
+	return nil
 }
 
-// indexKeyBytes counts the index entries of eng and their keys' bytes.
-func indexKeyBytes(eng storage.Engine) (int, int, error) {
-	it, err := eng.NewIter(&storage.IterOptions{LowerBound: []byte{keyenc.PrefixIndex}, UpperBound: []byte{keyenc.PrefixIndex + 1}})
-	if err != nil {
-		return 0, 0, err
+// indexRatios adds the index's ratios to res.Ratios.
+func indexRatios(res *results, add func(group, w, a, b, metric string, ra, rb []float64)) {
+	x := res.Index
+	if x == nil {
+		return
 	}
-	n, size := 0, 0
-	for it.First(); it.Valid(); it.Next() {
-		n++
-		size += len(it.Key()) + len(it.Value())
-	}
-	if err := it.Error(); err != nil {
-		it.Close()
-		return 0, 0, err
-	}
-	return n, size, it.Close()
-}
-
-// indexOnly runs the index workloads alone and writes the outputs
-// again, with the other figures of out/results.json kept.
-func indexOnly(cfg config, out, doc string, cmd string, logf func(string, ...any)) error {
-	return measureApart(cfg, out, doc, cmd, "localtable-bench-index-", func(res *results, work, version string) error {
-		ir, err := runIndex(cfg, work, logf)
-		if err != nil {
-			return err
+	rounds := func(figs []figure, w, system string) []float64 {
+		if f := find(figs, w, system); f != nil {
+			return f.NsPerOp
 		}
-		ir.Command, ir.Version = cmd, version
-		res.Index = ir
 		return nil
-	})
+	}
+	for _, g := range []struct{ group, ix, plain string }{{gIxMem, sLtMemIx, sLtMem}, {gIxPeb, sLtPebIx, sLtPeb}} {
+		add(g.group, wFull, g.ix, g.plain, "ns/op", rounds(x.Filter, wFull, g.ix), rounds(x.Filter, wFull, g.plain))
+		for _, w := range []string{wInsert, wTx100} {
+			add(g.group, w, g.ix, g.plain, "ns/op", rounds(x.Write, w, g.ix), rounds(x.Write, w, g.plain))
+		}
+	}
+	for _, lt := range []string{sLtMemIx, sLtPebIx} {
+		add(gIxSQL, wFull+" ("+lt+")", lt, sSQLiteIx, "ns/op", rounds(x.Filter, wFull, lt), rounds(x.Filter, wFull, sSQLiteIx))
+	}
+	ix := findHTTP(x.HTTP, hwFull, hLtMemIx)
+	for _, g := range []struct{ group, peer string }{{gIxHTTP, hAzurit}, {gIxHTTPL, hLtMem}} {
+		if peer := findHTTP(x.HTTP, hwFull, g.peer); ix != nil && peer != nil {
+			add(g.group, hwFull, hLtMemIx, g.peer, "server CPU ns/op", ix.CPUPerOpNs, peer.CPUPerOpNs)
+		}
+	}
 }
 
-// indexMarkdown renders the section "Building an index" of the report.
+// indexMarkdown is the report's section on the index.
 func indexMarkdown(res *results) string {
-	f := res.Index
+	x := res.Index
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("## Building an index\n\n")
-	if f.Command != "" {
-		p("Measured apart from the rest of the report, on %s (localtable %s), with:\n\n```sh\n%s\n```\n\n", f.Started.Format("2006-01-02"), f.Version, f.Command)
+	p("## Secondary index\n\n")
+	if x.Command != "" {
+		p("Measured apart from the rest of the report (localtable %s), with:\n\n```sh\n%s\n```\n\n", x.Version, x.Command)
 	}
-	p("A table of %s entities (the data set's, in partitions of 2,000) gets an index on `Score` (a Double): `CreateIndex` builds it in steps of 1,000 entities, each one commit, with nothing else running. ", fmtInt(f.Entities))
-	p("Then, in %d rounds, %d goroutines replace random entities with a new Score (so every write also moves its index entry), first alone, then beside `RebuildIndex`, which deletes the index's entries and builds it again from the table (the writers keep it meanwhile): the p99 of the same writes with and without a build beside them. pebble fsyncs each commit (the load was made without, then the store reopened).\n\n", f.Rounds, f.Writers)
+	p("The full-table filter at 1%% selectivity (`Score lt 1.0`, %s of %s entities, every match returned as an entity or a row) through an index on Score, against the same filter without one, in %d interleaved rounds on the six systems below. ", fmtInt(res.Config.Data.scoreMatches()), fmtInt(x.Entries), res.Config.Rounds)
+	p("The indexed localtable stores are loaded as the main ones are, then the index is declared on the loaded table (built online); SQLite's is `CREATE INDEX … ON entities (tbl, Score)` on the main SQLite database, read with `INDEXED BY`, its scan with `NOT INDEXED`.\n\n")
+	p("| system | 1%% filter | build on the loaded table |\n|---|---|---|\n")
+	for _, sys := range indexFilterSystems {
+		build := ""
+		if s, ok := x.BuildSeconds[sys]; ok {
+			build = fmt.Sprintf("%.1f s", s)
+		}
+		p("| %s | %s | %s |\n", sys, fmtNs(med(find(x.Filter, wFull, sys))), build)
+	}
+	p("\n| ratio (median of the per-round ratios) | value | issue 21's target |\n|---|---|---|\n")
+	for _, g := range []struct{ group, engine string }{{gIxMem, "memory"}, {gIxPeb, "pebble"}} {
+		if r := findRatio(res, g.group, wFull); r > 0 {
+			p("| %s: scan ÷ index | %.1f× faster | ≥ %d× |\n", g.engine, 1/r, ixMinSpeedup)
+		}
+	}
+	for _, lt := range []string{sLtMemIx, sLtPebIx} {
+		if r := findRatio(res, gIxSQL, wFull+" ("+lt+")"); r > 0 {
+			p("| %s ÷ %s | %s | < 1× |\n", lt, sSQLiteIx, fmtRatio(r))
+		}
+	}
+	p("\nThe cost of the index on writes: the same writes into the indexed stores and the main ones (no index), interleaved, each loaded with the data set; pebble fsyncs each commit. ")
+	p("The ratio is with the index ÷ without (the issue's target: at most %.1f×).\n\n", ixMaxCost)
 	p("| | memory | pebble |\n|---|---|---|\n")
-	row := func(label string, cell func(e indexEngine) string) {
-		p("| %s |", label)
-		for _, e := range f.Engines {
-			p(" %s |", cell(e))
+	for _, w := range []string{wInsert, wTx100} {
+		p("| %s |", w)
+		for _, g := range []struct{ group, ix, plain string }{{gIxMem, sLtMemIx, sLtMem}, {gIxPeb, sLtPebIx, sLtPeb}} {
+			p(" %s (%s → %s) |", fmtRatio(findRatio(res, g.group, w)), fmtNs(med(find(x.Write, w, g.plain))), fmtNs(med(find(x.Write, w, g.ix))))
 		}
 		p("\n")
 	}
-	row("build alone", func(e indexEngine) string {
-		return fmt.Sprintf("%s entities/s (%.1f s)", fmtInt(int(e.BuildRate)), e.BuildSeconds)
-	})
-	row("rebuild beside the writers (median of rounds)", func(e indexEngine) string {
-		return fmt.Sprintf("%s entities/s", fmtInt(int(median(e.Rebuild))))
-	})
-	row("writers' p99: alone → beside the build", func(e indexEngine) string {
-		return fmt.Sprintf("%s → %s (**%.2f×**)", fmtNs(median(e.AloneP99)), fmtNs(median(e.BuildP99)), e.P99Ratio)
-	})
-	row("writers' p50: alone → beside the build", func(e indexEngine) string {
-		return fmt.Sprintf("%s → %s", fmtNs(median(e.AloneP50)), fmtNs(median(e.BuildP50)))
-	})
-	row("writes a second: alone → beside the build", func(e indexEngine) string {
-		return fmt.Sprintf("%s → %s", fmtInt(int(median(e.AloneRate))), fmtInt(int(median(e.BuildWRate))))
-	})
-	row("an entry's key", func(e indexEngine) string { return fmt.Sprintf("%.0f bytes", e.EntryBytes) })
-	row("what an entry costs", func(e indexEngine) string {
-		if e.HeapPerEntry > 0 {
-			return fmt.Sprintf("%.0f bytes of live heap", e.HeapPerEntry)
+	p("\nMemory per index entry (the memory engine's live heap after the build, less before, per entry): %s.\n\n", fmtBytes(x.HeapPerEntry))
+	if len(x.HTTP) > 0 {
+		p("**Over HTTP**: the same filter through the Go SDK (%d workers, every page) on a memory server started with `serve --index %s:Score`, on the memory server without it, and on Azurite, in %d interleaved rounds on the HTTP data set (%s entities, %s matches).\n\n",
+			res.Config.Workers, tableName, res.Config.Rounds, fmtInt(res.Config.HTTPData.n()), fmtInt(res.Config.HTTPData.scoreMatches()))
+		p("| server | server CPU/op | ops/s | p50 | p99 |\n|---|---|---|---|---|\n")
+		for _, f := range x.HTTP {
+			p("| %s | %s | %.0f | %s | %s |\n", f.Server, fmtNs(f.MedCPUPerOp), f.MedOpsSec, fmtNs(f.MedP50), fmtNs(f.MedP99))
 		}
-		return fmt.Sprintf("%.0f bytes of sstable (flushed, compressed, not compacted)", e.DiskPerEntry)
-	})
-	p("\nThe p99 ratio is the median over the rounds of each round's p99 beside the build ÷ alone. ")
-	p("A build step holds the writes (of its process) into the partitions of the 1,000 entities it indexes while it reads them again and commits their entries, one commit of about 1,000 keys (fsynced on pebble); writes into the other partitions go on. The writers here pick entities over all the table's partitions, so few wait for a step: what moves their p99 and their rate is the machine the build shares with them (2 cores, and on pebble the log's fsyncs, which the build's large commits lengthen). No write fails.")
-	if f.LoadStart != "" {
-		p(" The machine's load average (1, 5, 15 min) was %s when these workloads began and %s when they ended.", f.LoadStart, f.LoadEnd)
+		p("\n")
+		if r := findRatio(res, gIxHTTP, hwFull); r > 0 {
+			p("Server CPU per op, indexed localtable ÷ Azurite: %s (issue 21's target: ≤ 0.02×). ", fmtRatio(r))
+		}
+		if r := findRatio(res, gIxHTTPL, hwFull); r > 0 {
+			p("Indexed ÷ not indexed: %s.", fmtRatio(r))
+		}
+		p("\n\n")
 	}
-	p("\n\n")
 	return b.String()
+}
+
+// indexOnly runs the index's workloads alone, on the stores they need
+// (localtable memory and pebble, SQLite, and over HTTP the memory server
+// and Azurite), and writes the outputs with the other figures of out's
+// results.json kept.
+func indexOnly(cfg config, out, doc, cmd string, logf func(string, ...any)) error {
+	dir, err := benchDir()
+	if err != nil {
+		return err
+	}
+	root := filepath.Dir(dir)
+	res := &results{Mode: cfg.Mode, Started: time.Now().UTC(), Config: cfg, Machine: machineInfo(), Versions: versions(root), Command: cmd}
+	if b, err := os.ReadFile(filepath.Join(out, "results.json")); err == nil {
+		res = &results{}
+		if err := json.Unmarshal(b, res); err != nil {
+			return fmt.Errorf("%s: %v", filepath.Join(out, "results.json"), err)
+		}
+	}
+	work, err := os.MkdirTemp("", "localtable-bench-index-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	s := cfg.Data
+	part := &results{Versions: versions(root)}
+	e := &embedded{cfg: cfg, dir: work, logf: logf, res: part}
+	defer e.close()
+	order := shuffled(s.n(), 1)
+	sub := func(name string) (string, error) {
+		d := filepath.Join(work, strings.ReplaceAll(name, " ", "-"))
+		return d, os.MkdirAll(d, 0o755)
+	}
+	for _, name := range []string{sLtMem, sLtPeb, sSQLite} {
+		start := time.Now()
+		var st store
+		switch name {
+		case sLtMem:
+			st, err = newLocaltable(name, "", s, order)
+		case sLtPeb:
+			var d string
+			if d, err = sub(name); err == nil {
+				st, err = newLocaltable(name, d, s, order)
+			}
+		default:
+			var d string
+			if d, err = sub(name); err == nil {
+				st, err = newSQLite(d, s, order)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("loading %s: %w", name, err)
+		}
+		e.stores = append(e.stores, st)
+		logf("loaded %-18s %d entities in %.1fs", name, s.n(), time.Since(start).Seconds())
+	}
+	if err := e.indexWorkloads(); err != nil {
+		return err
+	}
+
+	h := &httpRun{cfg: cfg, logf: logf, res: part}
+	bin, err := buildLocaltable(root, work)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, t := range h.targets {
+			t.proc.stop()
+		}
+	}()
+	add := func(p *serverProc, err error) error {
+		if err != nil {
+			return err
+		}
+		t := &httpTarget{proc: p, fig: serverFigure{Server: p.name, Version: p.version}}
+		h.targets = append(h.targets, t)
+		if t.client, err = newClient(p, cfg.Workers); err != nil {
+			return err
+		}
+		return h.load(t)
+	}
+	if err := add(startLocaltable(hLtMem, bin, "")); err != nil {
+		return err
+	}
+	if cfg.Azurite {
+		az, skip := setupAzurite(dir, cfg.InstallTimeout, logf)
+		if skip != "" {
+			logf("%s", skip)
+		} else {
+			azDir := filepath.Join(work, "azurite")
+			if err := os.MkdirAll(azDir, 0o755); err != nil {
+				return err
+			}
+			if err := add(startAzurite(az, azDir)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := h.indexWorkload(bin); err != nil {
+		return err
+	}
+	ir := part.Index
+	ir.Command, ir.Version = cmd, part.Versions["localtable"]
+	res.Index = ir
+	computeRatios(res)
+	return writeOutputs(res, out, doc)
 }

@@ -4,7 +4,7 @@
 // interleaved, and writes the figures as JSON, a markdown report and an
 // SVG chart of the ratios.
 //
-//	cd bench && go run . [-quick] [-out DIR] [-doc FILE] [-azurite=false] [-feed-only] [-index-only [-index-entities N]]
+//	cd bench && go run . [-quick] [-out DIR] [-doc FILE] [-azurite=false] [-feed-only | -index-only | -index-build-only [-index-build-entities N]]
 //
 // It lives in a module of its own so that its peers (SQLite, bbolt, the
 // SDK, Azurite) never become dependencies of the library's users. See
@@ -34,8 +34,9 @@ func main() {
 	az := flag.Bool("azurite", true, "compare against Azurite when node and npm are present")
 	render := flag.String("render", "", "run nothing: write the outputs again from this results.json")
 	feedOnlyFlag := flag.Bool("feed-only", false, "run only the change feed's workloads; keep the other figures of -out's results.json")
-	indexOnlyFlag := flag.Bool("index-only", false, "run only the index build's workloads; keep the other figures of -out's results.json")
-	indexEntities := flag.Int("index-entities", 0, "the size of the table the index workloads build on (default 1,000,000; 50,000 with -quick)")
+	indexOnlyFlag := flag.Bool("index-only", false, "run only the secondary index's workloads; keep the other figures of -out's results.json")
+	indexBuildOnlyFlag := flag.Bool("index-build-only", false, "run only the index build's workloads; keep the other figures of -out's results.json")
+	indexBuildEntities := flag.Int("index-build-entities", 0, "the size of the table the index build's workloads build on (default 1,000,000; 50,000 with -quick)")
 	flag.Parse()
 	if *render != "" {
 		if err := rerender(*render, *out, *doc); err != nil {
@@ -49,18 +50,18 @@ func main() {
 		cfg = quickConfig()
 	}
 	cfg.Azurite = *az
-	if *indexEntities > 0 {
-		cfg.IndexEntities = *indexEntities
+	if *indexBuildEntities > 0 {
+		cfg.IndexBuildEntities = *indexBuildEntities
 	}
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 	}
-	if *indexOnlyFlag {
-		cmd := command(*quick, *out, *doc, true) + " -index-only"
-		if *indexEntities > 0 {
-			cmd += fmt.Sprintf(" -index-entities %d", *indexEntities)
+	if *indexBuildOnlyFlag {
+		cmd := command(*quick, *out, *doc, true) + " -index-build-only"
+		if *indexBuildEntities > 0 {
+			cmd += fmt.Sprintf(" -index-build-entities %d", *indexBuildEntities)
 		}
-		if err := indexOnly(cfg, *out, *doc, cmd, logf); err != nil {
+		if err := indexBuildOnly(cfg, *out, *doc, cmd, logf); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -69,6 +70,14 @@ func main() {
 	}
 	if *feedOnlyFlag {
 		if err := feedOnly(cfg, *out, *doc, command(*quick, *out, *doc, true)+" -feed-only", logf); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		logf("wrote %s", *out)
+		return
+	}
+	if *indexOnlyFlag {
+		if err := indexOnly(cfg, *out, *doc, command(*quick, *out, *doc, *az)+" -index-only", logf); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -174,7 +183,7 @@ func run(cfg config, logf func(string, ...any)) (*results, error) {
 		return nil, err
 	}
 	runtime.GC()
-	if res.Index, err = runIndex(cfg, work, logf); err != nil {
+	if res.IndexBuild, err = runIndexBuild(cfg, work, logf); err != nil {
 		return nil, err
 	}
 	runtime.GC()

@@ -179,6 +179,7 @@ func computeRatios(res *results) {
 			}
 		}
 	}
+	indexRatios(res, add)
 	for _, g := range []struct{ group, lt string }{{gHTTPMem, hLtMem}, {gHTTPPeb, hLtPeb}} {
 		for _, w := range httpWorkloads {
 			a, b := findHTTP(res.HTTP, w, g.lt), findHTTP(res.HTTP, w, hAzurit)
@@ -373,11 +374,14 @@ func markdown(res *results, l links) string {
 		}
 		p("\n")
 	}
+	if res.Index != nil {
+		b.WriteString(indexMarkdown(res))
+	}
 	if res.Feed != nil {
 		b.WriteString(feedMarkdown(res))
 	}
-	if res.Index != nil {
-		b.WriteString(indexMarkdown(res))
+	if res.IndexBuild != nil {
+		b.WriteString(indexBuildMarkdown(res))
 	}
 	if len(res.Skipped) > 0 {
 		p("## Not measured\n\n")

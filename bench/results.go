@@ -22,8 +22,10 @@ type results struct {
 	Servers []serverFigure `json:"servers"`
 	// Feed has the change feed's figures.
 	Feed *feedResults `json:"feed,omitempty"`
-	// Index has the index build's figures.
+	// Index has the secondary index's figures.
 	Index *indexResults `json:"index,omitempty"`
+	// IndexBuild has the index build's figures (indexbuild.go).
+	IndexBuild *indexBuildResults `json:"index_build,omitempty"`
 	// Ratios are the comparisons of the summary, localtable over peer.
 	Ratios []ratio `json:"ratios"`
 	// Skipped says what was not measured, and why.

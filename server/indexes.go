@@ -1,11 +1,8 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
-	"strings"
 
-	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/reqclass"
 )
 
@@ -33,12 +30,7 @@ type IndexDefinition struct {
 // (?name=, 204) and Repair Table Index (?name=, 204 once the index is
 // rebuilt).
 func (rc *reqCtx) serveIndexes() {
-	switch {
-	case rc.grant != nil:
-		rc.fail(rc.authorize(rc.cls.Op, rc.cls.Table, "", ""))
-		return
-	case !rc.s.opts.DisableAuth && strings.HasPrefix(rc.r.Header.Get("Authorization"), "Bearer "):
-		rc.fail(wireError(codeAuthorizationFailure, "A table's indexes (comp=indexes, a localtable extension) are read and declared with the account key (Shared Key or Shared Key Lite), not with a bearer token."))
+	if !rc.accountKeyOnly("A table's indexes (comp=indexes, a localtable extension) are read and declared") {
 		return
 	}
 	t := rc.acct.data.Table(rc.cls.Table)
@@ -56,23 +48,10 @@ func (rc *reqCtx) serveIndexes() {
 		for _, ix := range idx {
 			out.Value = append(out.Value, IndexDefinition{Name: ix.Name, Properties: ix.Properties, Ready: ix.Ready})
 		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			rc.fail(err)
-			return
-		}
-		rc.w.Header().Set("Content-Type", "application/json")
-		rc.writeHeader(http.StatusOK)
-		rc.w.Write(append(b, '\n'))
+		rc.answerJSON(out)
 	case reqclass.CreateTableIndex:
-		body, err := rc.readBody(MaxIndexBody)
-		if err != nil {
-			rc.fail(err)
-			return
-		}
 		var def IndexDefinition
-		if err := json.Unmarshal(body, &def); err != nil {
-			rc.fail(wireError(localtable.CodeInvalidInput, "The body is not an index: want {\"Name\": \"…\", \"Properties\": [\"…\"]}: "+err.Error()))
+		if !rc.readJSON(MaxIndexBody, &def, `an index: want {"Name": "…", "Properties": ["…"]}`) {
 			return
 		}
 		if err := t.CreateIndex(ctx, def.Name, def.Properties...); err != nil {

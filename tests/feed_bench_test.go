@@ -29,12 +29,14 @@ func BenchmarkFeedWrite(b *testing.B) {
 					b.Fatal(err)
 				}
 				i := 0
+				cpu := cpuTime()
 				for b.Loop() {
 					if _, err := tbl.Insert(ctx, benchEntity(fmt.Sprintf("p%03d", i%100), fmt.Sprintf("r%09d", i))); err != nil {
 						b.Fatal(err)
 					}
 					i++
 				}
+				reportCPU(b, cpu)
 			})
 			b.Run(fmt.Sprintf("%s/%s/Transact100", eng.Name, name), func(b *testing.B) {
 				a := tabletest.OpenAccount(b, eng, opts)
@@ -44,6 +46,7 @@ func BenchmarkFeedWrite(b *testing.B) {
 				}
 				acts := make([]localtable.Action, localtable.MaxTransactionActions)
 				i := 0
+				cpu := cpuTime()
 				for b.Loop() {
 					pk := fmt.Sprintf("p%03d", (i/len(acts))%100)
 					for j := range acts {
@@ -54,6 +57,7 @@ func BenchmarkFeedWrite(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				reportCPU(b, cpu)
 			})
 		}
 	}

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -139,38 +136,7 @@ func (l *localStore) RebuildIndex(ctx context.Context, table, name string) error
 // signed with the account key, and decodes a 200 answer's body into out.
 func (r *remoteStore) indexRequest(ctx context.Context, method, table string, q url.Values, body any, out any) error {
 	q.Set("comp", "indexes")
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, r.target.endpoint+"/"+url.PathEscape(table)+"?"+q.Encode(), rd)
-	if err != nil {
-		return err
-	}
-	signSharedKeyLite(req, r.target.account, r.target.key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 300 {
-		return answerError(resp, b)
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
+	return r.extensionRequest(ctx, method, table, q, body, out)
 }
 
 func (r *remoteStore) Indexes(ctx context.Context, table string) ([]localtable.IndexInfo, error) {
