@@ -134,9 +134,7 @@ func (quietPebbleLogger) Fatalf(f string, args ...any) { pdb.DefaultLogger.Fatal
 
 // openRawPebble opens a bare pebble.DB with the options pebble.Open uses.
 func openRawPebble(b *testing.B, dir string, fs vfs.FS) *rawPebble {
-	cache := pdb.NewCache(pebble.DefaultCacheSize)
-	defer cache.Unref()
-	db, err := pdb.Open(dir, &pdb.Options{FS: fs, Cache: cache, Logger: quietPebbleLogger{}})
+	db, err := pdb.Open(dir, pebble.NativeOptions(&pebble.Options{FS: fs, Logger: quietPebbleLogger{}}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	pdb "github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/pebble"
@@ -30,9 +29,7 @@ func (nopLogger) Fatalf(f string, args ...any) { pdb.DefaultLogger.Fatalf(f, arg
 
 // openRaw opens a bare Pebble database with the options pebble.Open uses.
 func openRaw(b *testing.B) *pdb.DB {
-	cache := pdb.NewCache(pebble.DefaultCacheSize)
-	defer cache.Unref()
-	db, err := pdb.Open(b.TempDir(), &pdb.Options{FS: vfs.Default, Cache: cache, Logger: nopLogger{}})
+	db, err := pdb.Open(b.TempDir(), pebble.NativeOptions(&pebble.Options{Logger: nopLogger{}}))
 	if err != nil {
 		b.Fatal(err)
 	}

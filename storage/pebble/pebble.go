@@ -8,6 +8,7 @@
 package pebble
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,14 +20,24 @@ import (
 	"syscall"
 
 	pdb "github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/localtable/localtable/storage"
 )
 
 // DefaultCacheSize is the block cache size used when Options.CacheSize is
-// zero.
-const DefaultCacheSize = 8 << 20
+// zero: 64 MiB. Pebble fills its cache as blocks are read, so a store
+// smaller than the cache holds only what it reads; a larger one holds
+// the cache full.
+const DefaultCacheSize = 64 << 20
+
+// BloomBitsPerKey is the size of the Bloom filter every table file of a
+// database carries, in bits per key: 10 bits give about 1% false
+// positives. A read of a key the database does not hold (each insert
+// checks its key is absent first) is then answered from the filters
+// without reading the files' data blocks.
+const BloomBitsPerKey = 10
 
 // Options configures Open. The zero value (or a nil *Options) is ready to
 // use. Open copies the options; later changes have no effect.
@@ -48,8 +59,13 @@ type Options struct {
 	// memory, which suits tests.
 	FS vfs.FS
 
-	// CacheSize is the size in bytes of Pebble's block cache; zero means
-	// DefaultCacheSize.
+	// CacheSize is the size in bytes of Pebble's block cache (the
+	// uncompressed blocks of the table files read recently); zero means
+	// DefaultCacheSize. It bounds most of the memory a database holds
+	// beyond its memtables (4 MiB each, at most two of them busy). A
+	// cache that holds the whole store lets a full-table scan run from
+	// memory; a small one makes each scan read and decompress the files
+	// again.
 	CacheSize int64
 
 	// Logger receives Pebble's log messages. Nil means a quiet logger that
@@ -119,24 +135,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.FS == nil {
-		o.FS = vfs.Default
-	}
-	if o.CacheSize <= 0 {
-		o.CacheSize = DefaultCacheSize
-	}
-	if o.Logger == nil {
-		o.Logger = quietLogger{}
-	}
-	cache := pdb.NewCache(o.CacheSize)
-	defer cache.Unref() // the DB holds its own reference
-	po := &pdb.Options{
-		FS:     o.FS,
-		Cache:  cache,
-		Logger: o.Logger,
-	}
+	po := NativeOptions(&o)
 	d := &DB{commit: pdb.Sync}
-	if err := d.lockDir(dir, o.FS); err != nil {
+	if err := d.lockDir(dir, po.FS); err != nil {
 		return nil, err
 	}
 	po.Lock = d.lock
@@ -150,6 +151,36 @@ func Open(dir string, opts *Options) (*DB, error) {
 		d.commit = pdb.NoSync
 	}
 	return d, nil
+}
+
+// NativeOptions returns the Pebble options Open uses for opts (nil means
+// the zero Options), without the directory lock Open adds: the settings
+// localtable tunes (the block cache, Bloom filters on every level) on
+// Pebble's defaults. Baselines that open a bare pebble.DB to compare
+// with this engine use it, so that both sides run with the same
+// settings; NoSync is not a Pebble option and has no effect here.
+func NativeOptions(opts *Options) *pdb.Options {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	if o.Logger == nil {
+		o.Logger = quietLogger{}
+	}
+	po := &pdb.Options{
+		FS:        o.FS,
+		CacheSize: o.CacheSize,
+		Logger:    o.Logger,
+	}
+	// L1 to L6 take L0's filter policy (Pebble's EnsureDefaults).
+	po.Levels[0].FilterPolicy = bloom.FilterPolicy(BloomBitsPerKey)
+	return po
 }
 
 // lockDir takes the directory's lock (creating the directory) before
@@ -285,6 +316,40 @@ func (d *DB) Flush() error {
 	}
 	if err := d.db.Flush(); err != nil {
 		return fmt.Errorf("storage/pebble: flush: %w", err)
+	}
+	return nil
+}
+
+// Compact compacts every key the database holds into its last level and
+// waits for it: deleted and overwritten values are dropped, and the
+// tables are rewritten as few and as tight as Pebble makes them. Reads
+// never need it; it gives the database's size once its history is gone
+// (after a bulk load or a large deletion), and a steady layout to
+// measure. Writes may go on during it.
+func (d *DB) Compact(ctx context.Context) error {
+	if d.closed.Load() {
+		return storage.ErrClosed
+	}
+	it, err := d.db.NewIter(nil)
+	if err != nil {
+		return fmt.Errorf("storage/pebble: compact: %w", err)
+	}
+	var first, last []byte
+	if it.First() {
+		first = append(first, it.Key()...)
+		if it.Last() {
+			last = append(last, it.Key()...)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("storage/pebble: compact: %w", err)
+	}
+	if first == nil {
+		return nil // nothing to compact
+	}
+	// The end of Pebble's range is exclusive: the key just after last.
+	if err := d.db.Compact(ctx, first, append(last, 0), true); err != nil {
+		return fmt.Errorf("storage/pebble: compact: %w", err)
 	}
 	return nil
 }

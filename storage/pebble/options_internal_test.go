@@ -1,0 +1,161 @@
+package pebble
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	pdb "github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/localtable/localtable/storage"
+)
+
+// fill commits n keys k00000… with 100-byte values, without sync, and
+// flushes them into table files.
+func fill(t *testing.T, d *DB, prefix string, n int) {
+	t.Helper()
+	val := make([]byte, 100)
+	b := d.NewBatch()
+	for i := range n {
+		if err := b.Set(fmt.Appendf(nil, "%s%06d", prefix, i), val); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBloomFilters checks that the table files carry Bloom filters and
+// that a read of an absent key is answered by them: Pebble counts a
+// filter hit for each table file a filter excludes.
+func TestBloomFilters(t *testing.T) {
+	d, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	fill(t, d, "k", 5000)
+	before := d.db.Metrics().Filter
+	for i := range 1000 {
+		// Absent keys inside the file's key range, so that only the
+		// filter can exclude them.
+		if _, _, err := d.Get(fmt.Appendf(nil, "k%06dx", i)); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("absent key: %v", err)
+		}
+	}
+	after := d.db.Metrics().Filter
+	if hits := after.Hits - before.Hits; hits < 900 {
+		t.Errorf("%d filter hits for 1000 reads of absent keys (misses %d): the table files have no Bloom filter", hits, after.Misses-before.Misses)
+	}
+}
+
+// TestOpenWithoutFilters opens a store made with Pebble's defaults (no
+// filters, an 8 MiB cache: the options of localtable before filters),
+// as stores made by earlier builds are, and reads it; then the other way
+// round, a store written with filters opened by Pebble's defaults.
+func TestOpenWithoutFilters(t *testing.T) {
+	dir := t.TempDir()
+	old, err := pdb.Open(dir, &pdb.Options{FS: vfs.Default, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1000 {
+		if err := old.Set(fmt.Appendf(nil, "k%06d", i), []byte("old"), pdb.NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := old.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir, nil)
+	if err != nil {
+		t.Fatalf("a store without filters: %v", err)
+	}
+	fill(t, d, "n", 1000) // tables with filters beside those without
+	for _, k := range []string{"k000000", "k000999", "n000500"} {
+		if _, c, err := d.Get([]byte(k)); err != nil {
+			t.Errorf("get %s: %v", k, err)
+		} else {
+			c.Close()
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back, err := pdb.Open(dir, &pdb.Options{FS: vfs.Default, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatalf("Pebble's defaults on a store with filters: %v", err)
+	}
+	defer back.Close()
+	if v, c, err := back.Get([]byte("n000999")); err != nil || len(v) != 100 {
+		t.Errorf("get n000999 with Pebble's defaults: %d bytes, %v", len(v), err)
+	} else {
+		c.Close()
+	}
+}
+
+// TestCompact checks that Compact drops what deletions and overwrites
+// left behind, and keeps what is live.
+func TestCompact(t *testing.T) {
+	d, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const n = 20000
+	fill(t, d, "k", n)
+	fill(t, d, "k", n) // every value twice
+	b := d.NewBatch()
+	if err := b.DeleteRange([]byte("k000000"), []byte(fmt.Sprintf("k%06d", n/2))); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	size := func() uint64 {
+		var s uint64
+		for _, l := range d.db.Metrics().Levels {
+			s += uint64(l.TablesSize)
+		}
+		return s
+	}
+	before := size()
+	if err := d.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	after := size()
+	// Live: a quarter of the values written (n/2 of 2n), whose keys
+	// weigh as much as their values once compressed.
+	if after*2 > before {
+		t.Errorf("tables of %d bytes before Compact, %d after: want at most half", before, after)
+	}
+	it, err := d.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		got++
+	}
+	it.Close()
+	if got != n/2 {
+		t.Errorf("%d keys after Compact, want %d", got, n/2)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Compact(t.Context()); !errors.Is(err, storage.ErrClosed) {
+		t.Errorf("Compact on a closed DB: %v", err)
+	}
+}
