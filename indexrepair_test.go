@@ -63,15 +63,7 @@ func TestRebuildIndexSteps(t *testing.T) {
 	ctx := context.Background()
 	for name, open := range testIndexEngines() {
 		t.Run(name, func(t *testing.T) {
-			a, err := Open(&Options{Engine: open()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			tbl, err := a.CreateTable(ctx, "Orders")
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, tbl := openOrders(t, open)
 			for i := range 40 {
 				if _, err := tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%02d", i), Properties: Properties{"V": Int32Value(int32(i % 5))}}); err != nil {
 					t.Fatal(err)
@@ -151,15 +143,7 @@ func TestRebuildDuringAStep(t *testing.T) {
 	ctx := context.Background()
 	for name, open := range testIndexEngines() {
 		t.Run(name, func(t *testing.T) {
-			a, err := Open(&Options{Engine: open()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			tbl, err := a.CreateTable(ctx, "Orders")
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, tbl := openOrders(t, open)
 			for i := range 40 {
 				if _, err := tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%02d", i), Properties: Properties{"V": Int32Value(int32(i % 5))}}); err != nil {
 					t.Fatal(err)

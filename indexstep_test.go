@@ -18,15 +18,7 @@ func TestBuildStepHoldsItsPartitionsOnly(t *testing.T) {
 	ctx := context.Background()
 	for name, open := range testIndexEngines() {
 		t.Run(name, func(t *testing.T) {
-			a, err := Open(&Options{Engine: open()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			tbl, err := a.CreateTable(ctx, "Orders")
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, tbl := openOrders(t, open)
 			for _, pk := range []string{"a", "b"} {
 				for i := range 20 {
 					if _, err := tbl.Insert(ctx, Entity{PartitionKey: pk, RowKey: fmt.Sprintf("%02d", i), Properties: Properties{"V": Int32Value(int32(i % 3))}}); err != nil {
