@@ -19,7 +19,8 @@ import (
 // in-memory account on the system clock.
 type Options struct {
 	// Engine stores the account's data. nil means a new in-memory engine
-	// (memory.New). For data on disk, pass a pebble engine (package
+	// (memory.New, with the change feed's records kept as a log:
+	// memory.Options.Logs). For data on disk, pass a pebble engine (package
 	// storage/pebble).
 	//
 	// The Account owns the engine: nothing else may write to it, and Close
@@ -53,6 +54,12 @@ type Options struct {
 	// commit; a store keeps its feed across reopens, and an account that
 	// opens it without Feed neither extends nor prunes it.
 	Feed *FeedOptions
+
+	// Expiry configures the expiry sweeper, which deletes the expired
+	// entities of the tables with an expiry policy (Table.SetExpiry) in
+	// the background. nil means the defaults: a pass every second (which
+	// does nothing while no table has a policy).
+	Expiry *ExpiryOptions
 }
 
 // Account is a namespace of tables over one storage engine, the unit the
@@ -82,6 +89,10 @@ type Account struct {
 	// Open, then never changed.
 	contributors []contributor
 	feed         *feedLog // the change feed's contributor; nil: none
+	// sweeper deletes expired entities in the background (sweeper.go);
+	// nil: none. sweepOpts are its options, with the defaults filled in.
+	sweeper   *sweeper
+	sweepOpts ExpiryOptions
 	// contribMu serializes, on an engine the account owns, the commits
 	// whose contributors read keys of their own (see strategy.exclusive).
 	contribMu sync.Mutex
@@ -105,7 +116,9 @@ type Account struct {
 	// just before it commits; beforeCatalogCommit by CreateTable and
 	// DeleteTable just before theirs (op "create", "delete"), and by
 	// DeleteTable after its commit, before it publishes the catalog
-	// ("delete-committed").
+	// ("delete-committed"), and by a step of an index's build once it has
+	// listed its keys ("index-listed") and under its locks, before its
+	// plan ("index-step").
 	beforeCommit        func(table string, actions []Action)
 	beforeCatalogCommit func(op, table string)
 }
@@ -126,7 +139,7 @@ func Open(opts *Options) (*Account, error) {
 		o = *opts
 	}
 	if o.Engine == nil {
-		o.Engine = memory.New(nil)
+		o.Engine = memory.New(&memory.Options{Logs: keyenc.LogPrefixes()})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -163,6 +176,11 @@ func Open(opts *Options) (*Account, error) {
 		releaseEngine(o.Engine)
 		return nil, err
 	}
+	var eo ExpiryOptions
+	if o.Expiry != nil {
+		eo = *o.Expiry
+	}
+	a.startSweeper(eo)
 	return a, nil
 }
 
@@ -253,6 +271,7 @@ func (a *Account) getMeta(key []byte) (uint64, bool, error) {
 // returns the engine's Close error, and later calls wait until the engine
 // is released and return ErrClosed.
 func (a *Account) Close() error {
+	a.stopSweeper()
 	first := a.gate.shut()
 	if a.feed != nil {
 		a.feed.shut() // the watchers waiting for commits stop

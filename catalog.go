@@ -38,6 +38,9 @@ type liveTable struct {
 	// is stale.
 	indexes atomic.Pointer[[]indexDef]
 	rec     atomic.Pointer[[]byte]
+	// expiry is the property of the table's expiry policy (expiry.go);
+	// "": none.
+	expiry atomic.Pointer[string]
 
 	// mu is held shared by entity writes into the table, from lookup to
 	// commit, and exclusively by DeleteTable.
@@ -55,11 +58,13 @@ func newLiveTable(rec *tableRecord) *liveTable {
 	return t
 }
 
-// set makes t hold what rec says of it: its policies and indexes.
+// set makes t hold what rec says of it: its policies, indexes and expiry
+// policy.
 func (t *liveTable) set(rec *tableRecord) {
-	p, x, b := rec.Policies, rec.Indexes, rec.append(nil)
+	p, x, e, b := rec.Policies, rec.Indexes, rec.Expiry, rec.append(nil)
 	t.policies.Store(&p)
 	t.indexes.Store(&x)
+	t.expiry.Store(&e)
 	t.rec.Store(&b)
 }
 

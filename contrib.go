@@ -7,7 +7,7 @@ import (
 // Contributors: what else a commit writes.
 //
 // A feature that keeps data derived from the account's writes (a
-// secondary index, a change feed, expiry bookkeeping) must write it in the
+// secondary index, a change feed) must write it in the
 // same atomic commit as the write it derives from, on every engine, or a
 // crash or a lost race leaves the two apart. It does so as a contributor:
 // for every commit of the pipeline (pipeline.go), after the plan, it is
@@ -45,6 +45,7 @@ const (
 	changeTablePolicies                       // a table's access policies were replaced
 	changeClockMark                           // the clock's mark moved
 	changeRestored                            // the account's data was replaced by a Restore
+	changeExpired                             // an expired entity was deleted by the sweeper (expiry.go)
 )
 
 // change is one change a commit makes, as contributors see it. The
@@ -57,8 +58,12 @@ type change struct {
 	// indexes are those the commit maintains); nil for other changes.
 	lt *liveTable
 	// key is the entity's engine key, old its record before the change
-	// (nil if it did not exist) and new after it (nil for a delete).
+	// (nil if it did not exist; the expired record for an insert over an
+	// expired entity) and new after it (nil for a delete).
 	key, old, new []byte
+	// expired marks an insert over an entity that had expired (old): the
+	// feed shows an expired change before the insert.
+	expired bool
 }
 
 // commitContext is a commit being made, as a contributor sees it.
@@ -172,25 +177,35 @@ func (a *Account) contribute(ctx context.Context, c *commitContext, rs *readSet,
 }
 
 // entityChanges appends to cs the changes of an entity write into lt:
-// for action i, its read in rs (state before) and its write ws[i].
-func entityChanges(cs []change, lt *liveTable, actions []Action, rs *readSet, ws []write) []change {
+// for action i, its read in rs (state before), its plan's step steps[i]
+// and its write, the next of ws (a skipped step has none).
+func entityChanges(cs []change, lt *liveTable, actions []Action, steps []entityStep, rs *readSet, ws []write) []change {
+	j := 0
 	for i := range actions {
-		c := change{tableID: lt.id, table: lt.name, lt: lt, key: ws[i].key}
+		st := &steps[i]
+		if st.skip {
+			continue
+		}
+		w := &ws[j]
+		j++
+		c := change{tableID: lt.id, table: lt.name, lt: lt, key: w.key}
 		if rs.found[i] {
 			c.old = rs.vals[i]
 		}
 		switch {
-		case ws[i].del:
+		case actions[i].Type == actionExpire:
+			c.kind = changeExpired
+		case w.del:
 			c.kind = changeDelete
-		case !rs.found[i]:
-			c.kind = changeInsert
+		case !st.exists:
+			c.kind, c.expired = changeInsert, st.expired
 		case actions[i].Type == ActionUpdateMerge || actions[i].Type == ActionUpsertMerge:
-			c.kind, c.new = changeMerge, ws[i].value
+			c.kind = changeMerge
 		default:
 			c.kind = changeReplace
 		}
-		if !ws[i].del {
-			c.new = ws[i].value
+		if !w.del {
+			c.new = w.value
 		}
 		cs = append(cs, c)
 	}

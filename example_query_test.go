@@ -2,6 +2,7 @@ package localtable_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -214,4 +215,26 @@ func ExampleTable_Rows() {
 	fmt.Println(warnings, errs, lastError)
 	// Output:
 	// 2 1 002
+}
+
+func ExampleTable_GetRow() {
+	ctx := context.Background()
+	acct, _ := localtable.Open(nil)
+	defer acct.Close()
+	tbl, _ := acct.CreateTable(ctx, "Log")
+	seedLog(ctx, tbl)
+
+	var row localtable.Row // reused by every read: a read allocates nothing
+	for _, rk := range []string{"001", "002", "009"} {
+		if err := tbl.GetRow(ctx, "web01", rk, &row); err != nil {
+			fmt.Println(rk, errors.Is(err, localtable.ErrEntityNotFound))
+			continue
+		}
+		level, _ := row.Property("Level") // valid until the next GetRow into row
+		fmt.Println(rk, level.String())
+	}
+	// Output:
+	// 001 warn
+	// 002 error
+	// 009 true
 }

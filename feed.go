@@ -60,17 +60,25 @@ const (
 	// watcher that keeps state derived from the data must read it again
 	// (watching After this change's revision delivers what follows).
 	ChangeRestored ChangeKind = ChangeKind(changeRestored)
+	// ChangeExpired: an entity of a table with an expiry policy expired
+	// and was deleted, by the sweeper or by an insert over it (which
+	// follows this change in the same commit). Change.Entity holds its
+	// keys alone, as after a delete. See Table.SetExpiry.
+	ChangeExpired ChangeKind = ChangeKind(changeExpired)
 )
 
 var changeKindNames = map[ChangeKind]string{
 	ChangeInsert: "Insert", ChangeReplace: "Replace", ChangeMerge: "Merge", ChangeDelete: "Delete",
 	ChangeTableCreated: "TableCreated", ChangeTableDeleted: "TableDeleted", ChangeRestored: "Restored",
+	ChangeExpired: "Expired",
 }
 
 // IsEntity reports whether a change of kind k is the change of one entity
-// (an insert, replace, merge or delete), which Change.Entity describes;
-// table changes and ChangeRestored are not.
-func (k ChangeKind) IsEntity() bool { return k >= ChangeInsert && k <= ChangeDelete }
+// (an insert, replace, merge, delete or expiry), which Change.Entity
+// describes; table changes and ChangeRestored are not.
+func (k ChangeKind) IsEntity() bool {
+	return k >= ChangeInsert && k <= ChangeDelete || k == ChangeExpired
+}
 
 // String returns the kind's name.
 func (k ChangeKind) String() string {
@@ -96,7 +104,7 @@ type Change struct {
 	Table string
 	// Entity is the entity after an insert, replace or merge (all its
 	// properties, its Timestamp and ETag), and only its keys after a
-	// delete. It is empty for a table's changes.
+	// delete or an expiry. It is empty for a table's changes.
 	Entity Entity
 }
 
@@ -108,7 +116,8 @@ type WatchOptions struct {
 	Table string
 	// Filter, if set, selects the entity changes whose entity it matches:
 	// after an insert, replace or merge, the entity as written; after a
-	// delete, its keys. Table changes and ChangeRestored always pass.
+	// delete or an expiry, its keys. Table changes and ChangeRestored
+	// always pass.
 	Filter Predicate
 	// After starts the watch after this revision: the first change
 	// delivered is the one that follows it. 0 starts at the oldest change
@@ -176,12 +185,12 @@ func (a *Account) Revision(ctx context.Context) (Revision, error) {
 // each commit's as it is made, until ctx ends (the iterator then stops
 // without an error) or the account is closed (it yields ErrClosed). An
 // error ends it: resume with After set to the last Revision received.
+// A nil opts is the zero WatchOptions: every change, from the oldest
+// kept; set FromNow to see only the commits still to come.
 func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Change, error] {
-	var o WatchOptions
+	var o WatchOptions // nil: the zero options, as everywhere in the API
 	if opts != nil {
 		o = *opts
-	} else {
-		o.FromNow = true
 	}
 	return func(yield func(Change, error) bool) {
 		if a.feed == nil {

@@ -113,15 +113,30 @@ func (f *feedLog) load(ctx context.Context) error {
 
 // inFeed reports whether a change of kind k goes in the feed.
 func inFeed(k changeKind) bool {
-	return k >= changeInsert && k <= changeTableDeleted || k == changeRestored
+	return k >= changeInsert && k <= changeTableDeleted || k == changeRestored || k == changeExpired
 }
+
+// feedEntries is how many changes of the feed c makes: an insert over an
+// expired entity makes two, the expired change then the insert.
+func feedEntries(c *change) int {
+	switch {
+	case !inFeed(c.kind):
+		return 0
+	case c.expired:
+		return 2
+	}
+	return 1
+}
+
+// maxFeedRecordChanges is the most changes one feed record holds: a
+// transaction's actions, each of which may be an insert over an expired
+// entity.
+const maxFeedRecordChanges = 2 * MaxTransactionActions
 
 func (f *feedLog) contribute(c *commitContext) error {
 	n := 0
 	for i := range c.changes {
-		if inFeed(c.changes[i].kind) {
-			n++
-		}
+		n += feedEntries(&c.changes[i])
 	}
 	if n == 0 {
 		return nil
@@ -151,7 +166,8 @@ func (f *feedLog) contribute(c *commitContext) error {
 	// The key, the next revision and the record in one buffer.
 	size := 9 + 8 + 1 + 8 + 2
 	for i := range c.changes {
-		size += 3*binary.MaxVarintLen32 + 1 + len(c.changes[i].table) + len(c.changes[i].key) + len(c.changes[i].new)
+		size += 2 * (3*binary.MaxVarintLen32 + 1 + len(c.changes[i].table) + len(c.changes[i].key))
+		size += len(c.changes[i].new)
 	}
 	buf := c.scratch(size)
 	buf = binary.BigEndian.AppendUint64(append(buf, keyenc.PrefixFeed), uint64(first))
@@ -178,11 +194,11 @@ func (f *feedLog) contribute(c *commitContext) error {
 // prune adds to c the deletion of the feed records that retention lets
 // go, the last revision being last and the time now.
 func (f *feedLog) prune(c *commitContext, last Revision, now int64) error {
-	// By count: a record holds at most MaxTransactionActions changes, so
+	// By count: a record holds at most maxFeedRecordChanges changes, so
 	// the records that start below the cut minus that hold none of the
 	// KeepChanges latest changes.
 	var cut Revision
-	if keep := Revision(f.opts.KeepChanges) + MaxTransactionActions; last > keep {
+	if keep := Revision(f.opts.KeepChanges) + maxFeedRecordChanges; last > keep {
 		cut = last - keep
 	}
 	if f.opts.KeepFor > 0 {
@@ -239,18 +255,26 @@ func appendFeedRecord(dst []byte, now int64, changes []change, n int) []byte {
 		if !inFeed(ch.kind) {
 			continue
 		}
-		dst = append(dst, byte(ch.kind))
-		dst = appendString(dst, ch.table)
-		var keys []byte
-		if len(ch.key) > keyenc.TablePrefixLen {
-			keys = ch.key[keyenc.TablePrefixLen:]
+		if ch.expired {
+			dst = appendFeedChange(dst, changeExpired, ch.table, ch.key, nil)
 		}
-		dst = binary.AppendUvarint(dst, uint64(len(keys)))
-		dst = append(dst, keys...)
-		dst = binary.AppendUvarint(dst, uint64(len(ch.new)))
-		dst = append(dst, ch.new...)
+		dst = appendFeedChange(dst, ch.kind, ch.table, ch.key, ch.new)
 	}
 	return dst
+}
+
+// appendFeedChange appends one change of a feed record.
+func appendFeedChange(dst []byte, kind changeKind, table string, key, rec []byte) []byte {
+	dst = append(dst, byte(kind))
+	dst = appendString(dst, table)
+	var keys []byte
+	if len(key) > keyenc.TablePrefixLen {
+		keys = key[keyenc.TablePrefixLen:]
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(keys)))
+	dst = append(dst, keys...)
+	dst = binary.AppendUvarint(dst, uint64(len(rec)))
+	return append(dst, rec...)
 }
 
 var errCorruptFeed = errors.New("localtable: corrupt feed record")
@@ -275,7 +299,7 @@ func decodeFeedRecord(key, rec []byte, after Revision, fn func(c *Change) bool) 
 	}
 	b := rec[9:]
 	n, w := uvarint(b)
-	if w <= 0 || n == 0 || n > MaxTransactionActions {
+	if w <= 0 || n == 0 || n > maxFeedRecordChanges {
 		return false, errCorruptFeed
 	}
 	b = b[w:]

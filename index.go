@@ -22,8 +22,9 @@ import (
 // whose filter bounds an indexed property reads the index instead of the
 // table when that reads fewer entities (query.go, indexplan.go). Answers
 // are the scan's: the index only yields candidate keys, each entity is
-// fetched and matched by the whole filter, and the matches are returned
-// in (PartitionKey, RowKey) order.
+// fetched and matched by the whole filter (but where the filter is
+// exactly the index's value ranges), and the matches are returned in
+// (PartitionKey, RowKey) order.
 //
 // An index entry is the key
 //
@@ -61,8 +62,8 @@ var indexBuildChunk = 1000
 var ErrIndexNotFound = &Error{Code: CodeResourceNotFound, Message: "The specified index does not exist."}
 
 // ErrIndexExists is the error of CreateIndex for a name the table already
-// declares (with other properties, or already built). Its code is
-// InvalidInput; an Error of that code made elsewhere does not match it.
+// declares on other properties. Its code is InvalidInput; an Error of
+// that code made elsewhere does not match it.
 var ErrIndexExists = &Error{Code: CodeInvalidInput, Message: "The specified index already exists."}
 
 func init() {
@@ -141,16 +142,20 @@ func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 // use), and builds it: it returns once the index is ready, which on a
 // table that holds entities means once each has been indexed, in steps
 // of a bounded number of entities, each its own commit. Writes into the
-// table go on between the steps, and keep the index from the moment it is
-// declared. A step holds the table's writes in this process for its own
-// duration (bounded by the step's size); an online build that never holds
-// them is not done.
+// table go on during the build, and keep the index from the moment it is
+// declared: a step holds, for its own duration (bounded by its size), the
+// writes of this process into the partitions of the entities it indexes,
+// and no others.
 //
-// If the build stops (ctx is canceled, the process ends), the index stays
-// declared and not ready, and queries do not use it; CreateIndex with the
-// same name and properties resumes the build where it stopped. A name the
-// table already declares otherwise is ErrIndexExists. A table has at most
-// 16 indexes.
+// CreateIndex is idempotent, so that an application may declare its
+// indexes at every start: an index the table already declares under the
+// same name on the same properties is not declared again (nil at once if
+// it is ready). If a build stops (ctx is canceled, the process ends), the
+// index stays declared and not ready, and queries do not use it;
+// CreateIndex with the same name and properties resumes the build where
+// it stopped. A name the table already declares on other properties is
+// ErrIndexExists. A table has at most 16 indexes. RebuildIndex rebuilds an
+// index Verify finds wrong.
 func (t *Table) CreateIndex(ctx context.Context, name string, props ...string) error {
 	if err := validateIndex(name, props); err != nil {
 		return err
@@ -222,7 +227,8 @@ func (t *Table) DropIndex(ctx context.Context, name string) error {
 // flight into the table commit first and the next ones maintain what the
 // record declares. (On a shared engine the writes of other processes
 // learn it by their commit's condition on the catalog record: see
-// versioned.read.) keys beyond the catalog record are read too.
+// versioned.read.) keys beyond the catalog record are read too. A build's
+// step, which changes no index that writes maintain, takes stepDDL.
 func (t *Table) indexDDL(ctx context.Context, what string, plan func(rs *readSet, lt *liveTable) (*metaPlan, error), keys ...[]byte) error {
 	a := t.a
 	lower := strings.ToLower(t.name)
@@ -295,7 +301,7 @@ func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, erro
 		return true, nil
 	}
 	// The keys of the next entities, from a snapshot: the step reads them
-	// again, under the table's lock (and, on a shared engine, on condition
+	// again, under their partitions' locks (and, on a shared engine, on condition
 	// that they are unchanged), and indexes what it reads then.
 	prefix := keyenc.AppendTableID(nil, lt.id)
 	lo := prefix
@@ -317,12 +323,19 @@ func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	if h := a.beforeCatalogCommit; h != nil {
+		h("index-listed", t.name)
+	}
 	lower := strings.ToLower(t.name)
 	ready := false
-	err = t.indexDDL(ctx, "building index "+def.Name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
-		rec, ws, err := planBuildIndex(t.name, lower, rs.vals[0], rs.found[0], id, keys, rs.vals[1:], rs.found[1:], last)
+	err = t.stepDDL(ctx, "building index "+def.Name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
+		rec, ws, err := planBuildIndex(t.name, lower, rs.vals[0], rs.found[0], id, def.Cursor, keys, rs.vals[1:], rs.found[1:], last)
 		if err != nil {
 			return nil, err
+		}
+		if ws == nil { // the build moved since the keys were listed: list again from the record read
+			a.adopt(lower, rec)
+			return nil, nil
 		}
 		return &metaPlan{writes: ws, finish: func(err error) {
 			if err == nil {
@@ -330,7 +343,7 @@ func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, erro
 				ready = last
 			}
 		}}, nil
-	}, keys...)
+	}, keys)
 	return ready, err
 }
 
@@ -499,7 +512,7 @@ func (indexMaintainer) contribute(c *commitContext) error {
 			start := keyenc.AppendIndexTable(nil, ch.tableID)
 			c.delRange(start, keyenc.PrefixEnd(start))
 			continue
-		case changeInsert, changeReplace, changeMerge, changeDelete:
+		case changeInsert, changeReplace, changeMerge, changeDelete, changeExpired:
 		default:
 			continue
 		}

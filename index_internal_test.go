@@ -16,6 +16,22 @@ import (
 
 // testEngines are the engines of the index tests here: the memory engine
 // and a shared one (the pebble engine runs them in tests/).
+// openOrders opens an account on a new engine of open, closed at the
+// test's end, and creates its table Orders.
+func openOrders(t *testing.T, open func() storage.Engine) (*Account, *Table) {
+	t.Helper()
+	a, err := Open(&Options{Engine: open()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	tbl, err := a.CreateTable(context.Background(), "Orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, tbl
+}
+
 func testIndexEngines() map[string]func() storage.Engine {
 	return map[string]func() storage.Engine{
 		"memory": func() storage.Engine { return memory.New(nil) },
@@ -64,15 +80,7 @@ func TestIndexBuildSteps(t *testing.T) {
 	ctx := context.Background()
 	for name, open := range testIndexEngines() {
 		t.Run(name, func(t *testing.T) {
-			a, err := Open(&Options{Engine: open()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			tbl, err := a.CreateTable(ctx, "Orders")
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, tbl := openOrders(t, open)
 			for i := range 40 {
 				e := Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%02d", i), Properties: Properties{"V": Int32Value(int32(i % 5))}}
 				if i%9 == 0 {

@@ -19,7 +19,9 @@ import (
 // the index's entries in the filter's value ranges give candidate keys,
 // kept when they lie in the key ranges and after the continuation; they
 // are sorted into (PartitionKey, RowKey) order and each entity is fetched
-// and matched by the whole filter, exactly as the scan matches it. So
+// and matched by the whole filter, exactly as the scan matches it (unless
+// the filter is exactly the index's value ranges, without key ranges:
+// then every candidate matches, and is returned unmatched). So
 // the answers, their order, the pages (PageSize, Limit, MaxBytes) and
 // their continuations are the scan's, but for the pages that ScanLimit
 // cuts short: a page reads an index only when that reads no more than its
@@ -42,8 +44,11 @@ type indexPlan struct {
 	entries int      // index entries read
 	cands   [][]byte // S(pk) S(rk) of the candidates, sorted, distinct
 	use     bool     // read the index, not the key ranges
-	// exact: the predicate is exactly the index's value ranges and has no
-	// key ranges, so the candidates are the matches (a Count fetches none)
+	// proven: the predicate is exactly the index's value ranges and has
+	// no key ranges, so the candidates are the matches: each entity
+	// fetched is returned without matching it again.
+	proven bool
+	// exact: proven, and the page only counts: it fetches no entity
 	exact bool
 	why   string // why the index is used, or why none is
 }
@@ -142,8 +147,8 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 			why = append(why, fmt.Sprintf("index %s holds more than %d entries in the filter's values of %s", x.Name, maxIndexCandidates, x.Props[0]))
 			continue
 		}
-		if e, ok := p.(exactRanges); ok && full && count && e.PropertyRangesExact(x.Props[0]) {
-			pl.exact = true
+		if e, ok := p.(exactRanges); ok && full && e.PropertyRangesExact(x.Props[0]) {
+			pl.proven, pl.exact = true, count
 		}
 		if best == nil || pl.entries < best.entries {
 			best = pl
@@ -199,6 +204,10 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tableID uint64, x *indexDef, vr []ValueRange, ranges []KeyRange, after Key) (*indexPlan, error) {
 	spans := valueSpans(tableID, x, vr)
 	pl := &indexPlan{def: x, spans: len(spans)}
+	// The candidates' keys are copied into one buffer, not one allocation
+	// each; ends[i] is where the i-th ends in it.
+	var buf []byte
+	var ends []int
 	for _, s := range spans {
 		it, err := snap.NewIter(&storage.IterOptions{LowerBound: s[0], UpperBound: s[1]})
 		if err != nil {
@@ -222,12 +231,19 @@ func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tabl
 				return nil, fmt.Errorf("localtable: index %s: entry %q does not decode: %w", x.Name, it.Key(), err)
 			}
 			if inRanges(k, ranges, after) {
-				pl.cands = append(pl.cands, bytes.Clone(k))
+				buf = append(buf, k...)
+				ends = append(ends, len(buf))
 			}
 		}
 		if err := it.Close(); err != nil {
 			return nil, err
 		}
+	}
+	pl.cands = make([][]byte, len(ends))
+	start := 0
+	for i, end := range ends {
+		pl.cands[i] = buf[start:end:end]
+		start = end
 	}
 	slices.SortFunc(pl.cands, bytes.Compare)
 	pl.cands = slices.CompactFunc(pl.cands, bytes.Equal)
@@ -281,6 +297,11 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 		page.Stats.Returned = len(pl.cands) // the candidates are the matches
 		return nil
 	}
+	if pl.proven {
+		// Every candidate matches: the entities are returned as a query
+		// without a filter returns them.
+		opts.Filter = nil
+	}
 	m := t.newMatcher(ctx, opts, sel, spec, page)
 	prefix := keyenc.AppendTableID(nil, tableID)
 	// One iterator, seeking forward from candidate to candidate: cheaper
@@ -290,8 +311,9 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 		return err
 	}
 	defer it.Close()
+	var key []byte
 	for _, c := range pl.cands {
-		key := append(slices.Clip(prefix), c...)
+		key = append(append(key[:0], prefix...), c...)
 		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
 			if err := it.Error(); err != nil {
 				return err
@@ -299,7 +321,7 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 			page.Stats.Scanned++ // an entry of no entity: Verify reports it
 			continue
 		}
-		end, err := m.visit(key, it.Value())
+		end, err := m.visit(it.Key(), it.Value()) // not key, which is reused: an entity may keep views of it
 		if err != nil {
 			return err
 		}

@@ -225,7 +225,9 @@ type IndexPredicate interface {
 // (package filter's filters do) that reports whether the predicate matches
 // exactly the entities whose property name lies in PropertyRanges(name),
 // testing nothing else: a Count of it then reads an index on the property
-// alone, without fetching the entities.
+// alone, without fetching the entities, and a query without key ranges
+// returns the entities it fetches through the index without matching
+// them again.
 type exactRanges interface {
 	PropertyRangesExact(name string) bool
 }

@@ -31,6 +31,11 @@ import (
 // apply validates and applies actions atomically. With tx, action errors
 // are wrapped in *TransactionError.
 func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, error) {
+	return t.write(ctx, actions, tx, false)
+}
+
+// write is apply, which takes the sweeper's actionExpire only with sweep.
+func (t *Table) write(ctx context.Context, actions []Action, tx, sweep bool) ([]ETag, error) {
 	a := t.a
 	if err := a.check(ctx); err != nil {
 		return nil, err
@@ -46,7 +51,11 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 		act := &actions[i]
 		var err error
 		switch act.Type {
-		case ActionDelete:
+		case ActionDelete, actionExpire:
+			if act.Type == actionExpire && !sweep {
+				err = newError(ErrInvalidInput, "unknown action type %d", int(act.Type))
+				break
+			}
 			if err = validateKey(PartitionKeyName, act.Entity.PartitionKey); err == nil {
 				err = validateKey(RowKeyName, act.Entity.RowKey)
 			}
@@ -157,7 +166,11 @@ func (w *entityWrite) attempt(ctx context.Context) error {
 	if err := a.strategy.read(ctx, rs, lt, w.keys); err != nil {
 		return err
 	}
-	p, i, err := planEntities(w.t.name, w.actions, rs.vals, rs.found, w.steps[:0])
+	x, err := a.expiryCheck(lt)
+	if err != nil {
+		return err
+	}
+	p, i, err := planEntities(w.t.name, w.actions, rs.vals, rs.found, w.steps[:0], x)
 	w.steps = p.steps
 	if err != nil {
 		if i < 0 {
@@ -173,9 +186,13 @@ func (w *entityWrite) attempt(ctx context.Context) error {
 	}
 	ws, tags := p.writeSet(w.actions, w.keys, w.recs, w.ends, ticks, w.ws[:0])
 	w.ws = ws
+	if len(ws) == 0 { // a sweep whose every entity was rewritten meanwhile
+		w.tags = tags
+		return nil
+	}
 	var cc *commitContext
 	if a.contributors != nil {
-		w.cs = entityChanges(w.cs[:0], lt, w.actions, rs, ws)
+		w.cs = entityChanges(w.cs[:0], lt, w.actions, p.steps, rs, ws)
 		if cc, err = a.contribute(ctx, &w.cc, rs, ws, w.cs, ticks); err != nil {
 			return err
 		}

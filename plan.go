@@ -26,6 +26,11 @@ type entityStep struct {
 	// the step is one.
 	merged Properties
 	merge  bool
+	// expired says the stored entity had expired (expiry.go): the step
+	// treats it as absent. skip says the step writes nothing: an
+	// actionExpire whose entity is no longer expired with the ETag the
+	// sweeper read.
+	expired, skip bool
 }
 
 // entityPlan is the decision of an entity write: a step per action.
@@ -42,18 +47,28 @@ type entityPlan struct {
 
 // planEntities decides each action of an entity write on table from the
 // stored records read, vals[i] for action i (found[i] false: absent):
-// existence and If-Match, and the properties of each merge. An action
-// that cannot apply fails the write: planEntities returns its index
+// existence and If-Match, and the properties of each merge. A stored
+// entity that x says has expired counts as absent (its Timestamp still
+// floors the commit's); an actionExpire deletes it only if it has expired
+// and its ETag is the action's IfMatch, and is skipped otherwise. An
+// action that cannot apply fails the write: planEntities returns its index
 // with its error; a stored record that does not decode returns index -1.
 // The steps are appended to steps, a buffer to reuse.
-func planEntities(table string, actions []Action, vals [][]byte, found []bool, steps []entityStep) (entityPlan, int, error) {
+func planEntities(table string, actions []Action, vals [][]byte, found []bool, steps []entityStep, x expiryCheck) (entityPlan, int, error) {
 	p := entityPlan{steps: append(steps, make([]entityStep, len(actions))...), floor: -1}
 	for i := range actions {
 		act := &actions[i]
 		st := &p.steps[i]
 		st.exists = found[i]
+		if st.exists && x.prop != "" {
+			expired, err := x.expired(vals[i])
+			if err != nil {
+				return p, -1, err
+			}
+			st.exists, st.expired = !expired, expired
+		}
 		st.merge = st.exists && (act.Type == ActionUpdateMerge || act.Type == ActionUpsertMerge)
-		if st.exists {
+		if found[i] {
 			var err error
 			if st.merge {
 				st.ticks, st.merged, err = decodeSelected(vals[i], selection{})
@@ -64,6 +79,10 @@ func planEntities(table string, actions []Action, vals [][]byte, found []bool, s
 				return p, -1, err
 			}
 			p.floor = max(p.floor, st.ticks)
+		}
+		if act.Type == actionExpire {
+			st.skip = !st.expired || act.IfMatch != etagOf(st.ticks)
+			continue
 		}
 		if err := checkCondition(table, act, st.exists, st.ticks); err != nil {
 			return p, i, err
@@ -110,7 +129,7 @@ func checkCondition(table string, act *Action, exists bool, curTicks int64) erro
 
 // writeSet returns the writes of the plan at Timestamp ticks, appended to
 // ws, and each action's new ETag ("" for deletes): action i's record (or
-// deletion) under keys[i]. recs holds the records the actions' entities
+// deletion) under keys[i], in the actions' order, none for a skipped step. recs holds the records the actions' entities
 // were encoded to, action i's ending at ends[i], with a Timestamp that
 // writeSet fills in; a merge's record is encoded anew, into a buffer of
 // its own (recs holds the other actions' records).
@@ -122,8 +141,15 @@ func (p *entityPlan) writeSet(actions []Action, keys [][]byte, recs []byte, ends
 	}
 	var merged []byte
 	for i := range actions {
-		if actions[i].Type == ActionDelete {
+		switch {
+		case p.steps[i].skip:
+			continue
+		case actions[i].Type == ActionDelete:
 			ws = append(ws, write{key: keys[i], del: true})
+			continue
+		case actions[i].Type == actionExpire:
+			ws = append(ws, write{key: keys[i], del: true})
+			tags[i] = actions[i].IfMatch // the sweeper counts its deletions by it
 			continue
 		}
 		var val []byte
@@ -299,7 +325,8 @@ func decodeCatalogRecord(name string, key, cur []byte, found bool) (tableRecord,
 // from its catalog record read: the record with the index declared, not
 // ready, under the next index ID, and its write. An index of that name
 // and those properties declared already is returned with no writes (its
-// build resumes); of that name otherwise, ErrIndexExists.
+// build resumes if it is not ready); of that name otherwise,
+// ErrIndexExists.
 func planCreateIndex(name, lower string, cur []byte, found bool, idx string, props []string) (*tableRecord, indexDef, []write, error) {
 	key := keyenc.CatalogKey(lower)
 	rec, err := decodeCatalogRecord(name, key, cur, found)
@@ -309,8 +336,8 @@ func planCreateIndex(name, lower string, cur []byte, found bool, idx string, pro
 	next := uint32(1)
 	for _, x := range rec.Indexes {
 		if x.Name == idx {
-			if !x.Ready && slices.Equal(x.Props, props) {
-				return &rec, x, nil, nil
+			if slices.Equal(x.Props, props) {
+				return &rec, x, nil, nil // declared already: nothing to write, a build to resume if not ready
 			}
 			return nil, indexDef{}, nil, newError(ErrIndexExists, "table %q already has an index %q on %s", name, idx, strings.Join(x.Props, ", "))
 		}
@@ -337,6 +364,9 @@ func planDropIndex(name, lower string, cur []byte, found bool, idx string) (*tab
 	if i < 0 {
 		return nil, nil, newError(ErrIndexNotFound, "table %q has no index %q", name, idx)
 	}
+	if err := checkDropExpiryIndex(name, &rec, i); err != nil {
+		return nil, nil, err
+	}
 	prefix := keyenc.AppendIndexPrefix(nil, rec.ID, rec.Indexes[i].ID)
 	rec.Indexes = slices.Delete(slices.Clone(rec.Indexes), i, i+1)
 	return &rec, []write{
@@ -350,8 +380,11 @@ func planDropIndex(name, lower string, cur []byte, found bool, idx string) (*tab
 // found[i] false: deleted since the build listed it): the entries of the
 // entities found, and the record with the index's cursor after the last
 // key, or, when last, the index ready. An index no longer declared, or
-// ready already, is ErrIndexNotFound or no writes.
-func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, keys, vals [][]byte, efound []bool, last bool) (*tableRecord, []write, error) {
+// ready already, is ErrIndexNotFound or no writes; so is one whose cursor
+// is no longer from, the cursor the keys were listed after (the build was
+// restarted, or another build of it stepped, meanwhile): the step's caller
+// lists the keys again.
+func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, from []byte, keys, vals [][]byte, efound []bool, last bool) (*tableRecord, []write, error) {
 	key := keyenc.CatalogKey(lower)
 	rec, err := decodeCatalogRecord(name, key, cur, found)
 	if err != nil {
@@ -362,7 +395,7 @@ func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, keys,
 	if x == nil {
 		return nil, nil, newError(ErrIndexNotFound, "table %q: the index being built was dropped", name)
 	}
-	if x.Ready {
+	if x.Ready || !bytes.Equal(x.Cursor, from) {
 		return &rec, nil, nil
 	}
 	var ws []write

@@ -56,7 +56,7 @@ func TestPlanEntities(t *testing.T) {
 			for i, s := range tc.state {
 				vals[i], found[i] = s.val, s.found
 			}
-			p, i, err := planEntities("T", tc.actions, vals, found, nil)
+			p, i, err := planEntities("T", tc.actions, vals, found, nil, expiryCheck{})
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("planEntities: %v", err)
@@ -78,7 +78,7 @@ func TestPlanEntitiesMerge(t *testing.T) {
 	act := Action{Type: ActionUpdateMerge, Entity: Entity{PartitionKey: "p", RowKey: "a", Properties: Properties{
 		"B": StringValue("new"), "C": BoolValue(true), "A": Value{}, // a null leaves A as it is
 	}}}
-	p, _, err := planEntities("T", []Action{act}, [][]byte{old}, []bool{true}, nil)
+	p, _, err := planEntities("T", []Action{act}, [][]byte{old}, []bool{true}, nil, expiryCheck{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,14 +114,14 @@ func TestPlanEntitiesMerge(t *testing.T) {
 		big[string(rune('a'+i%26))+string(rune('a'+i/26))] = Int32Value(int32(i))
 	}
 	act.Entity.Properties = big
-	if _, i, err := planEntities("T", []Action{act}, [][]byte{old}, []bool{true}, nil); !errors.Is(err, ErrTooManyProperties) || i != 0 {
+	if _, i, err := planEntities("T", []Action{act}, [][]byte{old}, []bool{true}, nil, expiryCheck{}); !errors.Is(err, ErrTooManyProperties) || i != 0 {
 		t.Fatalf("merge over the limit = %d, %v", i, err)
 	}
 }
 
 func TestPlanEntitiesCorrupt(t *testing.T) {
 	act := Action{Type: ActionUpdateReplace, Entity: Entity{PartitionKey: "p", RowKey: "a"}}
-	if _, i, err := planEntities("T", []Action{act}, [][]byte{{9, 9}}, []bool{true}, nil); err == nil || i != -1 {
+	if _, i, err := planEntities("T", []Action{act}, [][]byte{{9, 9}}, []bool{true}, nil, expiryCheck{}); err == nil || i != -1 {
 		t.Fatalf("a corrupt record = index %d, %v; want index -1 and an error", i, err)
 	}
 }
@@ -144,7 +144,7 @@ func TestPlanEntitiesWriteSet(t *testing.T) {
 		ends = append(ends, len(recs))
 	}
 	vals := [][]byte{nil, appendRecord(nil, 100, nil), nil}
-	p, _, err := planEntities("T", actions, vals, []bool{false, true, false}, nil)
+	p, _, err := planEntities("T", actions, vals, []bool{false, true, false}, nil, expiryCheck{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,16 +223,19 @@ func TestPlanIndexes(t *testing.T) {
 		t.Fatalf("planCreateIndex = %+v, %+v, %v, %v", got, def, ws, err)
 	}
 	stored := ws[0].value
-	// The same again resumes: no writes. Another definition of the name,
-	// or a ready index, is ErrIndexExists.
+	// The same again resumes: no writes; so does a ready index's (nothing
+	// to build). Another definition of the name is ErrIndexExists.
 	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q", "R"}); err != nil || ws != nil || def.ID != 3 {
 		t.Fatalf("re-declaring a building index: %+v, %v, %v", def, ws, err)
 	}
 	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q"}); !errors.Is(err, ErrIndexExists) {
 		t.Fatalf("another definition: %v", err)
 	}
-	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P"}); !errors.Is(err, ErrIndexExists) {
-		t.Fatalf("a ready index: %v", err)
+	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P"}); err != nil || ws != nil || !def.Ready || def.ID != 2 {
+		t.Fatalf("re-declaring a ready index: %+v, %v, %v", def, ws, err)
+	}
+	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P", "Q"}); !errors.Is(err, ErrIndexExists) {
+		t.Fatalf("another definition of a ready index: %v", err)
 	}
 	full := tableRecord{ID: 4, Name: "Orders"}
 	for i := range maxIndexes {
@@ -247,7 +250,7 @@ func TestPlanIndexes(t *testing.T) {
 	keys := [][]byte{keyenc.AppendEntityKey(nil, 4, "p", "a"), keyenc.AppendEntityKey(nil, 4, "p", "b"), keyenc.AppendEntityKey(nil, 4, "p", "c")}
 	vals := [][]byte{appendRecord(nil, 1, Properties{"Q": Int32Value(1)}), nil, appendRecord(nil, 1, Properties{"R": Int32Value(1)})}
 	found := []bool{true, false, true}
-	got, ws, err = planBuildIndex("Orders", "orders", stored, true, 3, keys, vals, found, false)
+	got, ws, err = planBuildIndex("Orders", "orders", stored, true, 3, nil, keys, vals, found, false)
 	if err != nil || len(ws) != 2 { // "a" has Q; "b" is gone; "c" lacks Q
 		t.Fatalf("planBuildIndex = %v, %v", ws, err)
 	}
@@ -259,11 +262,16 @@ func TestPlanIndexes(t *testing.T) {
 	if string(ws[0].key) != string(want) || ws[0].del {
 		t.Fatalf("entry %q, want %q", ws[0].key, want)
 	}
-	got, _, err = planBuildIndex("Orders", "orders", ws[1].value, true, 3, nil, nil, nil, true)
+	// A step listed after another cursor than the record's (a rebuild
+	// restarted the build meanwhile, or another build stepped): no writes.
+	if _, stale, err := planBuildIndex("Orders", "orders", ws[1].value, true, 3, nil, keys, vals, found, true); err != nil || stale != nil {
+		t.Fatalf("a step listed after a cursor since moved: %v, %v; want no writes", stale, err)
+	}
+	got, _, err = planBuildIndex("Orders", "orders", ws[1].value, true, 3, x.Cursor, nil, nil, nil, true)
 	if err != nil || !findIndexByID(got.Indexes, 3).Ready || findIndexByID(got.Indexes, 3).Cursor != nil {
 		t.Fatalf("the last step: %+v, %v", got, err)
 	}
-	if _, _, err := planBuildIndex("Orders", "orders", stored, true, 9, nil, nil, nil, true); !errors.Is(err, ErrIndexNotFound) {
+	if _, _, err := planBuildIndex("Orders", "orders", stored, true, 9, nil, nil, nil, nil, true); !errors.Is(err, ErrIndexNotFound) {
 		t.Fatalf("a dropped index's build: %v", err)
 	}
 

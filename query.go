@@ -212,6 +212,9 @@ type scanSpec struct {
 	// visit, when set, receives the matches as stored, and the page
 	// keeps no entities.
 	visit *storedVisit
+	// expiry hides the expired entities (expiry.go): they are read, not
+	// matched.
+	expiry expiryCheck
 }
 
 // query reads one page as spec says. opts.PageSize, opts.Limit and
@@ -247,6 +250,9 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 		return page, err
 	}
 	defer snap.Close()
+	if spec.expiry, err = a.expiryCheck(rec); err != nil {
+		return page, err
+	}
 
 	// The page's entities are gathered in a pooled slice and copied out
 	// at its exact length: one allocation per page, not a growing
@@ -264,7 +270,10 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 		}()
 	}
 	if ip, ok := opts.Filter.(IndexPredicate); ok && len(*rec.indexes.Load()) > 0 {
-		pl, err := planIndex(ctx, a, snap, rec, ip, ranges, full, spec.count, after, spec.scanLimit, spec.top)
+		// An index's entries do not say which entities expired: a count
+		// of a table with an expiry policy fetches them.
+		count := spec.count && spec.expiry.prop == ""
+		pl, err := planIndex(ctx, a, snap, rec, ip, ranges, full, count, after, spec.scanLimit, spec.top)
 		if err != nil {
 			return QueryPage{}, err
 		}
@@ -375,7 +384,7 @@ type matcher struct {
 	rp      ReaderPredicate
 	view    bool
 	dec     entityDecoder
-	rr      *recordReader
+	row     *Row // what rp reads
 	scratch Entity
 }
 
@@ -389,8 +398,10 @@ func (t *Table) newMatcher(ctx context.Context, opts QueryOptions, sel selection
 	m.view = stableReads(t.a.eng)
 	m.dec = entityDecoder{sel: sel, view: m.view}
 	switch {
+	case m.rp != nil && spec.visit != nil && spec.visit.row != nil:
+		m.row = &spec.visit.rowAt // read by the filter, then handed over
 	case m.rp != nil:
-		m.rr = new(recordReader)
+		m.row = new(Row)
 	case opts.Filter != nil:
 		m.scratch.Properties = make(Properties)
 	}
@@ -410,14 +421,19 @@ func (m *matcher) visit(key, val []byte) (end bool, err error) {
 	page.Stats.Scanned++
 	matched := false
 	var ticks int64 // of scratch
+	expired, err := spec.expiry.expired(val)
+	if err != nil {
+		return false, err
+	}
 	switch {
+	case expired:
 	case opts.Filter == nil:
 		matched = true
 	case m.rp != nil:
-		m.rr.reset(key, val)
-		matched = m.rp.MatchReader(m.rr)
-		if m.rr.err != nil {
-			return false, m.rr.err
+		m.row.reset(key, val)
+		matched = m.rp.MatchReader(m.row)
+		if m.row.err != nil {
+			return false, m.row.err
 		}
 	default:
 		pk, rk, err := keyenc.DecodeEntityKey(key)
@@ -438,7 +454,7 @@ func (m *matcher) visit(key, val []byte) (end bool, err error) {
 		size := 0
 		switch {
 		case spec.visit != nil:
-			if size, err = spec.visit.emit(key, val, opts.MaxBytes > 0); err != nil {
+			if size, err = spec.visit.emit(key, val, opts.MaxBytes > 0, m.row); err != nil {
 				return false, err
 			}
 		case opts.Filter != nil && m.rp == nil:
@@ -568,7 +584,9 @@ var partitionBatch = 1000
 // entities. It reads up to 1000 PartitionKeys from each snapshot, released
 // before they are yielded: a partition present throughout is yielded once,
 // one created or emptied meanwhile may or may not be. It yields the first
-// error and stops.
+// error and stops. In a table with an expiry policy, a partition whose
+// entities have all expired is not listed: the expired entities before a
+// partition's first live one are read, until the sweeper deletes them.
 //
 // The Table service has no such operation: its clients list partitions by
 // reading every entity. Partitions is a Go-side extra.
@@ -625,10 +643,20 @@ func (t *Table) partitions(ctx context.Context, after string, started bool, max 
 	} else {
 		ok = it.First()
 	}
+	x, err := a.expiryCheck(rec)
+	if err != nil {
+		return nil, err
+	}
 	for ok {
 		pk, _, err := keyenc.DecodeString(it.Key()[len(prefix):])
 		if err != nil {
 			return nil, err
+		}
+		if expired, err := x.expired(it.Value()); err != nil {
+			return nil, err
+		} else if expired { // the partition is listed at its first live entity, if any
+			ok = it.Next()
+			continue
 		}
 		pks = append(pks, pk)
 		if len(pks) == max {

@@ -477,19 +477,40 @@ func (w *recordWalker) fail() (string, Kind, int, bool, bool) {
 //	uvarint index count; per index: uvarint ID, uvarint len + name,
 //	        uvarint property count, each uvarint len + name, byte ready
 //	        (0 building, 1 ready), uvarint len + build cursor
+//
+// Version 3, written only by a table with an expiry policy (expiry.go),
+// so that a localtable that predates expiry refuses the record rather
+// than show entities it should hide, is version 2 (its index count may be
+// 0) then:
+//
+//	uvarint len, the expiry property's name (not empty)
 type tableRecord struct {
 	ID       uint64
 	Name     string
 	Policies []AccessPolicy
 	Indexes  []indexDef
+	Expiry   string // the expiry policy's property; "": none
 }
 
-// tableRecordVersion2 is the version of a catalog record with indexes.
-const tableRecordVersion2 = 2
+// tableRecordVersion2 is the version of a catalog record with indexes,
+// tableRecordVersion3 of one with an expiry policy.
+const (
+	tableRecordVersion2 = 2
+	tableRecordVersion3 = 3
+)
+
+// knownTableRecord reports whether v is a catalog record version this
+// build reads.
+func knownTableRecord(v byte) bool {
+	return v == recordVersion || v == tableRecordVersion2 || v == tableRecordVersion3
+}
 
 func (r tableRecord) append(dst []byte) []byte {
 	v := byte(recordVersion)
-	if len(r.Indexes) > 0 {
+	switch {
+	case r.Expiry != "":
+		v = tableRecordVersion3
+	case len(r.Indexes) > 0:
 		v = tableRecordVersion2
 	}
 	dst = append(dst, v)
@@ -502,7 +523,7 @@ func (r tableRecord) append(dst []byte) []byte {
 		dst = appendString(dst, formatPolicyTime(p.Expiry))
 		dst = appendString(dst, p.Permission)
 	}
-	if len(r.Indexes) > 0 {
+	if v >= tableRecordVersion2 {
 		dst = binary.AppendUvarint(dst, uint64(len(r.Indexes)))
 		for _, x := range r.Indexes {
 			dst = binary.AppendUvarint(dst, uint64(x.ID))
@@ -518,6 +539,9 @@ func (r tableRecord) append(dst []byte) []byte {
 			dst = append(dst, ready)
 			dst = appendString(dst, string(x.Cursor))
 		}
+	}
+	if v == tableRecordVersion3 {
+		dst = appendString(dst, r.Expiry)
 	}
 	return dst
 }
@@ -538,10 +562,10 @@ func readString(b []byte) (string, []byte, bool) {
 func decodeTableRecord(b []byte) (tableRecord, error) {
 	var r tableRecord
 	bad := fmt.Errorf("localtable: corrupt table record")
-	if len(b) < 9 || (b[0] != recordVersion && b[0] != tableRecordVersion2) {
+	if len(b) < 9 || !knownTableRecord(b[0]) {
 		return r, bad
 	}
-	v2 := b[0] == tableRecordVersion2
+	v := b[0]
 	r.ID = binary.BigEndian.Uint64(b[1:9])
 	var ok bool
 	if r.Name, b, ok = readString(b[9:]); !ok {
@@ -570,8 +594,13 @@ func decodeTableRecord(b []byte) (tableRecord, error) {
 		}
 		r.Policies = append(r.Policies, p)
 	}
-	if v2 {
-		if b, ok = decodeIndexDefs(&r, b); !ok || len(r.Indexes) == 0 {
+	if v >= tableRecordVersion2 {
+		if b, ok = decodeIndexDefs(&r, b); !ok || (v == tableRecordVersion2 && len(r.Indexes) == 0) {
+			return r, bad
+		}
+	}
+	if v == tableRecordVersion3 {
+		if r.Expiry, b, ok = readString(b); !ok || r.Expiry == "" {
 			return r, bad
 		}
 	}

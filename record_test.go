@@ -113,6 +113,7 @@ func FuzzRecord(f *testing.F) {
 func FuzzTableRecord(f *testing.F) {
 	f.Add(tableRecord{ID: 1, Name: "t", Policies: []AccessPolicy{{ID: "x", Permission: "r"}}}.append(nil))
 	f.Add(tableRecord{ID: 1, Name: "t", Indexes: []indexDef{{ID: 1, Name: "i", Props: []string{"P", "Q"}, Cursor: []byte{1}}}}.append(nil))
+	f.Add(tableRecord{ID: 1, Name: "t", Expiry: "At", Indexes: []indexDef{{ID: 1, Name: "i", Props: []string{"At"}, Ready: true}}}.append(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		decodeTableRecord(b) // must not panic
 	})

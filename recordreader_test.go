@@ -38,13 +38,13 @@ func TestFindProperty(t *testing.T) {
 	}
 }
 
-// TestRecordReader reads the system properties through the reader, with
+// TestRecordReader reads the system properties through a Row, with
 // keys whose encoding escapes bytes.
 func TestRecordReader(t *testing.T) {
 	for _, keys := range [][2]string{{"p", "r"}, {"", ""}, {"😀a", "b\U0010fffd"}, {"中", ""}} {
 		key := keyenc.AppendEntityKey(nil, 7, keys[0], keys[1])
 		rec := appendRecord(nil, 98765, sampleProps())
-		var r recordReader
+		var r Row
 		r.reset(key, rec)
 		if v, ok := r.Property(RowKeyName); !ok || v.String() != keys[1] {
 			t.Errorf("RowKey = %v, %v; want %q", v, ok, keys[1])
@@ -63,7 +63,7 @@ func TestRecordReader(t *testing.T) {
 		}
 	}
 	// A corrupt key or record sets err.
-	var r recordReader
+	var r Row
 	r.reset([]byte("e12345678\x00"), []byte{1, 2})
 	if _, ok := r.Property(PartitionKeyName); ok || r.err == nil {
 		t.Errorf("corrupt key: ok %v, err %v", ok, r.err)

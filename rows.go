@@ -6,6 +6,8 @@ import (
 	"iter"
 	"strings"
 	"time"
+
+	"github.com/localtable/localtable/internal/keyenc"
 )
 
 // Row is an entity of Rows, read in place: its accessors find what they
@@ -20,39 +22,133 @@ import (
 // U+FFFF (emoji, among others), which the engine's key encoding stores
 // rewritten: their keys are decoded into a copy, once a row.
 type Row struct {
-	pk, rk string
-	ticks  int64
-	rec    []byte
-	err    error // a corruption met by a read
+	key   []byte // the entity's engine key: its keys, decoded when asked for
+	keyed bool   // pk and rk are decoded
+	pk    string
+	rk    string
+	ticks int64
+	rec   []byte
+	err   error  // the first corruption met by a read
+	buf   []byte // GetRow's copy of the record, reused
+	kbuf  []byte // the keys decoded, when the engine's key rewrites them
+
+	// at is the cursor of Property: the record's properties are stored in
+	// name order, so a read of a name after the one last passed goes on
+	// from there instead of from the first property. last is that name
+	// ("" when at must start afresh).
+	at   recordWalker
+	last string
+}
+
+// reset points r at the entity of an engine key and its record, keeping
+// its buffers. A corrupt record header sets err (and reads as Timestamp
+// zero).
+func (r *Row) reset(key, rec []byte) {
+	ticks, err := recordTicks(rec)
+	r.key, r.keyed, r.pk, r.rk, r.ticks, r.rec, r.err, r.last = key, false, "", "", ticks, rec, err, ""
+}
+
+// clear empties r, keeping its buffers: a Row used past its step reads as
+// empty.
+func (r *Row) clear() {
+	r.key, r.keyed, r.pk, r.rk, r.ticks, r.rec, r.err, r.last = nil, false, "", "", 0, nil, nil, ""
+}
+
+// keys decodes the entity's keys on the first call, and reports whether
+// they are decoded. Keys the engine stores as they are read as views of
+// its key; rewritten keys are decoded into kbuf.
+func (r *Row) keys() bool {
+	if r.keyed {
+		return true
+	}
+	if r.rec == nil {
+		return false
+	}
+	key := r.key
+	if len(key) < keyenc.TablePrefixLen || key[0] != keyenc.PrefixEntity {
+		r.fail(keyenc.ErrCorrupt)
+		return false
+	}
+	key = key[keyenc.TablePrefixLen:]
+	if p, rest, ok := keyenc.CutPlain(key); ok {
+		if k, rest, ok := keyenc.CutPlain(rest); ok && len(rest) == 0 {
+			r.pk, r.rk, r.keyed = bytesView(p), bytesView(k), true
+			return true
+		}
+	}
+	buf, rest, err := keyenc.AppendDecoded(r.kbuf[:0], key)
+	n := len(buf)
+	if err == nil {
+		buf, rest, err = keyenc.AppendDecoded(buf, rest)
+	}
+	r.kbuf = buf
+	if err == nil && len(rest) != 0 {
+		err = keyenc.ErrCorrupt
+	}
+	if err != nil {
+		r.fail(err)
+		return false
+	}
+	r.pk, r.rk, r.keyed = bytesView(buf[:n]), bytesView(buf[n:]), true
+	return true
+}
+
+// fail records the first corruption a read meets.
+func (r *Row) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
 }
 
 // PartitionKey returns the entity's PartitionKey.
-func (r *Row) PartitionKey() string { return r.pk }
+func (r *Row) PartitionKey() string { r.keys(); return r.pk }
 
 // RowKey returns the entity's RowKey.
-func (r *Row) RowKey() string { return r.rk }
+func (r *Row) RowKey() string { r.keys(); return r.rk }
 
 // Timestamp returns the entity's Timestamp.
 func (r *Row) Timestamp() time.Time { return TicksToTime(r.ticks) }
 
 // Property returns a property by name, as (*Entity).Property does:
 // PartitionKey, RowKey, Timestamp or a custom property; false if the
-// entity has none of that name. Row implements PropertyReader, so a
-// filter's MatchReader reads it in place too.
+// entity has none of that name. Row implements PropertyReader: a query's
+// filter reads each entity it scans through one. Reading properties in
+// name order is the cheapest: each read goes on from where the last
+// stopped.
 func (r *Row) Property(name string) (Value, bool) {
 	switch name {
 	case PartitionKeyName:
-		return StringValue(r.pk), r.rec != nil
+		ok := r.keys()
+		return StringValue(r.pk), ok
 	case RowKeyName:
-		return StringValue(r.rk), r.rec != nil
+		ok := r.keys()
+		return StringValue(r.rk), ok
 	case TimestampName:
-		return DateTimeTicksValue(r.ticks), r.rec != nil
+		_, err := recordTicks(r.rec) // reset read it: a corrupt header reads as absent
+		return DateTimeTicksValue(r.ticks), err == nil
 	}
-	v, ok, err := findProperty(r.rec, name)
-	if err != nil && r.err == nil {
-		r.err = err
+	if r.rec == nil || name == "" {
+		return Value{}, false
 	}
-	return v, ok
+	if r.last == "" || !nameLess(r.last, name) {
+		if _, err := r.at.init(r.rec, true); err != nil {
+			r.fail(err)
+			return Value{}, false
+		}
+	}
+	got, kind, at, found, ok := r.at.seek(name)
+	if !ok {
+		r.last = "" // past the last property: start afresh next time
+		if r.at.err != nil {
+			r.fail(r.at.err)
+		}
+		return Value{}, false
+	}
+	r.last = got
+	if !found {
+		return Value{}, false
+	}
+	return r.at.value(kind, at), true
 }
 
 // Properties returns the entity's custom properties, in name order.
@@ -90,6 +186,9 @@ func (r *Row) Entity() (Entity, error) {
 	ticks, props, err := decodeSelected(r.rec, selection{})
 	if err != nil {
 		return Entity{}, err
+	}
+	if !r.keys() {
+		return Entity{}, r.err
 	}
 	return makeEntity(strings.Clone(r.pk), strings.Clone(r.rk), ticks, props), nil
 }

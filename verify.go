@@ -26,6 +26,11 @@ type TableReport struct {
 	Entities   int      // entities read
 	Partitions int      // distinct partition keys among them
 	Problems   []string // what is wrong with the table's records
+	// RepairIndexes names the table's indexes Verify found wrong (an
+	// entry missing, extra or stale), in the order they were declared:
+	// Table.RebuildIndex (localtable index repair TABLE NAME) rebuilds
+	// each from the table.
+	RepairIndexes []string
 }
 
 // OK reports whether Verify found no problem.
@@ -62,8 +67,10 @@ func addProblem(list *[]string, more *int, format string, args ...any) {
 // model's rules, with a Timestamp no later than the clock's persisted
 // high-water mark; every index of a table holds exactly the entries of
 // its entities (a missing entry, an extra one, one of an entity whose
-// value differs, are reported; an index being built is checked up to the
-// entity its build reached); the metadata decodes; no other key exists. Problems
+// value differs, are reported, and the index is named in the table's
+// RepairIndexes, for Table.RebuildIndex; an index being built is checked
+// up to the entity its build reached); the metadata decodes; no other key
+// exists. Problems
 // are reported, not returned as errors: the error is for failing to read.
 func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 	if err := a.check(ctx); err != nil {
@@ -162,7 +169,7 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 			tableMore[ti] = m
 		case keyenc.PrefixMeta:
 			t, ok := decodeTicks(v)
-			if string(k) == string(metaClock) {
+			if string(k) == string(metaClock) || string(k) == string(metaSweeper) {
 				t, _, ok = decodeMark(v)
 			}
 			switch {
@@ -176,7 +183,7 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 				clockMark = t
 			case string(k) == string(metaNextID):
 				nextID = uint64(t)
-			case string(k) == string(metaFeedRev):
+			case string(k) == string(metaFeedRev), string(k) == string(metaSweeper):
 			case string(k) == string(metaFormat):
 				if t != formatVersion {
 					addProblem(&rep.Problems, &more, "the store's format version is %d; this localtable reads version %d", t, formatVersion)
@@ -212,6 +219,13 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 		m := tableMore[ti]
 		ic.missing(&rep.Tables[ti].Problems, &m)
 		tableMore[ti] = m
+		tr := &rep.Tables[ti]
+		for _, x := range ic.rec.Indexes {
+			if ic.bad[x.ID] {
+				tr.RepairIndexes = append(tr.RepairIndexes, x.Name)
+				tr.Problems = append(tr.Problems, fmt.Sprintf("index %s is wrong: Table.RebuildIndex, or localtable index repair %s %s, rebuilds it from the table", x.Name, tr.Name, x.Name))
+			}
+		}
 	}
 	for id, ti := range byID {
 		if nextID != 0 && id >= nextID {
@@ -242,10 +256,11 @@ type indexCheck struct {
 	rec      tableRecord
 	want     map[string]bool // entry keys expected, true once seen
 	entities map[string]bool // S(pk) S(rk) of the table's entities
+	bad      map[uint32]bool // IDs of the indexes found wrong
 }
 
 func newIndexCheck(rec tableRecord) *indexCheck {
-	return &indexCheck{rec: rec, want: map[string]bool{}, entities: map[string]bool{}}
+	return &indexCheck{rec: rec, want: map[string]bool{}, entities: map[string]bool{}, bad: map[uint32]bool{}}
 }
 
 // entity adds the entries the entity of key k and record v calls for.
@@ -276,6 +291,7 @@ func (c *indexCheck) entry(k, v []byte, problems *[]string, more *int) {
 	}
 	if len(v) != 0 {
 		addProblem(problems, more, "index %s: entry %q has a value", x.Name, k)
+		c.bad[id] = true
 	}
 	if seen, ok := c.want[string(k)]; ok && !seen {
 		c.want[string(k)] = true
@@ -284,14 +300,17 @@ func (c *indexCheck) entry(k, v []byte, problems *[]string, more *int) {
 	ek, err := indexEntityKey(k, len(x.Props))
 	if err != nil {
 		addProblem(problems, more, "index %s: entry %q does not decode: %v", x.Name, k, err)
+		c.bad[id] = true
 		return
 	}
 	pk, rk, err := keyenc.DecodePair(ek)
+	if !x.Ready && (x.Cursor == nil || bytes.Compare(ek, x.Cursor) > 0) && err == nil && c.entities[string(ek)] {
+		return // not built that far: the build writes it again from the entity
+	}
+	c.bad[id] = true
 	switch {
 	case err != nil:
 		addProblem(problems, more, "index %s: entry %q does not decode: %v", x.Name, k, err)
-	case !x.Ready && (x.Cursor == nil || bytes.Compare(ek, x.Cursor) > 0) && c.entities[string(ek)]:
-		// Not built that far: the build writes it again from the entity.
 	case c.entities[string(ek)]:
 		addProblem(problems, more, "index %s: stale entry %q for entity (%q, %q), whose values differ", x.Name, k, pk, rk)
 	default:
@@ -311,6 +330,7 @@ func (c *indexCheck) missing(problems *[]string, more *int) {
 	for _, k := range keys {
 		id := binary.BigEndian.Uint32([]byte(k[keyenc.TablePrefixLen:keyenc.IndexPrefixLen]))
 		x := findIndexByID(c.rec.Indexes, id)
+		c.bad[id] = true
 		ek, _ := indexEntityKey([]byte(k), len(x.Props))
 		pk, rk, _ := keyenc.DecodePair(ek)
 		addProblem(problems, more, "index %s: missing entry %q for entity (%q, %q)", x.Name, k, pk, rk)

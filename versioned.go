@@ -208,17 +208,17 @@ func (s *versioned) read(ctx context.Context, rs *readSet, guard *liveTable, key
 			return errConflict
 		}
 		// Another process changed the table's record since the cache
-		// read it: if its indexes differ, the write must maintain the
-		// ones the record declares, so the cache learns them and the
-		// attempt runs again.
+		// read it: if its indexes or its expiry policy differ, the write
+		// must maintain the indexes and apply the policy the record
+		// declares, so the cache learns them and the attempt runs again.
 		if cached := guard.rec.Load(); !bytes.Equal(vals[last], *cached) {
 			rec, err := decodeTableRecord(vals[last])
 			if err != nil {
 				return err
 			}
-			old := *guard.indexes.Load()
+			old, oldExpiry := *guard.indexes.Load(), *guard.expiry.Load()
 			s.a.adopt(strings.ToLower(guard.name), &rec)
-			if !sameIndexes(old, rec.Indexes) {
+			if !sameIndexes(old, rec.Indexes) || oldExpiry != rec.Expiry {
 				return errConflict
 			}
 		}
@@ -305,8 +305,7 @@ func (s *versioned) tables(ctx context.Context) (*catalog, error) {
 	for i, lower := range lowers {
 		lt := old.byName[lower]
 		if lt != nil && lt.id == recs[i].ID {
-			p := recs[i].Policies
-			lt.policies.Store(&p)
+			lt.set(&recs[i])
 		} else {
 			lt = newLiveTable(&recs[i])
 		}
@@ -365,7 +364,7 @@ func (s *versioned) snapshotTable(ctx context.Context, lt *liveTable, snap stora
 
 // tableRecordID returns the table ID of an encoded catalog record.
 func tableRecordID(b []byte) (uint64, bool) {
-	if len(b) < 9 || (b[0] != recordVersion && b[0] != tableRecordVersion2) {
+	if len(b) < 9 || !knownTableRecord(b[0]) {
 		return 0, false
 	}
 	return binary.BigEndian.Uint64(b[1:9]), true

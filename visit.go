@@ -39,9 +39,25 @@ type storedVisit struct {
 
 // emit hands the entity of an engine key and record to the visitor, and
 // returns its PayloadSize when size is set.
-func (v *storedVisit) emit(key, rec []byte, size bool) (int, error) {
+func (v *storedVisit) emit(key, rec []byte, size bool, row *Row) (int, error) {
 	// The keys and the record are used during the call only: views of
 	// the engine's bytes do, whatever the engine.
+	if v.row != nil {
+		// A Row decodes what it is asked for, its keys included. row, if
+		// not nil, is v.rowAt, which the query's filter read already.
+		if row == nil {
+			row = &v.rowAt
+			row.reset(key, rec)
+		}
+		err := row.err
+		if err == nil {
+			err = v.row(row)
+		}
+		row.clear() // a Row kept past its step reads as empty
+		if err != nil || !size {
+			return 0, err
+		}
+	}
 	pk, rk, err := decodeEntityKey(key, true)
 	if err != nil {
 		return 0, err
@@ -51,11 +67,7 @@ func (v *storedVisit) emit(key, rec []byte, size bool) (int, error) {
 		return 0, err
 	}
 	v.rec = rec
-	if v.row != nil {
-		v.rowAt = Row{pk: pk, rk: rk, ticks: ticks, rec: rec}
-		err = v.row(&v.rowAt)
-		v.rowAt = Row{} // a Row kept past its step reads as empty
-	} else {
+	if v.row == nil {
 		if v.props == nil {
 			v.props = v.all
 		}

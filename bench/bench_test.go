@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +63,11 @@ func TestQuick(t *testing.T) {
 		}
 	}
 
+	// The index: the filter on its six systems, the writes on four, the
+	// builds, the heap per entry.
+	checkIndex(t, res.Index, cfg)
+	checkIndexBuild(t, res.IndexBuild, cfg)
+
 	// The or filters: parse, plan, and three queries per size.
 	if len(res.OrPlan) != 5*len(cfg.OrTerms) {
 		t.Errorf("%d or-plan figures, want %d", len(res.OrPlan), 5*len(cfg.OrTerms))
@@ -111,6 +117,9 @@ func TestQuick(t *testing.T) {
 			}
 		}
 	}
+	// The filter over HTTP on the server started with --index, next to
+	// the one without and Azurite.
+	checkIndexHTTP(t, res.Index, slices.Contains(servers, hAzurit))
 	if len(res.Servers) != len(servers) {
 		t.Errorf("servers: %+v", res.Servers)
 	}
@@ -128,7 +137,7 @@ func TestQuick(t *testing.T) {
 		}
 		groups[r.Group]++
 	}
-	wantGroups := map[string]int{gMemRaw: 6 + 1, gPebRaw: 7, gPebSQL: 8, gPebBolt: 8}
+	wantGroups := map[string]int{gMemRaw: 6 + 1, gPebRaw: 7, gPebSQL: 8, gPebBolt: 8, gIxMem: 3, gIxPeb: 3, gIxSQL: 2}
 	for g, n := range wantGroups {
 		if groups[g] != n {
 			t.Errorf("%d ratios in group %q, want %d", groups[g], g, n)
@@ -212,8 +221,101 @@ func TestQuick(t *testing.T) {
 		t.Errorf("the doc after -feed-only does not say how the feed was measured (%v):\n%s", err, d)
 	}
 
+	// -index-only: the index measured again, the other figures kept.
+	cmd = command(true, out, doc, true) + " -index-only"
+	if err := indexOnly(cfg, out, doc, cmd, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = os.ReadFile(filepath.Join(out, "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	again = results{}
+	if err := json.Unmarshal(b, &again); err != nil {
+		t.Fatalf("results.json after -index-only: %v", err)
+	}
+	if again.Index == nil || again.Index.Command != cmd || len(again.Embedded) != len(res.Embedded) || again.Feed == nil {
+		t.Errorf("-index-only did not measure the index again and keep the rest: index %+v, %d embedded figures, feed %v", again.Index, len(again.Embedded), again.Feed != nil)
+	} else {
+		checkIndex(t, again.Index, cfg)
+		checkIndexHTTP(t, again.Index, slices.Contains(servers, hAzurit))
+	}
+	if d, err := os.ReadFile(doc); err != nil || !strings.Contains(string(d), "## Secondary index") || !strings.Contains(string(d), cmd) {
+		t.Errorf("the doc after -index-only does not say how the index was measured (%v):\n%s", err, d)
+	}
+
+	// -index-build-only: the index build measured again, the rest kept.
+	cmd = command(true, out, doc, true) + " -index-build-only"
+	if err := indexBuildOnly(cfg, out, doc, cmd, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = os.ReadFile(filepath.Join(out, "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	again = results{}
+	if err := json.Unmarshal(b, &again); err != nil {
+		t.Fatalf("results.json after -index-build-only: %v", err)
+	}
+	if again.IndexBuild == nil || again.IndexBuild.Command != cmd || again.Index == nil || again.Feed == nil || len(again.Embedded) != len(res.Embedded) {
+		t.Errorf("-index-build-only did not measure the build again and keep the rest: %+v, index %v, feed %v, %d embedded figures", again.IndexBuild, again.Index != nil, again.Feed != nil, len(again.Embedded))
+	} else {
+		checkIndexBuild(t, again.IndexBuild, cfg)
+	}
+	if d, err := os.ReadFile(doc); err != nil || !strings.Contains(string(d), "## Building an index") || !strings.Contains(string(d), cmd) {
+		t.Errorf("the doc after -index-build-only lacks the section or its command (%v):\n%s", err, d)
+	}
+
 	if azuriteMissing != "" {
 		tabletest.Missing(t, azuriteMissing)
+	}
+}
+
+// checkIndex checks that the index's embedded workloads produced every
+// figure: the filter on its six systems, the writes on four, the builds
+// and the heap per entry.
+func checkIndex(t *testing.T, x *indexResults, cfg config) {
+	t.Helper()
+	if x == nil {
+		t.Fatal("no index figures")
+	}
+	for _, s := range indexFilterSystems {
+		checkFigure(t, x.Filter, wFull, s, cfg.Rounds)
+	}
+	for _, w := range []string{wInsert, wTx100} {
+		for _, s := range indexWriteSystems {
+			checkFigure(t, x.Write, w, s, cfg.Rounds)
+		}
+	}
+	if len(x.Filter) != 6 || len(x.Write) != 8 {
+		t.Errorf("index: %d filter figures, %d write figures; want 6 and 8", len(x.Filter), len(x.Write))
+	}
+	for _, s := range []string{sLtMemIx, sLtPebIx, sSQLiteIx} {
+		if x.BuildSeconds[s] <= 0 {
+			t.Errorf("index build on %s: %v s", s, x.BuildSeconds[s])
+		}
+	}
+	if x.HeapPerEntry <= 0 || x.Entries != cfg.Data.n() {
+		t.Errorf("index: %v heap bytes per entry over %d entries", x.HeapPerEntry, x.Entries)
+	}
+}
+
+// checkIndexHTTP checks the filter over HTTP on the server started with
+// --index, on the one without, and on Azurite when it ran.
+func checkIndexHTTP(t *testing.T, x *indexResults, azurite bool) {
+	t.Helper()
+	if x == nil {
+		return // checkIndex reported it
+	}
+	servers := []string{hLtMemIx, hLtMem}
+	if azurite {
+		servers = append(servers, hAzurit)
+	}
+	for _, s := range servers {
+		if f := findHTTP(x.HTTP, hwFull, s); f == nil || sum(f.Ops) == 0 || f.MedOpsSec <= 0 {
+			t.Errorf("HTTP index workload on %s: %+v", s, f)
+		}
+	}
+	if len(x.HTTP) != len(servers) || x.Server == nil || x.Server.LoadSeconds <= 0 || x.Server.PeakRSS <= 0 {
+		t.Errorf("HTTP index workload: %d figures, want %d; server %+v", len(x.HTTP), len(servers), x.Server)
 	}
 }
 
@@ -344,6 +446,23 @@ func TestLoadNote(t *testing.T) {
 		note := loadNote(machine{NProc: 2, LoadStart: c.start, LoadEnd: c.end})
 		if got := strings.Contains(note, "other work shared the machine"); got != c.shared {
 			t.Errorf("load %s, %s: note %q", c.start, c.end, note)
+		}
+	}
+}
+
+// checkIndexBuild checks that the index build's workloads produced every
+// figure.
+func checkIndexBuild(t *testing.T, f *indexBuildResults, cfg config) {
+	t.Helper()
+	if f == nil || len(f.Engines) != 2 {
+		t.Fatalf("index build figures: %+v", f)
+	}
+	for _, e := range f.Engines {
+		if e.Entries != indexBuildShape(cfg.IndexBuildEntities).n() || e.BuildRate <= 0 || e.EntryBytes <= 0 || len(e.AloneP99) != cfg.Rounds || len(e.BuildP99) != cfg.Rounds || len(e.Rebuild) != cfg.Rounds || e.P99Ratio <= 0 {
+			t.Errorf("index build figures of %s: %+v", e.System, e)
+		}
+		if (e.System == sLtMem) != (e.HeapPerEntry != 0) || (e.System == sLtPeb) != (e.DiskPerEntry > 0) {
+			t.Errorf("index build bytes of %s: heap %v, disk %v", e.System, e.HeapPerEntry, e.DiskPerEntry)
 		}
 	}
 }

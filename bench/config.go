@@ -34,24 +34,28 @@ type config struct {
 	// watcher catches up from.
 	FeedDeliveries int `json:"feed_deliveries"`
 	FeedCatchUp    int `json:"feed_catch_up"`
+	// IndexBuildEntities is the size of the table the index build's
+	// workloads build an index on.
+	IndexBuildEntities int `json:"index_build_entities"`
 }
 
 // fullConfig is the standard workload: 200,000 entities.
 func fullConfig() config {
 	return config{
-		Mode:           "full",
-		Data:           shape{Parts: 100, Rows: 2000},
-		HTTPData:       shape{Parts: 10, Rows: 2000},
-		Rounds:         7,
-		Phase:          700 * time.Millisecond,
-		HTTPPhase:      2 * time.Second,
-		Workers:        8,
-		OrTerms:        []int{10, 100, 1000},
-		MaxOps:         1 << 18,
-		Azurite:        true,
-		InstallTimeout: 5 * time.Minute,
-		FeedDeliveries: 2000,
-		FeedCatchUp:    1_000_000,
+		Mode:               "full",
+		Data:               shape{Parts: 100, Rows: 2000},
+		HTTPData:           shape{Parts: 10, Rows: 2000},
+		Rounds:             7,
+		Phase:              700 * time.Millisecond,
+		HTTPPhase:          2 * time.Second,
+		Workers:            8,
+		OrTerms:            []int{10, 100, 1000},
+		MaxOps:             1 << 18,
+		Azurite:            true,
+		InstallTimeout:     5 * time.Minute,
+		FeedDeliveries:     2000,
+		FeedCatchUp:        1_000_000,
+		IndexBuildEntities: 1_000_000,
 	}
 }
 
@@ -68,6 +72,7 @@ func quickConfig() config {
 	c.MaxOps = 1 << 16
 	c.FeedDeliveries = 500
 	c.FeedCatchUp = 100_000
+	c.IndexBuildEntities = 50_000
 	return c
 }
 
@@ -85,5 +90,6 @@ func tinyConfig() config {
 	c.InstallTimeout = 2 * time.Minute
 	c.FeedDeliveries = 30
 	c.FeedCatchUp = 2000
+	c.IndexBuildEntities = 3000
 	return c
 }

@@ -45,6 +45,10 @@ type embedded struct {
 	logf   func(format string, args ...any)
 	stores []store // in column order
 	res    *results
+	// oneSystem is set in a -scale child (scale.go), which loads one
+	// system: the index's workloads, which compare the main stores with
+	// indexed ones loaded beside them, are not part of its figures.
+	oneSystem bool
 }
 
 func (e *embedded) store(name string) store {
@@ -353,6 +357,11 @@ func (e *embedded) run() error {
 
 	if err := e.orPlan(); err != nil {
 		return err
+	}
+	if !e.oneSystem {
+		if err := e.indexWorkloads(); err != nil { // index.go
+			return err
+		}
 	}
 
 	// Writes under new keys: each round has keys of its own, the same for

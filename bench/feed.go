@@ -129,9 +129,9 @@ func feedWrites(cfg config, work string, logf func(string, ...any), fr *feedResu
 	for i := range txParts {
 		txParts[i] = "x" + pad(i, 6)
 	}
-	if _, err := e.interleave(wTx100, cfg.Rounds, names, e.simple(nTx, func(st store, round, i int) error {
+	if _, err := e.interleave(wTx100, cfg.Rounds, names, e.writes(nTx, 100, func(st store, round, i int) error {
 		return st.tx100(txParts[i], txRows[round])
-	})); err != nil {
+	}, func(round, i int) (string, []string) { return txParts[i], txRows[round] })); err != nil {
 		return err
 	}
 	fr.Write = e.res.Embedded
@@ -240,29 +240,43 @@ func feedCatchUp(cfg config, work string, logf func(string, ...any), fr *feedRes
 // the other figures are those of the run in out/results.json (if any),
 // kept as they are.
 func feedOnly(cfg config, out, doc string, cmd string, logf func(string, ...any)) error {
+	return measureApart(cfg, out, doc, cmd, "localtable-bench-feed-", func(res *results, work, version string) error {
+		fr, err := runFeed(cfg, work, logf)
+		if err != nil {
+			return err
+		}
+		fr.Command, fr.Version = cmd, version
+		res.Feed = fr
+		return nil
+	})
+}
+
+// measureApart runs one section's workloads (measure, with stores in a
+// directory of work of its own, told localtable's version) apart from
+// the rest of the run and writes the outputs again: the other figures
+// are those of the run in out/results.json (if any), kept as they are.
+// It is the one way the modes that measure one part again (-feed-only,
+// -index-only, -index-build-only, -scale) keep the rest.
+func measureApart(cfg config, out, doc, cmd, workPrefix string, measure func(res *results, work, version string) error) error {
 	res, dir, err := keptResults(cfg, out, cmd)
 	if err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "localtable-bench-feed-")
+	work, err := os.MkdirTemp("", workPrefix)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	fr, err := runFeed(cfg, work, logf)
-	if err != nil {
+	if err := measure(res, work, versions(filepath.Dir(dir))["localtable"]); err != nil {
 		return err
 	}
-	fr.Command, fr.Version = cmd, versions(filepath.Dir(dir))["localtable"]
-	res.Feed = fr
 	computeRatios(res)
 	return writeOutputs(res, out, doc)
 }
 
-// keptResults returns the figures of the run in out/results.json, for a
-// mode that measures one part again and keeps the rest (-feed-only,
-// -scale), or, without one, empty results describing this machine and
-// cfg; and the bench directory.
+// keptResults returns the figures of the run in out/results.json, for
+// measureApart, or, without one, empty results describing this machine
+// and cfg; and the bench directory.
 func keptResults(cfg config, out, cmd string) (*results, string, error) {
 	dir, err := benchDir()
 	if err != nil {

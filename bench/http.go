@@ -86,7 +86,9 @@ func newClient(p *serverProc, workers int) (*aztables.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := svc.CreateTable(ctx, tableName, nil); err != nil {
+	// A server started with --index on the table has created it.
+	var re *azcore.ResponseError
+	if _, err := svc.CreateTable(ctx, tableName, nil); err != nil && !(errors.As(err, &re) && re.ErrorCode == string(aztables.TableAlreadyExists)) {
 		return nil, fmt.Errorf("%s: create table: %w", p.name, err)
 	}
 	return svc.NewClient(tableName), nil
@@ -463,6 +465,9 @@ func runHTTP(cfg config, root, work string, az *azurite, res *results, logf func
 		}
 	}
 	if err := h.run(); err != nil {
+		return err
+	}
+	if err := h.indexWorkload(bin); err != nil { // index.go
 		return err
 	}
 	for _, t := range h.targets {

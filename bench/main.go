@@ -4,7 +4,7 @@
 // interleaved, and writes the figures as JSON, a markdown report and an
 // SVG chart of the ratios.
 //
-//	cd bench && go run . [-quick] [-out DIR] [-doc FILE] [-azurite=false] [-feed-only]
+//	cd bench && go run . [-quick] [-out DIR] [-doc FILE] [-azurite=false] [-entities N] [-feed-only | -index-only | -index-build-only [-index-build-entities N] | -scale SIZES [-scale-systems S,…]]
 //
 // It lives in a module of its own so that its peers (SQLite, bbolt, the
 // SDK, Azurite) never become dependencies of the library's users. See
@@ -41,6 +41,9 @@ func main() {
 	scaleTimeout := flag.Duration("scale-timeout", 30*time.Minute, "with -scale: the longest one system at one size may take")
 	child := flag.String("child", "", "internal (-scale): load this one system, run its workloads, print its figures as JSON")
 	childConfig := flag.String("child-config", "", "internal (-scale): the child's configuration, as JSON")
+	indexOnlyFlag := flag.Bool("index-only", false, "run only the secondary index's workloads; keep the other figures of -out's results.json")
+	indexBuildOnlyFlag := flag.Bool("index-build-only", false, "run only the index build's workloads; keep the other figures of -out's results.json")
+	indexBuildEntities := flag.Int("index-build-entities", 0, "the size of the table the index build's workloads build on (default 1,000,000; 50,000 with -quick)")
 	flag.Parse()
 	if *render != "" {
 		if err := rerender(*render, *out, *doc); err != nil {
@@ -54,12 +57,23 @@ func main() {
 		cfg = quickConfig()
 	}
 	cfg.Azurite = *az
+	if *indexBuildEntities > 0 {
+		cfg.IndexBuildEntities = *indexBuildEntities
+	}
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 	}
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
+	}
+	// cmdline is the command that reproduces this run, in a mode (extra).
+	cmdline := func(az bool, extra string) string {
+		c := command(*quick, *out, *doc, az)
+		if *entities != 0 {
+			c += fmt.Sprintf(" -entities %d", *entities)
+		}
+		return c + extra
 	}
 	if *entities != 0 {
 		s, err := shapeOf(*entities)
@@ -86,7 +100,7 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		cmd := command(*quick, *out, *doc, true) + " -scale " + *scale
+		cmd := cmdline(true, " -scale "+*scale)
 		systems := strings.Split(*scaleSystemsFlag, ",")
 		for _, s := range systems {
 			if !slices.Contains(scaleSystems, s) {
@@ -102,23 +116,36 @@ func main() {
 		logf("wrote %s", *out)
 		return
 	}
+	if *indexBuildOnlyFlag {
+		cmd := cmdline(true, " -index-build-only")
+		if *indexBuildEntities > 0 {
+			cmd += fmt.Sprintf(" -index-build-entities %d", *indexBuildEntities)
+		}
+		if err := indexBuildOnly(cfg, *out, *doc, cmd, logf); err != nil {
+			fail(err)
+		}
+		logf("wrote %s", *out)
+		return
+	}
 	if *feedOnlyFlag {
-		if err := feedOnly(cfg, *out, *doc, command(*quick, *out, *doc, true)+" -feed-only", logf); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
+		if err := feedOnly(cfg, *out, *doc, cmdline(true, " -feed-only"), logf); err != nil {
+			fail(err)
+		}
+		logf("wrote %s", *out)
+		return
+	}
+	if *indexOnlyFlag {
+		if err := indexOnly(cfg, *out, *doc, cmdline(*az, " -index-only"), logf); err != nil {
+			fail(err)
 		}
 		logf("wrote %s", *out)
 		return
 	}
 	res, err := run(cfg, logf)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		fail(err)
 	}
-	res.Command = command(*quick, *out, *doc, *az)
-	if *entities != 0 {
-		res.Command += fmt.Sprintf(" -entities %d", *entities)
-	}
+	res.Command = cmdline(*az, "")
 	// The scaling figures are measured apart (-scale): keep them.
 	if b, err := os.ReadFile(filepath.Join(*out, "results.json")); err == nil {
 		var old results
@@ -127,8 +154,7 @@ func main() {
 		}
 	}
 	if err := writeOutputs(res, *out, *doc); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		fail(err)
 	}
 	logf("wrote %s in %.0fs", *out, res.Seconds)
 }
@@ -216,6 +242,10 @@ func run(cfg config, logf func(string, ...any)) (*results, error) {
 	}
 	runtime.GC()
 	if res.Feed, err = runFeed(cfg, work, logf); err != nil {
+		return nil, err
+	}
+	runtime.GC()
+	if res.IndexBuild, err = runIndexBuild(cfg, work, logf); err != nil {
 		return nil, err
 	}
 	runtime.GC()

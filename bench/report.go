@@ -190,6 +190,7 @@ func computeRatios(res *results) {
 			}
 		}
 	}
+	indexRatios(res, add)
 	for _, g := range []struct{ group, lt string }{{gHTTPMem, hLtMem}, {gHTTPPeb, hLtPeb}} {
 		for _, w := range httpWorkloads {
 			a, b := findHTTP(res.HTTP, w, g.lt), findHTTP(res.HTTP, w, hAzurit)
@@ -404,8 +405,14 @@ func markdown(res *results, l links) string {
 		}
 		p("\nEach server is a process of its own: its peak RSS (VmHWM) is its own, over its start, its load and every workload.\n\n")
 	}
+	if res.Index != nil {
+		b.WriteString(indexMarkdown(res))
+	}
 	if res.Feed != nil {
 		b.WriteString(feedMarkdown(res))
+	}
+	if res.IndexBuild != nil {
+		b.WriteString(indexBuildMarkdown(res))
 	}
 	if res.Scaling != nil {
 		b.WriteString(scaleMarkdown(res, l.scaleSVG))

@@ -24,6 +24,10 @@ type results struct {
 	Feed *feedResults `json:"feed,omitempty"`
 	// Scaling has the figures of each system at several sizes (-scale).
 	Scaling *scaleResults `json:"scaling,omitempty"`
+	// Index has the secondary index's figures.
+	Index *indexResults `json:"index,omitempty"`
+	// IndexBuild has the index build's figures (indexbuild.go).
+	IndexBuild *indexBuildResults `json:"index_build,omitempty"`
 	// Ratios are the comparisons of the summary, localtable over peer.
 	Ratios []ratio `json:"ratios"`
 	// Skipped says what was not measured, and why.

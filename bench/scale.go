@@ -132,7 +132,7 @@ func runChild(cfg config, system string, logf func(string, ...any)) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	e := &embedded{cfg: cfg, dir: work, logf: logf, res: &results{}}
+	e := &embedded{cfg: cfg, dir: work, logf: logf, res: &results{}, oneSystem: true}
 	defer e.close()
 	t0 := time.Now()
 	if err := e.load(system); err != nil {
@@ -315,18 +315,15 @@ func runChildProcess(exe string, args []string, timeout time.Duration, logf func
 // scaleOnly runs the scaling measurements alone and writes the outputs
 // again with the other figures of out's results.json kept.
 func scaleOnly(cfg config, sizes []int, systems []string, timeout time.Duration, out, doc, cmd string, logf func(string, ...any)) error {
-	res, dir, err := keptResults(cfg, out, cmd)
-	if err != nil {
-		return err
-	}
-	sr, err := runScale(cfg, sizes, systems, timeout, logf)
-	if err != nil {
-		return err
-	}
-	sr.Command, sr.Version = cmd, versions(filepath.Dir(dir))["localtable"]
-	res.Scaling = mergeScale(res.Scaling, sr)
-	computeRatios(res)
-	return writeOutputs(res, out, doc)
+	return measureApart(cfg, out, doc, cmd, "localtable-bench-scale-", func(res *results, _, version string) error {
+		sr, err := runScale(cfg, sizes, systems, timeout, logf)
+		if err != nil {
+			return err
+		}
+		sr.Command, sr.Version = cmd, version
+		res.Scaling = mergeScale(res.Scaling, sr)
+		return nil
+	})
 }
 
 // mergeScale adds the figures of a new -scale run to those of an earlier

@@ -127,3 +127,28 @@ func TestWritesKeepSize(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexWritesKeepSize checks that the index's write workloads, which
+// run on the main localtable stores beside the indexed ones, leave them
+// at the data set's size, as the main write workloads do.
+func TestIndexWritesKeepSize(t *testing.T) {
+	cfg := tinyConfig()
+	e := &embedded{cfg: cfg, dir: t.TempDir(), logf: t.Logf, res: &results{}}
+	defer e.close()
+	if err := e.load(sLtMem, sLtPeb, sSQLite); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.indexWorkloads(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{sLtMem, sLtPeb} {
+		ins, tx := find(e.res.Index.Write, wInsert, name), find(e.res.Index.Write, wTx100, name)
+		if ins == nil || tx == nil || sum(ins.Ops) == 0 || sum(tx.Ops) == 0 {
+			t.Fatalf("%s: the index's writes were not measured: %+v, %+v", name, ins, tx)
+		}
+		n, err := e.store(name).(*ltStore).count(filter.Const(true))
+		if err != nil || n != cfg.Data.n() {
+			t.Errorf("%s after the index's %d inserts and %d transactions: %d entities (%v), want %d", name, sum(ins.Ops), sum(tx.Ops), n, err, cfg.Data.n())
+		}
+	}
+}

@@ -135,12 +135,13 @@ func buildLocaltable(root, dir string) (string, error) {
 }
 
 // startLocaltable runs the localtable server on a free loopback port, in
-// memory, or on pebble under location.
-func startLocaltable(name, bin, location string) (*serverProc, error) {
+// memory, or on pebble under location, with the flags extra too.
+func startLocaltable(name, bin, location string, extra ...string) (*serverProc, error) {
 	args := []string{"--addr", "127.0.0.1:0", "--log-level", "warn"}
 	if location != "" {
 		args = append(args, "--location", location)
 	}
+	args = append(args, extra...)
 	return start(name, exec.Command(bin, args...), 30*time.Second, func(r io.Reader) (string, error) {
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
+	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/memory"
 	"github.com/localtable/localtable/storage/pebble"
@@ -31,7 +32,7 @@ var ctx = context.Background()
 // engine in dir (with its fsync skipped when noSync: for loading), with
 // the change feed on if feed is not nil, and returns it with its engine.
 func openLocaltable(dir string, noSync bool, feed *localtable.FeedOptions) (*localtable.Account, storage.Engine, error) {
-	var eng storage.Engine = memory.New(nil)
+	var eng storage.Engine = memory.New(&memory.Options{Logs: keyenc.LogPrefixes()}) // as Open's default
 	if dir != "" {
 		db, err := pebble.Open(dir, &pebble.Options{NoSync: noSync})
 		if err != nil {

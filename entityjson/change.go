@@ -15,7 +15,7 @@ import (
 //
 // kind is the ChangeKind's name; entity is written by appendEntity after
 // an insert, replace or merge (nil means Append with System set), is the
-// keys alone after a delete, and is absent for a table's change and a
+// keys alone after a delete or an expiry, and is absent for a table's change and a
 // Restored one (whose table is "").
 func AppendChange(b []byte, c *localtable.Change, appendEntity func([]byte, *localtable.Entity) []byte) []byte {
 	b = append(b, `{"revision":`...)
@@ -30,7 +30,7 @@ func AppendChange(b []byte, c *localtable.Change, appendEntity func([]byte, *loc
 	b = AppendString(b, c.Table)
 	switch {
 	case !c.Kind.IsEntity():
-	case c.Kind == localtable.ChangeDelete:
+	case c.Kind == localtable.ChangeDelete || c.Kind == localtable.ChangeExpired:
 		b = append(b, `,"entity":{"PartitionKey":`...)
 		b = AppendString(b, c.Entity.PartitionKey)
 		b = append(b, `,"RowKey":`...)

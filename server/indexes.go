@@ -1,17 +1,14 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
-	"strings"
 
-	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/reqclass"
 )
 
 // This file serves a table's declared secondary indexes (localtable's
-// Table.CreateIndex), a localtable extension: GET, PUT and DELETE
-// /{acct}/{table}?comp=indexes. They are authorized with the account key
+// Table.CreateIndex), a localtable extension: GET, PUT, DELETE and POST
+// (repair: Table.RebuildIndex) /{acct}/{table}?comp=indexes. They are authorized with the account key
 // alone (Shared Key or Shared Key Lite): an index changes how every query
 // of the table reads, so no SAS and no bearer token grants them.
 
@@ -29,15 +26,11 @@ type IndexDefinition struct {
 }
 
 // serveIndexes serves Get Table Indexes (200 with {"value": [...]}),
-// Create Table Index (204, once the index is built) and Delete Table
-// Index (?name=, 204).
+// Create Table Index (204, once the index is built), Delete Table Index
+// (?name=, 204) and Repair Table Index (?name=, 204 once the index is
+// rebuilt).
 func (rc *reqCtx) serveIndexes() {
-	switch {
-	case rc.grant != nil:
-		rc.fail(rc.authorize(rc.cls.Op, rc.cls.Table, "", ""))
-		return
-	case !rc.s.opts.DisableAuth && strings.HasPrefix(rc.r.Header.Get("Authorization"), "Bearer "):
-		rc.fail(wireError(codeAuthorizationFailure, "A table's indexes (comp=indexes, a localtable extension) are read and declared with the account key (Shared Key or Shared Key Lite), not with a bearer token."))
+	if !rc.accountKeyOnly("A table's indexes (comp=indexes, a localtable extension) are read and declared") {
 		return
 	}
 	t := rc.acct.data.Table(rc.cls.Table)
@@ -55,23 +48,10 @@ func (rc *reqCtx) serveIndexes() {
 		for _, ix := range idx {
 			out.Value = append(out.Value, IndexDefinition{Name: ix.Name, Properties: ix.Properties, Ready: ix.Ready})
 		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			rc.fail(err)
-			return
-		}
-		rc.w.Header().Set("Content-Type", "application/json")
-		rc.writeHeader(http.StatusOK)
-		rc.w.Write(append(b, '\n'))
+		rc.answerJSON(out)
 	case reqclass.CreateTableIndex:
-		body, err := rc.readBody(MaxIndexBody)
-		if err != nil {
-			rc.fail(err)
-			return
-		}
 		var def IndexDefinition
-		if err := json.Unmarshal(body, &def); err != nil {
-			rc.fail(wireError(localtable.CodeInvalidInput, "The body is not an index: want {\"Name\": \"…\", \"Properties\": [\"…\"]}: "+err.Error()))
+		if !rc.readJSON(MaxIndexBody, &def, `an index: want {"Name": "…", "Properties": ["…"]}`) {
 			return
 		}
 		if err := t.CreateIndex(ctx, def.Name, def.Properties...); err != nil {
@@ -79,13 +59,17 @@ func (rc *reqCtx) serveIndexes() {
 			return
 		}
 		rc.writeHeader(http.StatusNoContent)
-	case reqclass.DeleteTableIndex:
+	case reqclass.DeleteTableIndex, reqclass.RepairTableIndex:
 		name := rc.query.Get("name")
 		if name == "" {
-			rc.fail(wireError(codeInvalidQueryParameter, "Delete Table Index needs name=, the index's name."))
+			rc.fail(wireError(codeInvalidQueryParameter, rc.cls.Op.String()+" needs name=, the index's name."))
 			return
 		}
-		if err := t.DropIndex(ctx, name); err != nil {
+		act := t.DropIndex
+		if rc.cls.Op == reqclass.RepairTableIndex {
+			act = t.RebuildIndex
+		}
+		if err := act(ctx, name); err != nil {
 			rc.fail(err)
 			return
 		}

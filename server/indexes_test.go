@@ -57,6 +57,9 @@ func TestTableIndexOperations(t *testing.T) {
 	if status, code, body := send("PUT", "comp=indexes", def, sharedKey); status != 204 {
 		t.Fatalf("create: %d %s %s", status, code, body)
 	}
+	if status, code, body := send("PUT", "comp=indexes", def, sharedKey); status != 204 {
+		t.Fatalf("the same create again (idempotent): %d %s %s", status, code, body)
+	}
 	if status, code, _ := send("PUT", "comp=indexes", `{"Name":"ByTotal","Properties":["Status"]}`, sharedKey); status != 400 || code != string(localtable.CodeInvalidInput) {
 		t.Errorf("a second index of the same name: %d %s", status, code)
 	}
@@ -67,6 +70,20 @@ func TestTableIndexOperations(t *testing.T) {
 	var got struct{ Value []server.IndexDefinition }
 	if err := json.Unmarshal([]byte(body), &got); status != 200 || err != nil || len(got.Value) != 1 || got.Value[0].Name != "ByTotal" || got.Value[0].Properties[0] != "Total" || !got.Value[0].Ready {
 		t.Fatalf("list: %d %s (%v)", status, body, err)
+	}
+	// Repair (POST ?name=) rebuilds it: the index is ready after; an
+	// index the table lacks is 404, a repair without name= 400.
+	if status, code, body := send("POST", "comp=indexes&name=ByTotal", "", sharedKey); status != 204 {
+		t.Fatalf("repair: %d %s %s", status, code, body)
+	}
+	if idx, _ := srv.Account.Table("Orders").Indexes(ctx); len(idx) != 1 || !idx[0].Ready {
+		t.Fatalf("after repair: %v", idx)
+	}
+	if status, code, _ := send("POST", "comp=indexes&name=Nope", "", sharedKey); status != 404 || code != string(localtable.CodeResourceNotFound) {
+		t.Errorf("a repair of no index: %d %s", status, code)
+	}
+	if status, code, _ := send("POST", "comp=indexes", "", sharedKey); status != 400 {
+		t.Errorf("a repair without name=: %d %s", status, code)
 	}
 	if status, code, _ := send("DELETE", "comp=indexes", "", sharedKey); status != 400 {
 		t.Errorf("a delete without name=: %d %s", status, code)

@@ -97,6 +97,10 @@ func init() { // not a composite literal: serveBatch dispatches too
 		reqclass.GetTableIndexes:           (*reqCtx).serveIndexes,
 		reqclass.CreateTableIndex:          (*reqCtx).serveIndexes,
 		reqclass.DeleteTableIndex:          (*reqCtx).serveIndexes,
+		reqclass.RepairTableIndex:          (*reqCtx).serveIndexes,
+		reqclass.GetTableExpiry:            (*reqCtx).serveExpiry,
+		reqclass.SetTableExpiry:            (*reqCtx).serveExpiry,
+		reqclass.DeleteTableExpiry:         (*reqCtx).serveExpiry,
 	}
 	for _, o := range reqclass.Ops() {
 		if o.IsTestControl() {

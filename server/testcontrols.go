@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -84,13 +83,5 @@ func (rc *reqCtx) serveTestControl() {
 		rc.writeHeader(http.StatusNoContent)
 		return
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		rc.fail(err)
-		return
-	}
-	h := rc.w.Header()
-	h.Set("Content-Type", "application/json")
-	rc.writeHeader(http.StatusOK)
-	rc.w.Write(append(b, '\n'))
+	rc.answerJSON(out)
 }

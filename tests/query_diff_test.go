@@ -358,13 +358,16 @@ func TestQueryDifferential(t *testing.T) {
 				t.Logf("seed %d, filter %d: %s", seed, i, s)
 			}
 		}
-		t.Logf("seed %d, %d filters: %d match nothing, %d some, %d all; %d planned (%d key-exact), %d full scans; %d with Boolean literals; %d entities matched, %d scanned; %d read an index",
-			seed, nFilters, sum.none, sum.some, sum.all, sum.planned, sum.exact, nFilters-sum.planned, sum.constants, sum.matched, sum.scanned, sum.indexed)
+		t.Logf("seed %d, %d filters: %d match nothing, %d some, %d all; %d planned (%d key-exact), %d full scans; %d with Boolean literals; %d entities matched, %d scanned; %d read an index (%d answered by it alone)",
+			seed, nFilters, sum.none, sum.some, sum.all, sum.planned, sum.exact, nFilters-sum.planned, sum.constants, sum.matched, sum.scanned, sum.indexed, sum.proven)
 		if sum.constants < nFilters/20 {
 			t.Errorf("weak test: only %d of %d filters have a Boolean literal", sum.constants, nFilters)
 		}
 		if sum.indexed < nFilters/5 {
 			t.Errorf("weak test: only %d of %d filters read an index", sum.indexed, nFilters)
+		}
+		if sum.proven < nFilters/20 {
+			t.Errorf("weak test: only %d of %d filters read an index that answers them alone", sum.proven, nFilters)
 		}
 	})
 }
@@ -376,6 +379,7 @@ type diffSummary struct {
 	constants        int // filters with a bare true or false
 	matched, scanned int // entities, over all filters' single-page queries
 	indexed          int // filters whose query read an index
+	proven           int // of those, the filters the index answers alone
 }
 
 // checkFilter runs filter s every way and compares with brute force,
@@ -498,6 +502,15 @@ func checkFilter(t *testing.T, tbl *localtable.Table, all []localtable.Entity, g
 	}
 	if st.Index != "" {
 		sum.indexed++
+		// A filter that is exactly the index's values, without key
+		// ranges: the query returns the entities it fetches unmatched.
+		lead := strings.TrimPrefix(st.Index, "by")
+		if lead == "NM" {
+			lead = "N"
+		}
+		if !planned && f.PropertyRangesExact(lead) {
+			sum.proven++
+		}
 	}
 	if (st.Index == "" && st.FullScan == planned) || st.Returned != len(want) || st.Scanned > inRanges || (planned && st.Index == "" && st.Ranges > len(ranges)) {
 		fail("stats %+v: planned %v, %d ranges, %d entities in them, %d matches\n%s", st, planned, len(ranges), inRanges, len(want), f.Explain())

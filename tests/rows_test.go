@@ -3,6 +3,7 @@ package tests
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -47,6 +48,7 @@ func TestRowsAgreeWithQueryAll(t *testing.T) {
 	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
 		_, tbl := tabletest.NewTable(t, eng)
 		fillRows(t, tbl, 1500)
+		rng := rand.New(rand.NewPCG(1, 2))
 		cases := []struct {
 			filter string
 			opts   localtable.QueryOptions
@@ -105,6 +107,17 @@ func TestRowsAgreeWithQueryAll(t *testing.T) {
 				}
 				if _, ok := r.Property("Missing"); ok {
 					t.Fatalf("%q: a property the entity lacks is found", c.filter)
+				}
+				// Property is a cursor over the record: every order of
+				// reads, absent names among them, finds what Entity has.
+				order := append(slices.Clone(names), "A", "Missing", "Zzz", "", "N")
+				rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+				for _, name := range order {
+					v, ok := r.Property(name)
+					wv, wok := w.Properties[name]
+					if ok != wok || ok && !v.Equal(wv) {
+						t.Fatalf("%q: after reads in the order %q, Property(%q) = %v, %v; want %v, %v", c.filter, order, name, v, ok, wv, wok)
+					}
 				}
 				e, err := r.Entity()
 				if err != nil {
@@ -181,5 +194,84 @@ func TestRowsAllocations(t *testing.T) {
 	})
 	if per := allocs / rows; per > 0.05 {
 		t.Errorf("%.0f allocations for %d rows (%.3f a row); want none a row, only the pages'", allocs, rows, per)
+	}
+}
+
+// TestGetRow checks GetRow against Get on every engine: the same entity,
+// the same errors, and a Row reused from one read to the next.
+func TestGetRow(t *testing.T) {
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		_, tbl := tabletest.NewTable(t, eng)
+		fillRows(t, tbl, 300)
+		var row localtable.Row
+		for i := range 300 {
+			pk, rk := fmt.Sprintf("p%d", i%7), fmt.Sprintf("r%05d", i)
+			if i == 3 {
+				pk = "p\U0001F600"
+			}
+			want, err := tbl.Get(ctx, pk, rk, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tbl.GetRow(ctx, pk, rk, &row); err != nil {
+				t.Fatal(err)
+			}
+			if row.PartitionKey() != pk || row.RowKey() != rk || row.ETag() != want.ETag || !row.Timestamp().Equal(want.Timestamp) {
+				t.Fatalf("GetRow(%q, %q) = %q/%q %s, want %s", pk, rk, row.PartitionKey(), row.RowKey(), row.ETag(), want.ETag)
+			}
+			if v, ok := row.Property("N"); !ok || v.Int64() != int64(i) {
+				t.Fatalf("GetRow(%q, %q): N = %v, %v", pk, rk, v, ok)
+			}
+			got, err := row.Entity()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ETag != want.ETag || len(got.Properties) != len(want.Properties) {
+				t.Fatalf("GetRow(%q, %q).Entity() = %+v, want %+v", pk, rk, got, want)
+			}
+			for name, v := range want.Properties {
+				if !got.Properties[name].Equal(v) {
+					t.Fatalf("GetRow(%q, %q): %s = %v, want %v", pk, rk, name, got.Properties[name], v)
+				}
+			}
+		}
+		// Get's errors, and a failed read leaves the Row empty.
+		_, wantErr := tbl.Get(ctx, "p1", "absent", nil)
+		if err := tbl.GetRow(ctx, "p1", "absent", &row); !errors.Is(err, localtable.ErrEntityNotFound) || err.Error() != wantErr.Error() {
+			t.Fatalf("GetRow of an absent entity: %v, want %v", err, wantErr)
+		}
+		if _, ok := row.Property("N"); ok || row.PartitionKey() != "" {
+			t.Fatal("a failed GetRow leaves the previous entity in the Row")
+		}
+		if err := tbl.GetRow(ctx, "p1", "bad/key", &row); !errors.Is(err, localtable.ErrInvalidInput) {
+			t.Fatalf("GetRow of an invalid key: %v", err)
+		}
+	})
+}
+
+// TestGetRowAllocations checks that a point read into a reused Row
+// allocates nothing, on memory and on pebble.
+func TestGetRowAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
+	for _, eng := range tabletest.Engines[:2] {
+		t.Run(eng.Name, func(t *testing.T) {
+			_, tbl := tabletest.NewTable(t, eng)
+			fillRows(t, tbl, 100)
+			var row localtable.Row
+			var sum int64
+			allocs := testing.AllocsPerRun(200, func() {
+				if err := tbl.GetRow(ctx, "p1", "r00008", &row); err != nil {
+					t.Fatal(err)
+				}
+				v, _ := row.Property("N")
+				s, _ := row.Property("Name")
+				sum += v.Int64() + int64(len(s.String())+len(row.RowKey()))
+			})
+			if allocs > 0 {
+				t.Errorf("GetRow into a reused Row: %.1f allocations a read, want 0", allocs)
+			}
+		})
 	}
 }

@@ -190,6 +190,12 @@ func TestBinaryDataCommands(t *testing.T) {
 			if err := json.Unmarshal([]byte(run("query", table, "-o", "json", "--top", "1")), &arr); err != nil || len(arr) != 1 || arr[0]["PartitionKey"] != "jones" {
 				t.Fatalf("query -o json --top 1: %v %v", err, arr)
 			}
+			// The table view names the types of a column's values, so
+			// that 12 the Double is not taken for an Int32.
+			got = run("query", table)
+			if head, _, _ := strings.Cut(got, "\n"); !strings.Contains(head, "Total (Edm.Double)") || !strings.Contains(head, "Big (Edm.Int64)") || strings.Contains(head, "Status (") {
+				t.Fatalf("query's header does not name the columns' types: %q", head)
+			}
 			run("delete", table, "jones", "0001")
 			r = runBin(t, tg.env, "", append([]string{"get", table, "jones", "0001"}, tg.args...)...)
 			if r.code != 1 || !strings.Contains(r.stderr, "ResourceNotFound") || strings.Count(r.stderr, "localtable:") != 1 {

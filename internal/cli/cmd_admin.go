@@ -40,8 +40,10 @@ localtable stats Orders --largest 10 -o json --endpoint http://127.0.0.1:10002/d
 every key from one snapshot: every catalog record decodes and names a valid
 table with an ID of its own, every entity key belongs to a table of the
 catalog, every record decodes into an entity that passes the data model's
-rules, the metadata decodes, no unknown key exists. Prints a report per
-account and table; exits 1 if anything is wrong.`,
+rules, every secondary index holds exactly its table's entries, the
+metadata decodes, no unknown key exists. Prints a report per account and
+table; exits 1 if anything is wrong. An index with an entry missing, extra
+or stale is named with the command that rebuilds it: index repair.`,
 		examples: `
 localtable check --location ./data
 localtable check --location ./data --account devstoreaccount1`,

@@ -381,7 +381,7 @@ func (p *tablePrinter) flush() error {
 	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "PartitionKey\tRowKey\tTimestamp")
 	for _, c := range cols {
-		fmt.Fprint(tw, "\t"+c)
+		fmt.Fprint(tw, "\t"+c+columnKinds(p.rows, c))
 	}
 	fmt.Fprintln(tw)
 	for i := range p.rows {
@@ -403,6 +403,27 @@ func (p *tablePrinter) end() error {
 	}
 	_, err := fmt.Fprintf(p.w, "(%s)\n", plural(p.total, "entity", "entities"))
 	return err
+}
+
+// columnKinds names the Edm types of column c's values in its header, as
+// " (Int64)" or " (Double, Int32)", so that 402 the Int32, the Int64 and
+// the Double are told apart; nothing for a column of strings.
+func columnKinds(rows []localtable.Entity, c string) string {
+	var kinds []string
+	for i := range rows {
+		v, ok := rows[i].Properties[c]
+		if !ok || v.IsNull() {
+			continue
+		}
+		if k := v.Kind().String(); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 || len(kinds) == 1 && kinds[0] == localtable.KindString.String() {
+		return ""
+	}
+	slices.Sort(kinds)
+	return " (" + strings.Join(kinds, ", ") + ")"
 }
 
 // cell makes a value fit a column: one line, at most maxCell characters.

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -22,20 +19,24 @@ import (
 
 func init() {
 	register(&command{
-		name: "index", args: "list TABLE | create TABLE NAME PROPERTY... | drop TABLE NAME [flags]",
-		summary: "list, create or drop a table's secondary indexes (a localtable extension)",
+		name: "index", args: "list TABLE | create TABLE NAME PROPERTY... | drop TABLE NAME | repair TABLE NAME [flags]",
+		summary: "list, create, drop or repair a table's secondary indexes (a localtable extension)",
 		details: `An index keeps a table's entities in the order of up to 4 of their
 properties, so that a query comparing the leading one reads only the
 entities it selects instead of the whole table (query --explain names the
 index a query uses). list prints each index's name, properties and state:
 ready, or building while the entities a table already held are indexed
-(create waits for that). Indexes are a localtable extension: the Azure
-Table service has none, and a query gives the same entities with or
-without one.
+(create waits for that). create of an index the table already declares
+on the same properties does nothing, or resumes its build if it stopped.
+repair rebuilds an index from the table's entities, as create builds
+one, while writes go on; queries do not read it until it is ready again
+(check names an index that needs it: one with an entry missing, extra
+or stale). Indexes are a localtable extension: the Azure Table service
+has none, and a query gives the same entities with or without one.
 
 On a running server (--endpoint, --connection-string or the environment) it
-uses the server's index operations (GET, PUT and DELETE /ACCOUNT/TABLE?
-comp=indexes, a localtable extension), signed with the account key: a SAS
+uses the server's index operations (GET, PUT, DELETE and, to repair,
+POST /ACCOUNT/TABLE?comp=indexes, a localtable extension), signed with the account key: a SAS
 or a bearer token does not grant them. serve --index declares indexes when
 a server starts.` + "\n" + sourceHelp,
 		examples: `
@@ -43,6 +44,7 @@ localtable index create Orders ByTotal Total --location ./data
 localtable index create Orders ByStatus Status Total --location ./data
 localtable index list Orders --location ./data
 localtable index drop Orders ByTotal --location ./data
+localtable index repair Orders ByStatus --location ./data
 localtable index list Orders --endpoint http://127.0.0.1:10002/devstoreaccount1`,
 		run: runIndex,
 	})
@@ -62,10 +64,10 @@ func runIndex(ctx context.Context, e *env, c *command, args []string) error {
 		return usagef(c, "list takes a table name only")
 	case sub == "create" && len(rest) < 2:
 		return usagef(c, "create needs a table, an index name and its properties")
-	case sub == "drop" && len(rest) != 1:
-		return usagef(c, "drop needs a table and an index name")
-	case sub != "list" && sub != "create" && sub != "drop":
-		return usagef(c, "unknown subcommand %q: list, create or drop", sub)
+	case (sub == "drop" || sub == "repair") && len(rest) != 1:
+		return usagef(c, "%s needs a table and an index name", sub)
+	case sub != "list" && sub != "create" && sub != "drop" && sub != "repair":
+		return usagef(c, "unknown subcommand %q: list, create, drop or repair", sub)
 	}
 	st, err := src.open(ctx, e, c, openOpts{})
 	if err != nil {
@@ -96,6 +98,11 @@ func runIndex(ctx context.Context, e *env, c *command, args []string) error {
 			return fmt.Errorf("index %s of %s: %w", rest[0], table, err)
 		}
 		fmt.Fprintf(e.stdout, "dropped index %s of %s\n", rest[0], table)
+	case "repair":
+		if err := ix.RebuildIndex(ctx, table, rest[0]); err != nil {
+			return fmt.Errorf("index %s of %s: %w", rest[0], table, err)
+		}
+		fmt.Fprintf(e.stdout, "rebuilt index %s of %s\n", rest[0], table)
 	}
 	return nil
 }
@@ -106,6 +113,7 @@ type indexStore interface {
 	Indexes(ctx context.Context, table string) ([]localtable.IndexInfo, error)
 	CreateIndex(ctx context.Context, table, name string, props []string) error
 	DropIndex(ctx context.Context, table, name string) error
+	RebuildIndex(ctx context.Context, table, name string) error
 }
 
 func (l *localStore) Indexes(ctx context.Context, table string) ([]localtable.IndexInfo, error) {
@@ -120,42 +128,15 @@ func (l *localStore) DropIndex(ctx context.Context, table, name string) error {
 	return l.acct.Table(table).DropIndex(ctx, name)
 }
 
+func (l *localStore) RebuildIndex(ctx context.Context, table, name string) error {
+	return l.acct.Table(table).RebuildIndex(ctx, name)
+}
+
 // indexRequest sends one of the server's index operations on table,
 // signed with the account key, and decodes a 200 answer's body into out.
 func (r *remoteStore) indexRequest(ctx context.Context, method, table string, q url.Values, body any, out any) error {
 	q.Set("comp", "indexes")
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, r.target.endpoint+"/"+url.PathEscape(table)+"?"+q.Encode(), rd)
-	if err != nil {
-		return err
-	}
-	signSharedKeyLite(req, r.target.account, r.target.key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 300 {
-		return answerError(resp, b)
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
+	return r.extensionRequest(ctx, method, table, q, body, out)
 }
 
 func (r *remoteStore) Indexes(ctx context.Context, table string) ([]localtable.IndexInfo, error) {
@@ -176,6 +157,10 @@ func (r *remoteStore) CreateIndex(ctx context.Context, table, name string, props
 
 func (r *remoteStore) DropIndex(ctx context.Context, table, name string) error {
 	return r.indexRequest(ctx, http.MethodDelete, table, url.Values{"name": {name}}, nil, nil)
+}
+
+func (r *remoteStore) RebuildIndex(ctx context.Context, table, name string) error {
+	return r.indexRequest(ctx, http.MethodPost, table, url.Values{"name": {name}}, nil, nil)
 }
 
 // printIndexes prints a table's indexes, one a line: name, properties,
@@ -230,8 +215,10 @@ func (f *indexFlags) Set(v string) error {
 // declareIndexes declares the indexes of specs on acct at serve's start:
 // it creates a table that does not exist, and an index its table lacks
 // (waiting for its build), does nothing for an index the table already
-// declares on the same properties, under any name, and fails naming the
-// conflict for a name the table uses for other properties.
+// declares and has built on the same properties, under any name, resumes
+// the build of one not ready (stopped by a crash, or a repair that
+// stopped), and fails naming the conflict for a name the table uses for
+// other properties.
 func declareIndexes(ctx context.Context, acct *localtable.Account, account string, specs []indexSpec, log *slog.Logger) error {
 	for _, s := range specs {
 		flag := s.table + ":" + strings.Join(s.props, ",")
@@ -247,23 +234,28 @@ func declareIndexes(ctx context.Context, acct *localtable.Account, account strin
 		if err != nil {
 			return fmt.Errorf("--index %s: account %s: %w", flag, account, err)
 		}
-		done := false
+		name, msg := s.name(), "declared index"
 		for _, ix := range have {
 			if slices.Equal(ix.Properties, s.props) {
-				done = true
+				name, msg = ix.Name, "resumed the build of index"
+				if ix.Ready {
+					name = ""
+				}
 				break
 			}
 			if ix.Name == s.name() {
 				return fmt.Errorf("--index %s: account %s: table %s already has an index %s on %s", flag, account, s.table, ix.Name, strings.Join(ix.Properties, ","))
 			}
 		}
-		if done {
-			continue
+		if name == "" {
+			continue // declared and built
 		}
-		if err := t.CreateIndex(ctx, s.name(), s.props...); err != nil {
+		// CreateIndex of an index declared on the same properties resumes
+		// its build (a server stopped during it, or a repair).
+		if err := t.CreateIndex(ctx, name, s.props...); err != nil {
 			return fmt.Errorf("--index %s: account %s: %w", flag, account, err)
 		}
-		log.Info("declared index", "account", account, "table", s.table, "index", s.name())
+		log.Info(msg, "account", account, "table", s.table, "index", name)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/memory"
 	"github.com/localtable/localtable/storage/pebble"
@@ -91,7 +92,7 @@ var memoryEngine = &engineKind{
 	name:     "memory",
 	selected: func(*engineOpts) bool { return true },
 	open: func(context.Context, *engineOpts, string) (storage.Engine, error) {
-		return memory.New(nil), nil
+		return memory.New(&memory.Options{Logs: keyenc.LogPrefixes()}), nil
 	},
 	banner: func(*engineOpts) (string, string) { return "memory", "none: in memory, gone at exit" },
 }

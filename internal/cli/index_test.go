@@ -174,6 +174,9 @@ func TestIndexCommandRemote(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "index ByStatus of Orders") || !strings.Contains(err.Error(), "already has an index") {
 		t.Fatalf("a second create of ByStatus: %v", err)
 	}
+	if got := runOut(t, append([]string{"index", "repair", "Orders", "ByStatus"}, srv...)...); got != "rebuilt index ByStatus of Orders\n" {
+		t.Fatalf("repair through the server: %q", got)
+	}
 	runOut(t, append([]string{"index", "drop", "Orders", "Total"}, srv...)...)
 	err = run(context.Background(), append([]string{"index", "drop", "Orders", "Total"}, srv...), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "does not exist") {

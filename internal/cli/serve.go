@@ -159,7 +159,9 @@ type serveConfig struct {
 	etcd, etcdPrefix              string
 	etcdMaxRequestBytes           int
 	accounts                      accountFlags
-	indexes                       indexFlags // --index: declared at start on each account
+	indexes                       indexFlags  // --index: declared at start on each account
+	expiries                      expiryFlags // --expiry: set at start on each account
+	expiryInterval                time.Duration
 	allowHosts                    hostFlags
 	noAuth, noExplorer            bool
 	restore                       string
@@ -212,6 +214,9 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		if err := declareIndexes(ctx, a.Account, a.Name, cfg.indexes, log); err != nil {
 			return err
 		}
+		if err := setExpiries(ctx, a.Account, a.Name, cfg.expiries, log); err != nil {
+			return err
+		}
 	}
 	if plan.restore != "" && restored == nil {
 		return fmt.Errorf("--restore %s: the backup's account is not served (add --account NAME:KEY)", plan.restore)
@@ -253,6 +258,8 @@ func serveFlags(c *command, cfg *serveConfig) *flag.FlagSet {
 	fs.Var(&cfg.allowHosts, "allow-host", "also answer requests whose Host header is `NAME` (repeatable); on a loopback address (or with this flag) any other name but localhost, *.localhost, 127.0.0.0/8 and [::1] is refused, against DNS rebinding")
 	fs.BoolVar(&cfg.noAuth, "no-auth", false, "accept requests (and open the explorer) without checking credentials; a browser's request only from an origin the account's CORS rules allow")
 	fs.Var(&cfg.indexes, "index", "declare an index on `Table:Property[,Property…]` in each account at start (repeatable; a localtable extension): creates the table if need be, and the index, named after its properties joined by '_', unless the table has one on the same properties; see 'localtable index'")
+	fs.Var(&cfg.expiries, "expiry", "set the expiry policy of `Table:Property` in each account at start (repeatable, one per table; a localtable extension): creates the table if need be; entities whose Property, an Edm.DateTime, is past are hidden at once and deleted by the sweeper; see 'localtable expiry'")
+	fs.DurationVar(&cfg.expiryInterval, "expiry-interval", 0, "the time between two passes of the expiry sweeper, each deleting up to 1000 expired entities; 0: 1s; negative: no sweeper")
 	fs.BoolVar(&cfg.noExplorer, "no-explorer", false, "do not serve the web explorer")
 	fs.StringVar(&cfg.restore, "restore", "", "in memory only: load the backup `FILE` (localtable backup) into its account before serving")
 	fs.IntVar(&cfg.maxPageSize, "max-page-size", 0, "paging torture: at most `N` entities (or tables) a page; 0: the service's 1000")
@@ -279,9 +286,10 @@ func serveFlags(c *command, cfg *serveConfig) *flag.FlagSet {
 type servePlan struct {
 	kind     *engineKind
 	opts     engineOpts
-	accounts []server.AccountConfig  // without their Account yet
-	restore  string                  // a backup to load into its account; "": none
-	feed     *localtable.FeedOptions // the accounts' change feed; nil: none
+	accounts []server.AccountConfig   // without their Account yet
+	restore  string                   // a backup to load into its account; "": none
+	feed     *localtable.FeedOptions  // the accounts' change feed; nil: none
+	expiry   localtable.ExpiryOptions // the accounts' expiry sweeper
 	// accessLog logs each request (logRequests): the server's log, but
 	// not on the console with --silent.
 	accessLog *slog.Logger
@@ -331,6 +339,9 @@ func planServe(c *command, cfg *serveConfig, engines engineRegistry, log *slog.L
 	if cfg.feed {
 		p.feed = &localtable.FeedOptions{KeepChanges: cfg.feedKeep}
 	}
+	p.expiry = localtable.ExpiryOptions{Interval: cfg.expiryInterval, OnError: func(err error) {
+		log.Warn("the expiry sweeper's pass failed", "err", err)
+	}}
 	if cfg.testControls {
 		p.clock = testkit.NewClock(time.Now)
 	}
@@ -397,7 +408,7 @@ func openServed(ctx context.Context, p *servePlan) ([]server.AccountConfig, map[
 		}
 		var acct *localtable.Account
 		if err == nil {
-			opts := &localtable.Options{Engine: eng, Feed: p.feed}
+			opts := &localtable.Options{Engine: eng, Feed: p.feed, Expiry: &p.expiry}
 			if p.clock != nil {
 				opts.Clock = p.clock.Now
 			}
@@ -621,6 +632,16 @@ func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.
 	}
 	if !cfg.noExplorer {
 		fmt.Fprintf(w, "  explorer:  %s://%s/\n", scheme, host)
+	}
+	if p.feed != nil {
+		keep := p.feed.KeepChanges
+		if keep == 0 {
+			keep = localtable.DefaultFeedChanges
+		}
+		fmt.Fprintf(w, "  feed:      %s://%s/ACCOUNT/$changes, keeping the latest %d changes (follow it with 'localtable watch')\n", scheme, host, keep)
+	}
+	for _, ix := range cfg.indexes {
+		fmt.Fprintf(w, "  index:     %s on %s\n", ix.table, strings.Join(ix.props, ", "))
 	}
 	if cfg.testControls {
 		fmt.Fprintf(w, "  controls:  %s://%s/ACCOUNT/%s (test controls, signed with the account key; docs/test-controls.md)\n", scheme, host, server.TestControlPath)

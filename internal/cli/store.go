@@ -238,7 +238,9 @@ func openLocal(ctx context.Context, t *localTarget, o openOpts) (*localStore, er
 	if err != nil {
 		return nil, err
 	}
-	lo := &localtable.Options{Engine: eng}
+	// The data commands do not sweep expired entities (serve does): they
+	// stay hidden, as every read hides them.
+	lo := &localtable.Options{Engine: eng, Expiry: &localtable.ExpiryOptions{Interval: -1}}
 	if o.feed {
 		lo.Feed = &localtable.FeedOptions{}
 	}

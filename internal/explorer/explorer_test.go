@@ -268,4 +268,14 @@ func TestTablePageListsIndexes(t *testing.T) {
 	if !strings.Contains(body, `through index <b id="index-used">ByTotal</b>`) {
 		t.Fatal("the stats do not name the index the query read")
 	}
+	if strings.Contains(body, `id="expiry"`) {
+		t.Fatal("a table without an expiry policy shows one")
+	}
+	if err := tb.SetExpiry(ctx, "ExpiresAt"); err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ = get(t, c, hs.URL+"/-/explorer/a/devstoreaccount1/t/Orders")
+	if !strings.Contains(body, `<p id="expiry">Entities expire by <b>ExpiresAt</b>`) {
+		t.Fatal("the table page does not show its expiry policy")
+	}
 }

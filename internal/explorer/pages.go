@@ -44,6 +44,7 @@ type page struct {
 	Hints       []string // comparisons that cannot hold for their types (filter.TypeCheck)
 	Stats       localtable.QueryStats
 	Indexes     []localtable.IndexInfo // the table's declared indexes
+	Expiry      string                 // the table's expiry property; "": none
 	NextURL     string
 	PrevURL     string
 	FirstURL    string
@@ -270,7 +271,10 @@ func (x *Explorer) serveBrowse(w http.ResponseWriter, r *http.Request, acct *Acc
 		return
 	}
 	p.Stats = res.Stats
-	if p.Indexes, err = t.Indexes(r.Context()); err != nil {
+	if p.Indexes, err = t.Indexes(r.Context()); err == nil {
+		p.Expiry, err = t.Expiry(r.Context())
+	}
+	if err != nil {
 		p.Error = errText(err)
 		x.render(w, r, statusOf(err), "table", p)
 		return

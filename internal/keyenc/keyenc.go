@@ -50,6 +50,11 @@ const (
 	PrefixMeta    = 'm'
 )
 
+// LogPrefixes returns the key prefixes that an account's memory engine
+// keeps as logs (memory.Options.Logs): the change feed's records, which
+// are written in revision order and deleted from the oldest.
+func LogPrefixes() [][]byte { return [][]byte{{PrefixFeed}} }
+
 // ErrCorrupt is returned when decoding bytes that no encoder produced.
 var ErrCorrupt = errors.New("keyenc: corrupt key")
 

@@ -31,6 +31,10 @@ const (
 	GetTableIndexes                     // GET /acct/t1?comp=indexes: a table's declared indexes, a localtable extension
 	CreateTableIndex                    // PUT /acct/t1?comp=indexes: declare an index, a localtable extension
 	DeleteTableIndex                    // DELETE /acct/t1?comp=indexes&name=…: drop an index, a localtable extension
+	RepairTableIndex                    // POST /acct/t1?comp=indexes&name=…: rebuild an index from its table, a localtable extension
+	GetTableExpiry                      // GET /acct/t1?comp=expiry: a table's expiry policy, a localtable extension
+	SetTableExpiry                      // PUT /acct/t1?comp=expiry: set it, a localtable extension
+	DeleteTableExpiry                   // DELETE /acct/t1?comp=expiry: clear it, a localtable extension
 
 	// The test controls, /acct/$test?comp=…: a localtable extension, on
 	// only when the server is given them (serve --test-controls).
@@ -70,7 +74,7 @@ const (
 	AccessServiceRead                // Get Table Service Properties, Get Table Service Stats
 	AccessServiceWrite               // Set Table Service Properties
 	AccessChanges                    // Watch Changes: every table's entities and the tables themselves
-	AccessIndexes                    // a table's declared indexes: the account key alone (Shared Key), never a SAS or token
+	AccessIndexes                    // a table's declared indexes and expiry policy: the account key alone (Shared Key), never a SAS or token
 	AccessTestControl                // the test controls: the account key alone (Shared Key), never a SAS or token
 	AccessNone                       // nothing to authorize: a preflight, an unknown request
 )
@@ -178,6 +182,16 @@ var ops = [numOps]spec{
 		comp: "indexes", access: AccessIndexes, write: true},
 	DeleteTableIndex: {name: "DeleteTableIndex", resources: []Resource{EntitySet}, methods: []string{http.MethodDelete},
 		comp: "indexes", access: AccessIndexes, write: true},
+	RepairTableIndex: {name: "RepairTableIndex", resources: []Resource{EntitySet}, methods: []string{http.MethodPost},
+		comp: "indexes", access: AccessIndexes, write: true},
+	// A table's expiry policy (package server, expiry.go), likewise: it
+	// decides which entities every read sees.
+	GetTableExpiry: {name: "GetTableExpiry", resources: []Resource{EntitySet}, methods: []string{http.MethodGet},
+		comp: "expiry", access: AccessIndexes},
+	SetTableExpiry: {name: "SetTableExpiry", resources: []Resource{EntitySet}, methods: []string{http.MethodPut},
+		comp: "expiry", access: AccessIndexes, write: true},
+	DeleteTableExpiry: {name: "DeleteTableExpiry", resources: []Resource{EntitySet}, methods: []string{http.MethodDelete},
+		comp: "expiry", access: AccessIndexes, write: true},
 
 	// Not operations of the Table service: localtable's test controls
 	// (package server, testcontrols.go), JSON in and out, authorized with

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/memory"
 )
@@ -50,7 +51,7 @@ type sub struct {
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{data: memory.New(nil), vers: make(map[string]storage.Version), subs: make(map[*sub]struct{})}
+	return &Store{data: memory.New(&memory.Options{Logs: keyenc.LogPrefixes()}), vers: make(map[string]storage.Version), subs: make(map[*sub]struct{})}
 }
 
 // DropWatches ends every watch of NotifyChanges, as a store that lost

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/internal/sharedmem"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/memory"
@@ -25,7 +26,7 @@ type Engine struct {
 // Engines is the test matrix: the memory engine, pebble on disk, and a
 // shared engine.
 var Engines = []Engine{
-	{"memory", func(testing.TB) storage.Engine { return memory.New(nil) }},
+	{"memory", func(testing.TB) storage.Engine { return memory.New(&memory.Options{Logs: keyenc.LogPrefixes()}) }},
 	{"pebble", OpenPebble},
 	// A shared engine (storage.VersionedEngine): the table layer's path
 	// for stores that several processes share, such as etcd.

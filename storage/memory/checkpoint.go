@@ -1,18 +1,21 @@
 package memory
 
 import (
+	"slices"
 	"sync/atomic"
 
 	"github.com/localtable/localtable/storage"
 )
 
 // memCheckpoint is a storage.Checkpoint of the in-memory engine: a private copy of
-// the writer tree. It shares every node with the engine; copy-on-write
+// the writer tree, and the writer's logs. It shares every node with the engine; copy-on-write
 // keeps both unchanged by later commits. It is never published, so only
-// the engine, under its writer mutex, ever calls Copy on it.
+// the engine, under its writer mutex, ever calls Copy on it. Its logs are
+// slices that the engine never writes within (see log.go).
 type memCheckpoint struct {
 	m        *memEngine
 	t        *tree
+	logs     []logState
 	released atomic.Bool
 }
 
@@ -26,7 +29,7 @@ func (m *memEngine) Checkpoint() (storage.Checkpoint, error) {
 	if m.w == nil {
 		return nil, storage.ErrClosed
 	}
-	return &memCheckpoint{m: m, t: m.w.Copy()}, nil
+	return &memCheckpoint{m: m, t: m.w.Copy(), logs: slices.Clone(m.wlogs)}, nil
 }
 
 // Restore implements Checkpointer in O(1): the writer tree becomes a copy
@@ -45,6 +48,12 @@ func (m *memEngine) Restore(cp storage.Checkpoint) error {
 		return storage.ErrClosed
 	}
 	m.w = c.t.Copy()
+	for j, l := range c.logs {
+		// Clipped: the writer's next append makes a new array, instead
+		// of writing past the checkpoint's end, where views taken since
+		// it may see items.
+		m.wlogs[j] = logState{ents: slices.Clip(l.ents), off: l.off}
+	}
 	m.seq.Add(1)
 	m.staleGets.Store(0)
 	return nil

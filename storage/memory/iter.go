@@ -25,19 +25,34 @@ const (
 // bounds or the tree, it forgets the underlying position and re-seeks on
 // the next call, so direction changes at the edges are always correct.
 type memIter struct {
+	iterBase
+}
+
+// iterBase is what the engine's iterators (memIter, mergeIter) share:
+// the tree's read-only iterator, the bounds, where they stand and the
+// current item.
+type iterBase struct {
 	it           btree.IterG[item]
 	lower, upper []byte // nil means unbounded
 	pos          iterPos
 	cur          item
+	// hint is the path of the last SeekGE: a seek to a key near it (as a
+	// read of sorted keys makes, seeking forward from one to the next)
+	// compares a key or two per level instead of searching each node.
+	hint btree.PathHint
+}
+
+func newIterBase(t *tree, opts *storage.IterOptions) iterBase {
+	b := iterBase{it: t.Iter()}
+	if opts != nil {
+		b.lower = cloneBound(opts.LowerBound)
+		b.upper = cloneBound(opts.UpperBound)
+	}
+	return b
 }
 
 func newMemIter(t *tree, opts *storage.IterOptions) *memIter {
-	i := &memIter{it: t.Iter()}
-	if opts != nil {
-		i.lower = cloneBound(opts.LowerBound)
-		i.upper = cloneBound(opts.UpperBound)
-	}
-	return i
+	return &memIter{newIterBase(t, opts)}
 }
 
 // cloneBound copies b, keeping nil as nil (unbounded) and a non-nil empty
@@ -54,12 +69,19 @@ func cloneBound(b []byte) []byte {
 func (i *memIter) settle(ok bool, dir int) bool {
 	if ok {
 		i.cur = i.it.Item()
-		switch {
-		case dir > 0 && i.upper != nil && bytes.Compare(i.cur.key(), i.upper) >= 0:
-			ok = false
-		case dir < 0 && i.lower != nil && bytes.Compare(i.cur.key(), i.lower) < 0:
-			ok = false
-		}
+	}
+	return i.check(ok, dir)
+}
+
+// check records the position after a move in direction dir (> 0:
+// forward) that found cur (ok), checking cur against the bounds.
+func (i *iterBase) check(ok bool, dir int) bool {
+	switch {
+	case !ok:
+	case dir > 0 && i.upper != nil && bytes.Compare(i.cur.key(), i.upper) >= 0:
+		ok = false
+	case dir < 0 && i.lower != nil && bytes.Compare(i.cur.key(), i.lower) < 0:
+		ok = false
 	}
 	if !ok {
 		i.cur = item{}
@@ -105,13 +127,20 @@ func (i *memIter) SeekGE(key []byte) bool {
 	if i.pos == posClosed {
 		return false
 	}
+	key, ok := i.clamp(key)
+	if !ok {
+		return i.check(false, +1)
+	}
+	return i.settle(i.it.SeekHint(probe(key), &i.hint), +1)
+}
+
+// clamp returns the key a SeekGE(key) seeks, raised to the lower bound,
+// and false if it is at or past the upper bound.
+func (i *iterBase) clamp(key []byte) ([]byte, bool) {
 	if i.lower != nil && bytes.Compare(key, i.lower) < 0 {
 		key = i.lower
 	}
-	if i.upper != nil && bytes.Compare(key, i.upper) >= 0 {
-		return i.settle(false, +1)
-	}
-	return i.settle(i.it.Seek(probe(key)), +1)
+	return key, i.upper == nil || bytes.Compare(key, i.upper) < 0
 }
 
 // Next implements storage.Iterator. On an unpositioned iterator, or one exhausted
@@ -141,16 +170,16 @@ func (i *memIter) Prev() bool {
 }
 
 // Valid implements storage.Iterator.
-func (i *memIter) Valid() bool { return i.pos == posValid }
+func (i *iterBase) Valid() bool { return i.pos == posValid }
 
 // Key implements storage.Iterator.
-func (i *memIter) Key() []byte { return i.cur.key() }
+func (i *iterBase) Key() []byte { return i.cur.key() }
 
 // Value implements storage.Iterator.
-func (i *memIter) Value() []byte { return i.cur.value() }
+func (i *iterBase) Value() []byte { return i.cur.value() }
 
 // Error implements storage.Iterator.
-func (i *memIter) Error() error {
+func (i *iterBase) Error() error {
 	if i.pos == posClosed {
 		return storage.ErrClosed
 	}
@@ -158,7 +187,7 @@ func (i *memIter) Error() error {
 }
 
 // Close implements storage.Iterator. A second Close returns storage.ErrClosed.
-func (i *memIter) Close() error {
+func (i *iterBase) Close() error {
 	if i.pos == posClosed {
 		return storage.ErrClosed
 	}

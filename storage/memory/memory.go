@@ -25,6 +25,25 @@ type Options struct {
 	// changes, so smaller nodes than the B-tree library's default (32)
 	// make writes cheaper, at no measurable cost to reads.
 	Degree int
+
+	// Logs are key prefixes under which keys are written as a log: each
+	// key set under a prefix is greater than every key under it, and
+	// keys go from the front, by a Delete of the first or a DeleteRange
+	// from the prefix's start (a change feed's records, under a
+	// revision in big-endian order, pruned from the oldest). The engine
+	// keeps such keys out of its B-tree, in an append-only array of
+	// immutable entries, so that a write to the log costs an append
+	// instead of a second root-to-leaf path of copy-on-write nodes. A
+	// snapshot of it stays O(1): a slice of the array.
+	//
+	// Any write that does not fit the pattern (a key set below the last
+	// under its prefix or over it, a Delete or DeleteRange that removes
+	// keys neither at the front nor at the back) is still applied
+	// correctly: the engine moves that prefix's keys into the B-tree and
+	// from then on treats it as any other keys. Every read sees the
+	// same keys in the same order either way. Prefixes that begin with
+	// another of them are covered by it; nil means none.
+	Logs [][]byte
 }
 
 // defaultDegree is the B-tree degree unless Options say otherwise.
@@ -56,6 +75,9 @@ const defaultDegree = 16
 // are lock-free again. Either way every read sees every batch whose
 // commit returned before the read began.
 //
+// Keys under the prefixes of Options.Logs are kept beside the tree, in
+// append-only logs, while they are written as a log: see Options.Logs.
+//
 // The returned engine is safe for concurrent use. Values it returns (from
 // Get and Iterator.Value) are the engine's own immutable copies; they stay
 // valid for as long as the caller holds them, although the interface only
@@ -70,8 +92,11 @@ func New(opts *Options) storage.Engine {
 		o.Degree = defaultDegree
 	}
 	w := btree.NewBTreeGOptions(itemLess, btree.Options{Degree: o.Degree, NoLocks: true})
-	m := &memEngine{w: w}
-	m.pub.Store(&view{t: w.Copy()})
+	m := &memEngine{w: w, defs: newLogDefs(o.Logs)}
+	if len(m.defs) > 0 {
+		m.wlogs = make([]logState, len(m.defs))
+	}
+	m.pub.Store(&view{t: w.Copy(), logs: m.logsView()})
 	return m
 }
 
@@ -132,6 +157,12 @@ type memEngine struct {
 	mu sync.RWMutex
 	w  *tree // the writer's private tree; nil once the engine is closed
 
+	// defs are the log prefixes (Options.Logs), sorted, none a prefix
+	// of another; never modified. wlogs are the writer's logs, one per
+	// def, guarded by mu as w is.
+	defs  []logDef
+	wlogs []logState
+
 	// seq counts the changes applied to w (commits and restores). It is
 	// written under mu held exclusively, before mu is released.
 	seq atomic.Uint64
@@ -146,10 +177,12 @@ type memEngine struct {
 	staleGets atomic.Int32
 }
 
-// view is a published tree: w as it was after seq changes.
+// view is a published tree and logs: w and wlogs as they were after
+// seq changes.
 type view struct {
-	t   *tree
-	seq uint64
+	t    *tree
+	logs logsView
+	seq  uint64
 }
 
 // publishAfter is how many Gets in a row, with no commit between them,
@@ -162,19 +195,19 @@ const publishAfter = 256
 
 // current returns a published view that holds every change applied so
 // far, publishing one if the last is older.
-func (m *memEngine) current() (*tree, error) {
+func (m *memEngine) current() (*view, error) {
 	v := m.pub.Load()
 	if v == nil {
 		return nil, storage.ErrClosed
 	}
 	if v.seq == m.seq.Load() {
-		return v.t, nil
+		return v, nil
 	}
 	return m.publish()
 }
 
 // publish publishes a copy of w, unless the published view is current.
-func (m *memEngine) publish() (*tree, error) {
+func (m *memEngine) publish() (*view, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v := m.pub.Load()
@@ -185,11 +218,11 @@ func (m *memEngine) publish() (*tree, error) {
 		// Copy gives w a fresh isoid, so its next change copies the
 		// nodes it touches instead of writing into the ones it now
 		// shares with the published tree.
-		v = &view{t: m.w.Copy(), seq: seq}
+		v = &view{t: m.w.Copy(), logs: m.logsView(), seq: seq}
 		m.pub.Store(v)
 		m.staleGets.Store(0)
 	}
-	return v.t, nil
+	return v, nil
 }
 
 // Get implements storage.Reader. The returned closer is storage.NopCloser.
@@ -199,14 +232,14 @@ func (m *memEngine) Get(key []byte) ([]byte, io.Closer, error) {
 		return nil, nil, storage.ErrClosed
 	}
 	if v.seq == m.seq.Load() {
-		return treeGet(v.t, key)
+		return v.get(key)
 	}
 	if m.staleGets.Add(1) >= publishAfter {
-		t, err := m.publish()
+		v, err := m.publish()
 		if err != nil {
 			return nil, nil, err
 		}
-		return treeGet(t, key)
+		return v.get(key)
 	}
 	// The published view misses a commit: read the writer's tree, which
 	// changes only under mu held exclusively. Its items are never
@@ -216,16 +249,19 @@ func (m *memEngine) Get(key []byte) ([]byte, io.Closer, error) {
 	if m.w == nil {
 		return nil, nil, storage.ErrClosed
 	}
+	if j := m.logOf(key); j >= 0 && len(m.wlogs[j].ents) > 0 {
+		return logGet(m.wlogs[j].ents, key)
+	}
 	return treeGet(m.w, key)
 }
 
 // NewIter implements storage.Reader.
 func (m *memEngine) NewIter(opts *storage.IterOptions) (storage.Iterator, error) {
-	t, err := m.current()
+	v, err := m.current()
 	if err != nil {
 		return nil, err
 	}
-	return newMemIter(t, opts), nil
+	return v.newIter(opts), nil
 }
 
 // StableReads implements StableReader: the engine's items are never
@@ -239,11 +275,11 @@ func (m *memEngine) NewBatch() storage.Batch { return &memBatch{m: m} }
 // published tree, published now if the last one is older than the last
 // commit.
 func (m *memEngine) NewSnapshot() (storage.Snapshot, error) {
-	t, err := m.current()
+	v, err := m.current()
 	if err != nil {
 		return nil, err
 	}
-	return &memSnapshot{t: t}, nil
+	return &memSnapshot{v: v}, nil
 }
 
 // Close implements storage.Engine. A second Close returns storage.ErrClosed. Snapshots and
@@ -256,6 +292,7 @@ func (m *memEngine) Close() error {
 		return storage.ErrClosed
 	}
 	m.w = nil
+	clear(m.wlogs)
 	return nil
 }
 
@@ -270,18 +307,21 @@ func (m *memEngine) commit(ops []memOp) error {
 	w := m.w
 	if v := m.pub.Load(); v.seq != m.seq.Load() {
 		for i := range ops {
-			if ops[i].kind == opDeleteRange {
+			if ops[i].kind == opDeleteRange && !m.inLog(ops[i].it.key(), ops[i].end.key()) {
 				// A range deletion may take long (a table's deletion):
 				// Gets that find the published tree stale would wait for
 				// it under the lock. Publish the tree as it stands, so
 				// that they read without it meanwhile.
-				m.pub.Store(&view{t: w.Copy(), seq: m.seq.Load()})
+				m.pub.Store(&view{t: w.Copy(), logs: m.logsView(), seq: m.seq.Load()})
 				break
 			}
 		}
 	}
 	for i := range ops {
 		op := &ops[i]
+		if m.defs != nil && m.logApply(op) {
+			continue
+		}
 		switch op.kind {
 		case opSet:
 			w.Set(op.it)
@@ -304,9 +344,9 @@ func treeGet(t *tree, key []byte) ([]byte, io.Closer, error) {
 	return it.value(), storage.NopCloser, nil
 }
 
-// memSnapshot is a storage.Snapshot of the in-memory engine: a published tree.
+// memSnapshot is a storage.Snapshot of the in-memory engine: a published view.
 type memSnapshot struct {
-	t      *tree
+	v      *view
 	closed atomic.Bool
 }
 
@@ -315,7 +355,7 @@ func (s *memSnapshot) Get(key []byte) ([]byte, io.Closer, error) {
 	if s.closed.Load() {
 		return nil, nil, storage.ErrClosed
 	}
-	return treeGet(s.t, key)
+	return s.v.get(key)
 }
 
 // NewIter implements storage.Reader. The iterator stays valid after the snapshot
@@ -324,7 +364,7 @@ func (s *memSnapshot) NewIter(opts *storage.IterOptions) (storage.Iterator, erro
 	if s.closed.Load() {
 		return nil, storage.ErrClosed
 	}
-	return newMemIter(s.t, opts), nil
+	return s.v.newIter(opts), nil
 }
 
 // Close implements storage.Snapshot; a second Close returns storage.ErrClosed.

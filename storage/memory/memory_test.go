@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -138,4 +139,46 @@ func BenchmarkRawBTree(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// BenchmarkMemoryLogs is BenchmarkMemory on an engine with a log prefix
+// that the benchmarks' keys are not under: what declaring one costs the
+// other keys.
+func BenchmarkMemoryLogs(b *testing.B) {
+	storagetest.Bench(b, func(b *testing.B) storage.Engine {
+		return memory.New(&memory.Options{Logs: [][]byte{{'f'}}})
+	})
+}
+
+// BenchmarkFeedPattern commits what the table layer does for an insert
+// with the change feed on: an entity at a scattered key, and a record
+// under 'f' and the next revision, the oldest records deleted by range
+// every 1,024 commits, 100,000 kept. The records go in the B-tree
+// ("tree") or in a log (Options.Logs, "log").
+func BenchmarkFeedPattern(b *testing.B) {
+	for _, name := range []string{"tree", "log"} {
+		b.Run(name, func(b *testing.B) {
+			var opts memory.Options
+			if name == "log" {
+				opts.Logs = [][]byte{{'f'}}
+			}
+			e := memory.New(&opts)
+			defer e.Close()
+			val := storagetest.BenchValue()
+			rec := bytes.Repeat(val, 2)
+			i := uint64(0)
+			for b.Loop() {
+				i++
+				batch := e.NewBatch()
+				batch.Set(storagetest.BenchKey(storagetest.BenchPermute(int(i), 1<<30)), val)
+				batch.Set(binary.BigEndian.AppendUint64([]byte{'f'}, i), rec)
+				if i%1024 == 0 && i > 100_000 {
+					batch.DeleteRange([]byte{'f'}, binary.BigEndian.AppendUint64([]byte{'f'}, i-100_000))
+				}
+				if err := batch.Commit(false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -41,6 +41,9 @@ func Query(ctx context.Context, tbl *localtable.Table, in *localtable.QueryOptio
 		r.Stats.Returned += page.Stats.Returned
 		r.Stats.Ranges += page.Stats.Ranges
 		r.Stats.FullScan = r.Stats.FullScan || page.Stats.FullScan
+		if page.Stats.Index != "" {
+			r.Stats.Index = page.Stats.Index
+		}
 		if page.Continuation.IsZero() {
 			return r, nil
 		}

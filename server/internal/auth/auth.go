@@ -47,7 +47,7 @@ const (
 	OpServiceRead  = reqclass.AccessServiceRead  // Get Table Service Properties, Get Table Service Stats
 	OpServiceWrite = reqclass.AccessServiceWrite // Set Table Service Properties
 	OpChanges      = reqclass.AccessChanges      // Watch Changes (localtable's change feed)
-	OpIndexes      = reqclass.AccessIndexes      // a table's declared indexes (localtable's)
+	OpIndexes      = reqclass.AccessIndexes      // a table's declared indexes and expiry policy (localtable's)
 )
 
 func isEntity(o Op) bool { return o <= OpDelete }
@@ -231,7 +231,7 @@ func (g *Grant) Authorize(o Op, table, pk, rk string) error {
 		return nil
 	}
 	if o == OpIndexes {
-		return errAuthorization("A table's indexes (comp=indexes, a localtable extension) are read and declared with the account key (Shared Key or Shared Key Lite), not with a shared access signature.")
+		return errAuthorization("A table's indexes and expiry policy (comp=indexes, comp=expiry: localtable extensions) are read and set with the account key (Shared Key or Shared Key Lite), not with a shared access signature.")
 	}
 	if o == OpACL {
 		// Neither kind of SAS delegates Get/Set Table ACL.
