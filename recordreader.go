@@ -33,6 +33,23 @@ type ReaderPredicate interface {
 	MatchReader(r PropertyReader) bool
 }
 
+// RangeReaderPredicate is a ReaderPredicate that can leave out, for the
+// entities of its own key ranges, the conditions those ranges already
+// decide: "PartitionKey eq 'p' and Age gt 50" need not compare the
+// PartitionKey of an entity read from partition p. Package filter's
+// filters implement it.
+//
+// A query that scans the ranges KeyRanges returns (a scan of the table,
+// not a read through an index) calls MatchInRanges instead of MatchReader
+// on each entity it reads from them. MatchInRanges must agree with
+// MatchReader for every entity whose keys lie within those ranges; for
+// another entity its result is unspecified. The reader is valid only
+// during the call, as for MatchReader.
+type RangeReaderPredicate interface {
+	ReaderPredicate
+	MatchInRanges(r PropertyReader) bool
+}
+
 // bytesView returns b as a string without copying. The string is valid
 // only while b is unchanged.
 func bytesView(b []byte) string {
