@@ -541,8 +541,10 @@ func describePoint(p point, start bool) string {
 
 // Explain returns a human-readable query plan: the key ranges to scan, with
 // their bounds named by the localtable.Key constructor that makes them, or
-// "full scan", followed by the residual filter that Match applies to each
-// entity scanned. For a Filter that carries an error (see Err) it returns
+// "full scan", followed by the residual filter that the query checks on
+// each entity it scans: the filter, less the comparisons of PartitionKey
+// and RowKey in its top-level and chain that the ranges decide (see
+// MatchInRanges). For a Filter that carries an error (see Err) it returns
 // "invalid filter: " and the error.
 func (f *Filter) Explain() string {
 	if err := f.Err(); err != nil {
@@ -565,9 +567,18 @@ func (f *Filter) Explain() string {
 			fmt.Fprintf(&b, "  [%s, %s)\n", describePoint(r.lo, true), describePoint(r.hi, false))
 		}
 	}
-	if f == nil {
+	switch {
+	case f == nil:
 		b.WriteString("residual: none")
-	} else {
+	case ok && len(s) > 0:
+		// A scan of the ranges checks what they do not decide.
+		f.planOnce.Do(f.makePlan)
+		if f.inRanges == nil {
+			b.WriteString("residual: none")
+		} else {
+			b.WriteString("residual: " + f.inRanges.String())
+		}
+	default:
 		b.WriteString("residual: " + f.String())
 	}
 	return b.String()

@@ -131,7 +131,9 @@ func checkRanges(t *testing.T, f *filter.Filter, rs []kr) {
 
 func TestExplain(t *testing.T) {
 	tests := []struct{ f, want string }{
-		{"PartitionKey eq 'it''s' and RowKey le 'm'", "1 key range:\n  [PartitionStart('it''s'), KeyAfter('it''s', 'm'))\nresidual: PartitionKey eq 'it''s' and RowKey le 'm'"},
+		{"PartitionKey eq 'it''s' and RowKey le 'm'", "1 key range:\n  [PartitionStart('it''s'), KeyAfter('it''s', 'm'))\nresidual: none"},
+		{"PartitionKey eq 'p' and Age gt 3 and RowKey ge 'a'", "1 key range:\n  [KeyAt('p', 'a'), PartitionEnd('p'))\nresidual: Age gt 3"},
+		{"PartitionKey ge 'a' and RowKey ge 'b' and Age gt 3", "1 key range:\n  [PartitionStart('a'), end of table)\nresidual: RowKey ge 'b' and Age gt 3"},
 		{"Age gt 3", "full scan\nresidual: Age gt 3"},
 		{"PartitionKey eq 3", "no ranges: nothing can match\nresidual: PartitionKey eq 3"},
 		{"false or Age gt 3 and false", "no ranges: nothing can match\nresidual: false or Age gt 3 and false"},
