@@ -42,8 +42,9 @@ type ReaderPredicate interface {
 // A query that scans the ranges KeyRanges returns (a scan of the table,
 // not a read through an index) calls MatchInRanges instead of MatchReader
 // on each entity it reads from them. MatchInRanges must agree with
-// MatchReader for every entity whose keys lie within those ranges; for
-// another entity its result is unspecified. The reader is valid only
+// MatchReader for every entity whose keys lie within those ranges (any
+// entity, when KeyRanges reports ok false); for another entity its result
+// is unspecified. The reader is valid only
 // during the call, as for MatchReader.
 type RangeReaderPredicate interface {
 	ReaderPredicate

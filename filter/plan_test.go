@@ -502,6 +502,9 @@ func TestMatchInRanges(t *testing.T) {
 			if got := f.MatchInRanges(in); got != want {
 				t.Fatalf("%s on (%q, %q) within its ranges: MatchInRanges %v, Match %v\n%s", f, e.PartitionKey, e.RowKey, got, want, f.Explain())
 			}
+			if got := f.TypeCheck().MatchInRanges(e); got != want {
+				t.Fatalf("%s on (%q, %q) within its ranges: TypeCheck's MatchInRanges %v, Match %v", f, e.PartitionKey, e.RowKey, got, want)
+			}
 			if in.n > all.n {
 				t.Fatalf("%s on (%q, %q): MatchInRanges reads %d properties, MatchReader %d", f, e.PartitionKey, e.RowKey, in.n, all.n)
 			}
