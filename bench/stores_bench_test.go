@@ -247,3 +247,35 @@ func BenchmarkStoresPartitionFilter(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStoresRange is the range of 100 rows: PartitionKey eq 'pNNN'
+// and RowKey ge 'rX' and RowKey lt 'rX+100'.
+func BenchmarkStoresRange(b *testing.B) {
+	s, stores := loadBenchStores(b)
+	for _, name := range benchSystems[:3] {
+		st := stores[name]
+		b.Run(name, func(b *testing.B) {
+			cpu0, err := procCPU(os.Getpid())
+			if err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				p, r := i%s.Parts, i*37%(s.Rows-100)
+				n, err := st.rangeQuery(pk(p), rk(r), rk(r+100))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n != 100 {
+					b.Fatalf("range %s %s: %d", pk(p), rk(r), n)
+				}
+				i++
+			}
+			cpu1, err := procCPU(os.Getpid())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(i), "cpu-ns/op")
+		})
+	}
+}
