@@ -185,12 +185,12 @@ func (a *Account) Revision(ctx context.Context) (Revision, error) {
 // each commit's as it is made, until ctx ends (the iterator then stops
 // without an error) or the account is closed (it yields ErrClosed). An
 // error ends it: resume with After set to the last Revision received.
+// A nil opts is the zero WatchOptions: every change, from the oldest
+// kept; set FromNow to see only the commits still to come.
 func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Change, error] {
-	var o WatchOptions
+	var o WatchOptions // nil: the zero options, as everywhere in the API
 	if opts != nil {
 		o = *opts
-	} else {
-		o.FromNow = true
 	}
 	return func(yield func(Change, error) bool) {
 		if a.feed == nil {

@@ -425,6 +425,29 @@ func TestPairedRatio(t *testing.T) {
 			t.Errorf("pairedRatio(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
+	// The spread: the smallest and largest per-round ratios.
+	if v, lo, hi := pairedRatios([]float64{10, 20, 90}, []float64{10, 5, 30}); v != 3 || lo != 1 || hi != 4 {
+		t.Errorf("pairedRatios = %v, %v, %v; want 3, 1, 4", v, lo, hi)
+	}
+}
+
+// TestLoadNote checks that the report says other work shared the machine
+// only when the load average shows it.
+func TestLoadNote(t *testing.T) {
+	for _, c := range []struct {
+		start, end string
+		shared     bool
+	}{
+		{"0.50 0.40 0.30", "1.20 0.80 0.50", false},
+		{"1.90 1.00 1.00", "1.10 1.00 1.00", false},
+		{"6.43 2.64 1.27", "1.00 1.00 1.00", true},
+		{"1.00 1.00 1.00", "9.01 8.27 5.71", true},
+	} {
+		note := loadNote(machine{NProc: 2, LoadStart: c.start, LoadEnd: c.end})
+		if got := strings.Contains(note, "other work shared the machine"); got != c.shared {
+			t.Errorf("load %s, %s: note %q", c.start, c.end, note)
+		}
+	}
 }
 
 // checkIndexBuild checks that the index build's workloads produced every

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,10 @@ type embedded struct {
 	logf   func(format string, args ...any)
 	stores []store // in column order
 	res    *results
+	// oneSystem is set in a -scale child (scale.go), which loads one
+	// system: the index's workloads, which compare the main stores with
+	// indexed ones loaded beside them, are not part of its figures.
+	oneSystem bool
 }
 
 func (e *embedded) store(name string) store {
@@ -65,10 +70,28 @@ func memNow() (uint64, int64) {
 	return ms.HeapAlloc, rss
 }
 
-// load builds every store over the data set, inserted in a shuffled
-// order, measuring the memory stores' footprint on the way.
-func (e *embedded) load() error {
+// allSystems are the embedded systems in column order.
+var allSystems = []string{sLtMem, sRawTree, sLtPeb, sRawPeb, sSQLite, sBolt}
+
+// names returns the systems of e's stores among names, in their order.
+func (e *embedded) names(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		for _, s := range e.stores {
+			if s.name() == n {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// load builds every store of systems (every one when systems is empty)
+// over the data set, inserted in a shuffled order, measuring the memory
+// stores' footprint on the way.
+func (e *embedded) load(systems ...string) error {
 	s := e.cfg.Data
+	want := func(name string) bool { return len(systems) == 0 || slices.Contains(systems, name) }
 	order := shuffled(s.n(), 1)
 	timed := func(name string, f func() (store, error)) error {
 		start := time.Now()
@@ -90,36 +113,61 @@ func (e *embedded) load() error {
 		return err
 	}
 	var lt *ltStore
-	if err := mem(sLtMem, func() (store, error) {
-		var err error
-		lt, err = newLocaltable(sLtMem, "", s, order)
-		return lt, err
-	}); err != nil {
-		return err
-	}
-	rec, err := captureRecords(lt, s)
-	if err != nil {
-		return err
-	}
-	if err := mem(sRawTree, func() (store, error) { return newRawMemory(rec, s, order) }); err != nil {
-		return err
-	}
-	sub := func(name string) string { return filepath.Join(e.dir, strings.ReplaceAll(name, " ", "-")) }
-	for _, d := range []string{sLtPeb, sRawPeb, sSQLite, sBolt} {
-		if err := os.MkdirAll(sub(d), 0o755); err != nil {
+	if want(sLtMem) || want(sRawTree) || want(sRawPeb) {
+		// The raw engines hold the records of the memory store.
+		if err := mem(sLtMem, func() (store, error) {
+			var err error
+			lt, err = newLocaltable(sLtMem, "", s, order)
+			return lt, err
+		}); err != nil {
 			return err
 		}
 	}
-	if err := timed(sLtPeb, func() (store, error) { return newLocaltable(sLtPeb, sub(sLtPeb), s, order) }); err != nil {
-		return err
+	var rec *records
+	if want(sRawTree) || want(sRawPeb) {
+		var err error
+		if rec, err = captureRecords(lt, s); err != nil {
+			return err
+		}
 	}
-	if err := timed(sRawPeb, func() (store, error) { return newRawPebble(sub(sRawPeb), rec, s, order) }); err != nil {
-		return err
+	if want(sRawTree) {
+		if err := mem(sRawTree, func() (store, error) { return newRawMemory(rec, s, order) }); err != nil {
+			return err
+		}
 	}
-	if err := timed(sSQLite, func() (store, error) { return newSQLite(sub(sSQLite), s, order) }); err != nil {
-		return err
+	sub := func(name string) string { return filepath.Join(e.dir, strings.ReplaceAll(name, " ", "-")) }
+	for _, d := range []struct {
+		name string
+		open func(dir string) (store, error)
+	}{
+		{sLtPeb, func(dir string) (store, error) { return newLocaltable(sLtPeb, dir, s, order) }},
+		{sRawPeb, func(dir string) (store, error) { return newRawPebble(dir, rec, s, order) }},
+		{sSQLite, func(dir string) (store, error) { return newSQLite(dir, s, order) }},
+		{sBolt, func(dir string) (store, error) { return newBolt(dir, s, order) }},
+	} {
+		if !want(d.name) {
+			continue
+		}
+		dir := sub(d.name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := timed(d.name, func() (store, error) { return d.open(dir) }); err != nil {
+			return err
+		}
 	}
-	return timed(sBolt, func() (store, error) { return newBolt(sub(sBolt), s, order) })
+	if lt != nil && !want(sLtMem) {
+		// Loaded for the raw engines' records only.
+		for i, st := range e.stores {
+			if st == store(lt) {
+				e.stores = slices.Delete(e.stores, i, i+1)
+				break
+			}
+		}
+		e.res.Memory = slices.DeleteFunc(e.res.Memory, func(m memFigure) bool { return m.System == sLtMem })
+		return lt.close()
+	}
+	return nil
 }
 
 func (e *embedded) close() {
@@ -183,11 +231,56 @@ func (e *embedded) simple(max int, op func(s store, round, i int) error) phase {
 	}
 }
 
+// writes adapts a write operation that inserts perOp entities to a phase
+// that runs it for the configured time, in chunks that insert at most a
+// tenth of the data set: after each chunk it removes (untimed) what the
+// chunk inserted, so that the store stays within 10% of the data set's
+// size and is back at it when the phase ends. written returns the
+// entities of operation i, by partition.
+func (e *embedded) writes(max, perOp int, op func(s store, round, i int) error, written func(round, i int) (string, []string)) phase {
+	chunk := max1(e.cfg.Data.n() / 10 / perOp)
+	return func(s store, round int) (int, time.Duration, int, error) {
+		done, took := 0, time.Duration(0)
+		for done < max && (done == 0 || took < e.cfg.Phase) {
+			from := done
+			n, t, err := runFor(e.cfg.Phase-took, min(chunk, max-done), func(i int) error { return op(s, round, from+i) })
+			done, took = done+n, took+t
+			if err != nil {
+				return done, took, 0, err
+			}
+			if err := removeWritten(s, n, func(i int) (string, []string) { return written(round, from+i) }); err != nil {
+				return done, took, 0, err
+			}
+		}
+		return done, took, 0, nil
+	}
+}
+
+// removeWritten removes the entities of operations 0..n-1, grouped by
+// partition.
+func removeWritten(s store, n int, written func(i int) (string, []string)) error {
+	byPart := map[string][]string{}
+	var order []string
+	for i := range n {
+		p, rks := written(i)
+		if _, ok := byPart[p]; !ok {
+			order = append(order, p)
+		}
+		byPart[p] = append(byPart[p], rks...)
+	}
+	for _, p := range order {
+		if err := s.remove(p, byPart[p]); err != nil {
+			return fmt.Errorf("removing what %s inserted: %w", s.name(), err)
+		}
+	}
+	return nil
+}
+
 // run runs every embedded workload.
 func (e *embedded) run() error {
 	cfg, s := e.cfg, e.cfg.Data
-	all := []string{sLtMem, sRawTree, sLtPeb, sRawPeb, sSQLite, sBolt}
-	durable := []string{sLtPeb, sRawPeb, sSQLite, sBolt}
+	all := e.names(allSystems...)
+	durable := e.names(sLtPeb, sRawPeb, sSQLite, sBolt)
 
 	// Reopen: close and open each store on disk, and read one entity.
 	if _, err := e.interleave(wReopen, max(cfg.Rounds, 5), durable, func(st store, _ int) (int, time.Duration, int, error) {
@@ -265,8 +358,10 @@ func (e *embedded) run() error {
 	if err := e.orPlan(); err != nil {
 		return err
 	}
-	if err := e.indexWorkloads(); err != nil { // index.go
-		return err
+	if !e.oneSystem {
+		if err := e.indexWorkloads(); err != nil { // index.go
+			return err
+		}
 	}
 
 	// Writes under new keys: each round has keys of its own, the same for
@@ -290,13 +385,13 @@ func (e *embedded) run() error {
 			txKeys[r][i] = rks
 		}
 	}
-	if _, err := e.interleave(wTx100, cfg.Rounds, all, e.simple(nTx, func(st store, round, i int) error {
+	if _, err := e.interleave(wTx100, cfg.Rounds, all, e.writes(nTx, 100, func(st store, round, i int) error {
 		return st.tx100(pks[i%s.Parts], txKeys[round][i])
-	})); err != nil {
+	}, func(round, i int) (string, []string) { return pks[i%s.Parts], txKeys[round][i] })); err != nil {
 		return err
 	}
 
-	upd := []string{sLtMem, sLtPeb, sSQLite, sBolt}
+	upd := e.names(sLtMem, sLtPeb, sSQLite, sBolt)
 	_, err := e.interleave(wUpdate, cfg.Rounds, upd, func(st store, _ int) (int, time.Duration, int, error) {
 		return contended(st.(updater), cfg.Workers, cfg.Phase, pk(0), rk(0))
 	})
@@ -315,9 +410,9 @@ func (e *embedded) insertWorkload(names, pks []string) error {
 			insKeys[r][i] = "i" + pad(r, 2) + "-" + pad(i, 7)
 		}
 	}
-	_, err := e.interleave(wInsert, cfg.Rounds, names, e.simple(cfg.MaxOps, func(st store, round, i int) error {
+	_, err := e.interleave(wInsert, cfg.Rounds, names, e.writes(cfg.MaxOps, 1, func(st store, round, i int) error {
 		return st.insert(pks[i%len(pks)], insKeys[round][i])
-	}))
+	}, func(round, i int) (string, []string) { return pks[i%len(pks)], insKeys[round][i : i+1] }))
 	return err
 }
 
@@ -426,7 +521,7 @@ func (e *embedded) orPlan() error {
 				n    int
 				t    time.Duration
 			}{{"parse", nParse, tParse}, {"plan", nPlan, tPlan}}
-			for _, sys := range []string{sLtMem, sLtPeb, sRawTree} {
+			for _, sys := range e.names(sLtMem, sLtPeb, sRawTree) {
 				st := e.store(sys)
 				runtime.GC()
 				n, t, err := runFor(e.cfg.Phase, e.cfg.MaxOps, func(int) error {

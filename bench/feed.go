@@ -129,9 +129,9 @@ func feedWrites(cfg config, work string, logf func(string, ...any), fr *feedResu
 	for i := range txParts {
 		txParts[i] = "x" + pad(i, 6)
 	}
-	if _, err := e.interleave(wTx100, cfg.Rounds, names, e.simple(nTx, func(st store, round, i int) error {
+	if _, err := e.interleave(wTx100, cfg.Rounds, names, e.writes(nTx, 100, func(st store, round, i int) error {
 		return st.tx100(txParts[i], txRows[round])
-	})); err != nil {
+	}, func(round, i int) (string, []string) { return txParts[i], txRows[round] })); err != nil {
 		return err
 	}
 	fr.Write = e.res.Embedded
@@ -255,17 +255,12 @@ func feedOnly(cfg config, out, doc string, cmd string, logf func(string, ...any)
 // directory of work of its own, told localtable's version) apart from
 // the rest of the run and writes the outputs again: the other figures
 // are those of the run in out/results.json (if any), kept as they are.
+// It is the one way the modes that measure one part again (-feed-only,
+// -index-only, -index-build-only, -scale) keep the rest.
 func measureApart(cfg config, out, doc, cmd, workPrefix string, measure func(res *results, work, version string) error) error {
-	dir, err := benchDir()
+	res, dir, err := keptResults(cfg, out, cmd)
 	if err != nil {
 		return err
-	}
-	res := &results{Mode: cfg.Mode, Started: time.Now().UTC(), Config: cfg, Machine: machineInfo(), Versions: versions(filepath.Dir(dir)), Command: cmd}
-	if b, err := os.ReadFile(filepath.Join(out, "results.json")); err == nil {
-		res = &results{}
-		if err := json.Unmarshal(b, res); err != nil {
-			return fmt.Errorf("%s: %v", filepath.Join(out, "results.json"), err)
-		}
 	}
 	work, err := os.MkdirTemp("", workPrefix)
 	if err != nil {
@@ -277,6 +272,26 @@ func measureApart(cfg config, out, doc, cmd, workPrefix string, measure func(res
 	}
 	computeRatios(res)
 	return writeOutputs(res, out, doc)
+}
+
+// keptResults returns the figures of the run in out/results.json, for
+// measureApart, or, without one, empty results describing this machine
+// and cfg; and the bench directory.
+func keptResults(cfg config, out, cmd string) (*results, string, error) {
+	dir, err := benchDir()
+	if err != nil {
+		return nil, "", err
+	}
+	path := filepath.Join(out, "results.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return &results{Mode: cfg.Mode, Started: time.Now().UTC(), Config: cfg, Machine: machineInfo(), Versions: versions(filepath.Dir(dir)), Command: cmd}, dir, nil
+	}
+	res := &results{}
+	if err := json.Unmarshal(b, res); err != nil {
+		return nil, "", fmt.Errorf("%s: %v", path, err)
+	}
+	return res, dir, nil
 }
 
 // feedMaxCost is the feed issue's target: keeping the feed costs a write

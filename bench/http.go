@@ -225,11 +225,23 @@ func (h *httpRun) phase(t *httpTarget, round int, op httpOp) (ops int, opsSec, c
 
 // interleave runs a workload on every server, round after round.
 func (h *httpRun) interleave(workload string, op httpOp) error {
+	return h.interleaveWrites(workload, op, "")
+}
+
+// interleaveWrites is interleave for a workload that inserts entities
+// whose RowKeys begin with prefix (none: ""): after each phase, untimed
+// and outside the CPU measured, it removes them, so that every phase
+// sees the data set at its size and a server's peak RSS is not that of
+// every entity the workloads ever inserted.
+func (h *httpRun) interleaveWrites(workload string, op httpOp, prefix string) error {
 	figs := make([]httpFigure, len(h.targets))
 	conflicts := make([]int, len(h.targets))
 	for r := range h.cfg.Rounds {
 		for j, t := range h.targets {
 			ops, rate, cpu, lat, c, err := h.phase(t, r, op)
+			if err == nil && prefix != "" {
+				err = removeInserted(t.client, prefix)
+			}
 			if err != nil {
 				return fmt.Errorf("HTTP %s on %s: %w", workload, t.proc.name, err)
 			}
@@ -253,6 +265,45 @@ func (h *httpRun) interleave(workload string, op httpOp) error {
 		h.logf("HTTP %-29s %-18s %7.0f op/s  CPU %s/op  p50 %s  p99 %s", workload, f.Server, f.MedOpsSec, fmtNs(f.MedCPUPerOp), fmtNs(f.MedP50), fmtNs(f.MedP99))
 	}
 	h.res.HTTP = append(h.res.HTTP, figs...)
+	return nil
+}
+
+// removeInserted deletes the entities whose RowKeys begin with prefix,
+// in transactions of up to 100 of one partition.
+func removeInserted(c *aztables.Client, prefix string) error {
+	f, sel := "RowKey ge '"+prefix+"' and RowKey lt '"+prefix+"~'", "PartitionKey,RowKey"
+	pager := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &f, Select: &sel})
+	byPart := map[string][]string{}
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for _, b := range page.Entities {
+			var k struct{ PartitionKey, RowKey string }
+			if err := json.Unmarshal(b, &k); err != nil {
+				return err
+			}
+			byPart[k.PartitionKey] = append(byPart[k.PartitionKey], k.RowKey)
+		}
+	}
+	for p, rks := range byPart {
+		for len(rks) > 0 {
+			n := min(100, len(rks))
+			acts := make([]aztables.TransactionAction, n)
+			for j, r := range rks[:n] {
+				e, err := json.Marshal(map[string]string{"PartitionKey": p, "RowKey": r})
+				if err != nil {
+					return err
+				}
+				acts[j] = aztables.TransactionAction{ActionType: aztables.TransactionTypeDelete, Entity: e}
+			}
+			if _, err := c.SubmitTransaction(ctx, acts, nil); err != nil {
+				return fmt.Errorf("removing what the phase inserted: %w", err)
+			}
+			rks = rks[n:]
+		}
+	}
 	return nil
 }
 
@@ -317,14 +368,14 @@ func (h *httpRun) run() error {
 	}); err != nil {
 		return err
 	}
-	if err := h.interleave(hwInsert, func(c *aztables.Client, round, i int) (int, error) {
+	if err := h.interleaveWrites(hwInsert, func(c *aztables.Client, round, i int) (int, error) {
 		r := templateRow(pk(i%s.Parts), "h"+pad(round, 2)+"-"+pad(i, 7))
 		_, err := c.AddEntity(ctx, r.wireJSON(), nil)
 		return 0, err
-	}); err != nil {
+	}, "h"); err != nil {
 		return err
 	}
-	if err := h.interleave(hwTx100, func(c *aztables.Client, round, i int) (int, error) {
+	if err := h.interleaveWrites(hwTx100, func(c *aztables.Client, round, i int) (int, error) {
 		acts := make([]aztables.TransactionAction, 100)
 		p := pk(i % s.Parts)
 		for j := range acts {
@@ -333,7 +384,7 @@ func (h *httpRun) run() error {
 		}
 		_, err := c.SubmitTransaction(ctx, acts, nil)
 		return 0, err
-	}); err != nil {
+	}, "x"); err != nil {
 		return err
 	}
 	return h.interleave(hwUpdate, func(c *aztables.Client, _, _ int) (int, error) {

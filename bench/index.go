@@ -2,7 +2,6 @@ package main
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -173,7 +172,8 @@ func (e *embedded) indexWorkloads() (err error) {
 	ir.Filter = slices.Clone(e.res.Embedded[from:])
 
 	// The writes, under keys of their own ("x…"), not those of the main
-	// write workloads that follow on the same stores.
+	// write workloads that follow on the same stores; as those, in chunks
+	// removed (untimed) after each, so the stores keep their size.
 	from = len(e.res.Embedded)
 	insKeys := make([][]string, cfg.Rounds)
 	for r := range insKeys {
@@ -182,8 +182,10 @@ func (e *embedded) indexWorkloads() (err error) {
 			insKeys[r][i] = "x" + pad(r, 2) + "-" + pad(i, 7)
 		}
 	}
-	if _, err := e.interleave(wInsert, cfg.Rounds, indexWriteSystems, e.simple(cfg.MaxOps, func(st store, round, i int) error {
+	if _, err := e.interleave(wInsert, cfg.Rounds, indexWriteSystems, e.writes(cfg.MaxOps, 1, func(st store, round, i int) error {
 		return st.insert(pk(i%s.Parts), insKeys[round][i])
+	}, func(round, i int) (string, []string) {
+		return pk(i % s.Parts), insKeys[round][i : i+1]
 	})); err != nil {
 		return err
 	}
@@ -195,8 +197,10 @@ func (e *embedded) indexWorkloads() (err error) {
 			txRows[r][j] = "x" + pad(r, 2) + "-" + pad(j, 3)
 		}
 	}
-	if _, err := e.interleave(wTx100, cfg.Rounds, indexWriteSystems, e.simple(nTx, func(st store, round, i int) error {
+	if _, err := e.interleave(wTx100, cfg.Rounds, indexWriteSystems, e.writes(nTx, 100, func(st store, round, i int) error {
 		return st.tx100("x"+pad(i, 6), txRows[round]) // a partition of each transaction's own
+	}, func(round, i int) (string, []string) {
+		return "x" + pad(i, 6), txRows[round]
 	})); err != nil {
 		return err
 	}
@@ -346,24 +350,25 @@ func indexMarkdown(res *results) string {
 // and Azurite), and writes the outputs with the other figures of out's
 // results.json kept.
 func indexOnly(cfg config, out, doc, cmd string, logf func(string, ...any)) error {
+	return measureApart(cfg, out, doc, cmd, "localtable-bench-index-", func(res *results, work, version string) error {
+		ir, err := runIndexApart(cfg, work, logf)
+		if err != nil {
+			return err
+		}
+		ir.Command, ir.Version = cmd, version
+		res.Index = ir
+		return nil
+	})
+}
+
+// runIndexApart loads the stores the index's workloads need into work
+// and runs them (for indexOnly).
+func runIndexApart(cfg config, work string, logf func(string, ...any)) (*indexResults, error) {
 	dir, err := benchDir()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	root := filepath.Dir(dir)
-	res := &results{Mode: cfg.Mode, Started: time.Now().UTC(), Config: cfg, Machine: machineInfo(), Versions: versions(root), Command: cmd}
-	if b, err := os.ReadFile(filepath.Join(out, "results.json")); err == nil {
-		res = &results{}
-		if err := json.Unmarshal(b, res); err != nil {
-			return fmt.Errorf("%s: %v", filepath.Join(out, "results.json"), err)
-		}
-	}
-	work, err := os.MkdirTemp("", "localtable-bench-index-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-
 	s := cfg.Data
 	part := &results{Versions: versions(root)}
 	e := &embedded{cfg: cfg, dir: work, logf: logf, res: part}
@@ -391,19 +396,19 @@ func indexOnly(cfg config, out, doc, cmd string, logf func(string, ...any)) erro
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("loading %s: %w", name, err)
+			return nil, fmt.Errorf("loading %s: %w", name, err)
 		}
 		e.stores = append(e.stores, st)
 		logf("loaded %-18s %d entities in %.1fs", name, s.n(), time.Since(start).Seconds())
 	}
 	if err := e.indexWorkloads(); err != nil {
-		return err
+		return nil, err
 	}
 
 	h := &httpRun{cfg: cfg, logf: logf, res: part}
 	bin, err := buildLocaltable(root, work)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		for _, t := range h.targets {
@@ -422,7 +427,7 @@ func indexOnly(cfg config, out, doc, cmd string, logf func(string, ...any)) erro
 		return h.load(t)
 	}
 	if err := add(startLocaltable(hLtMem, bin, "")); err != nil {
-		return err
+		return nil, err
 	}
 	if cfg.Azurite {
 		az, skip := setupAzurite(dir, cfg.InstallTimeout, logf)
@@ -431,19 +436,15 @@ func indexOnly(cfg config, out, doc, cmd string, logf func(string, ...any)) erro
 		} else {
 			azDir := filepath.Join(work, "azurite")
 			if err := os.MkdirAll(azDir, 0o755); err != nil {
-				return err
+				return nil, err
 			}
 			if err := add(startAzurite(az, azDir)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	if err := h.indexWorkload(bin); err != nil {
-		return err
+		return nil, err
 	}
-	ir := part.Index
-	ir.Command, ir.Version = cmd, part.Versions["localtable"]
-	res.Index = ir
-	computeRatios(res)
-	return writeOutputs(res, out, doc)
+	return part.Index, nil
 }

@@ -4,7 +4,7 @@
 // interleaved, and writes the figures as JSON, a markdown report and an
 // SVG chart of the ratios.
 //
-//	cd bench && go run . [-quick] [-out DIR] [-doc FILE] [-azurite=false] [-feed-only | -index-only | -index-build-only [-index-build-entities N]]
+//	cd bench && go run . [-quick] [-out DIR] [-doc FILE] [-azurite=false] [-entities N] [-feed-only | -index-only | -index-build-only [-index-build-entities N] | -scale SIZES [-scale-systems S,…]]
 //
 // It lives in a module of its own so that its peers (SQLite, bbolt, the
 // SDK, Azurite) never become dependencies of the library's users. See
@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -34,6 +35,12 @@ func main() {
 	az := flag.Bool("azurite", true, "compare against Azurite when node and npm are present")
 	render := flag.String("render", "", "run nothing: write the outputs again from this results.json")
 	feedOnlyFlag := flag.Bool("feed-only", false, "run only the change feed's workloads; keep the other figures of -out's results.json")
+	entities := flag.Int("entities", 0, "the embedded data set's size: a multiple of 2,000 up to 2,000,000 (default 200,000; 10,000 with -quick)")
+	scale := flag.String("scale", "", "run only the scaling measurements at these sizes (e.g. 20000,200000,2000000), each system in a process of its own; keep the other figures of -out's results.json")
+	scaleSystemsFlag := flag.String("scale-systems", strings.Join(scaleSystems, ","), "with -scale: the systems to measure, comma-separated")
+	scaleTimeout := flag.Duration("scale-timeout", 30*time.Minute, "with -scale: the longest one system at one size may take")
+	child := flag.String("child", "", "internal (-scale): load this one system, run its workloads, print its figures as JSON")
+	childConfig := flag.String("child-config", "", "internal (-scale): the child's configuration, as JSON")
 	indexOnlyFlag := flag.Bool("index-only", false, "run only the secondary index's workloads; keep the other figures of -out's results.json")
 	indexBuildOnlyFlag := flag.Bool("index-build-only", false, "run only the index build's workloads; keep the other figures of -out's results.json")
 	indexBuildEntities := flag.Int("index-build-entities", 0, "the size of the table the index build's workloads build on (default 1,000,000; 50,000 with -quick)")
@@ -56,43 +63,98 @@ func main() {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 	}
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	// cmdline is the command that reproduces this run, in a mode (extra).
+	cmdline := func(az bool, extra string) string {
+		c := command(*quick, *out, *doc, az)
+		if *entities != 0 {
+			c += fmt.Sprintf(" -entities %d", *entities)
+		}
+		return c + extra
+	}
+	if *entities != 0 {
+		s, err := shapeOf(*entities)
+		if err != nil {
+			fail(err)
+		}
+		cfg.Data = s
+	}
+	if *child != "" {
+		c, err := scaleConfig(cfg, cfg.Data.n())
+		if err == nil && *childConfig != "" {
+			err = json.Unmarshal([]byte(*childConfig), &c)
+		}
+		if err == nil {
+			err = runChild(c, *child, logf)
+		}
+		if err != nil {
+			fail(err)
+		}
+		return
+	}
+	if *scale != "" {
+		sizes, err := parseSizes(*scale)
+		if err != nil {
+			fail(err)
+		}
+		cmd := cmdline(true, " -scale "+*scale)
+		systems := strings.Split(*scaleSystemsFlag, ",")
+		for _, s := range systems {
+			if !slices.Contains(scaleSystems, s) {
+				fail(fmt.Errorf("-scale-systems: %q is not one of %q", s, scaleSystems))
+			}
+		}
+		if *scaleSystemsFlag != strings.Join(scaleSystems, ",") {
+			cmd += " -scale-systems '" + *scaleSystemsFlag + "'"
+		}
+		if err := scaleOnly(cfg, sizes, systems, *scaleTimeout, *out, *doc, cmd, logf); err != nil {
+			fail(err)
+		}
+		logf("wrote %s", *out)
+		return
+	}
 	if *indexBuildOnlyFlag {
-		cmd := command(*quick, *out, *doc, true) + " -index-build-only"
+		cmd := cmdline(true, " -index-build-only")
 		if *indexBuildEntities > 0 {
 			cmd += fmt.Sprintf(" -index-build-entities %d", *indexBuildEntities)
 		}
 		if err := indexBuildOnly(cfg, *out, *doc, cmd, logf); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
+			fail(err)
 		}
 		logf("wrote %s", *out)
 		return
 	}
 	if *feedOnlyFlag {
-		if err := feedOnly(cfg, *out, *doc, command(*quick, *out, *doc, true)+" -feed-only", logf); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
+		if err := feedOnly(cfg, *out, *doc, cmdline(true, " -feed-only"), logf); err != nil {
+			fail(err)
 		}
 		logf("wrote %s", *out)
 		return
 	}
 	if *indexOnlyFlag {
-		if err := indexOnly(cfg, *out, *doc, command(*quick, *out, *doc, *az)+" -index-only", logf); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
+		if err := indexOnly(cfg, *out, *doc, cmdline(*az, " -index-only"), logf); err != nil {
+			fail(err)
 		}
 		logf("wrote %s", *out)
 		return
 	}
 	res, err := run(cfg, logf)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		fail(err)
 	}
-	res.Command = command(*quick, *out, *doc, *az)
+	res.Command = cmdline(*az, "")
+	// The scaling figures are measured apart (-scale): keep them.
+	if b, err := os.ReadFile(filepath.Join(*out, "results.json")); err == nil {
+		var old results
+		if json.Unmarshal(b, &old) == nil {
+			res.Scaling = old.Scaling
+		}
+	}
 	if err := writeOutputs(res, *out, *doc); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		fail(err)
 	}
 	logf("wrote %s in %.0fs", *out, res.Seconds)
 }

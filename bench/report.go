@@ -93,6 +93,13 @@ func med(f *figure) float64 {
 // no round left, or rounds that do not pair, it is the quotient of the
 // medians. It is 0 when there is no ratio to take.
 func pairedRatio(a, b []float64) float64 {
+	v, _, _ := pairedRatios(a, b)
+	return v
+}
+
+// pairedRatios is pairedRatio with the smallest and largest of the
+// per-round ratios (both the ratio itself when the rounds do not pair).
+func pairedRatios(a, b []float64) (v, lo, hi float64) {
 	var q []float64
 	if len(a) == len(b) {
 		for i := range a {
@@ -102,12 +109,16 @@ func pairedRatio(a, b []float64) float64 {
 		}
 	}
 	if len(q) > 0 {
-		return median(q)
+		lo, hi = q[0], q[0]
+		for _, x := range q {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		return median(q), lo, hi
 	}
 	if ma, mb := median(a), median(b); ma > 0 && mb > 0 {
-		return ma / mb
+		return ma / mb, ma / mb, ma / mb
 	}
-	return 0
+	return 0, 0, 0
 }
 
 // findHTTP returns the figure of a workload on a server, or nil.
@@ -144,8 +155,8 @@ func computeRatios(res *results) {
 		if len(ra) == 0 || len(rb) == 0 {
 			return
 		}
-		if v := pairedRatio(ra, rb); v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
-			res.Ratios = append(res.Ratios, ratio{Group: group, Workload: w, A: a, B: b, Metric: metric, Value: v})
+		if v, lo, hi := pairedRatios(ra, rb); v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			res.Ratios = append(res.Ratios, ratio{Group: group, Workload: w, A: a, B: b, Metric: metric, Value: v, Lo: lo, Hi: hi})
 		}
 	}
 	rounds := func(f *figure) []float64 {
@@ -218,6 +229,11 @@ func writeOutputs(res *results, dir, doc string) error {
 	if err := os.WriteFile(svg, []byte(ratioSVG(res)), 0o644); err != nil {
 		return err
 	}
+	if res.Scaling != nil {
+		if err := os.WriteFile(filepath.Join(dir, "scaling.svg"), []byte(scaleSVG(res.Scaling)), 0o644); err != nil {
+			return err
+		}
+	}
 	for _, d := range []string{filepath.Join(dir, "results.md"), doc} {
 		if d == "" {
 			continue
@@ -245,7 +261,7 @@ func writeOutputs(res *results, dir, doc string) error {
 const keptMarker = "<!-- not generated: the bench program keeps what follows -->"
 
 // links are the paths a markdown document links to, relative to it.
-type links struct{ svg, json, readme string }
+type links struct{ svg, scaleSVG, json, readme string }
 
 // linksFrom returns the links of a document at doc to the outputs in dir
 // and to the program's README.md (in the current directory).
@@ -263,11 +279,12 @@ func linksFrom(doc, dir string) (links, error) {
 		return filepath.ToSlash(r), err
 	}
 	var l links
-	var e1, e2, e3 error
+	var e1, e2, e3, e4 error
 	l.svg, e1 = rel(filepath.Join(dir, "ratios.svg"))
+	l.scaleSVG, e4 = rel(filepath.Join(dir, "scaling.svg"))
 	l.json, e2 = rel(filepath.Join(dir, "results.json"))
 	l.readme, e3 = rel("README.md")
-	return l, errors.Join(e1, e2, e3)
+	return l, errors.Join(e1, e2, e3, e4)
 }
 
 // markdown renders the results as a document, linking the chart at svg.
@@ -290,7 +307,7 @@ func markdown(res *results, l links) string {
 	p("| | |\n|---|---|\n")
 	p("| CPU | %s, %d cores (nproc) |\n| memory | %s |\n| OS | %s/%s, kernel %s |\n", m.CPU, m.NProc, fmtBytes(float64(m.MemTotal)), m.OS, m.Arch, m.Kernel)
 	if m.LoadStart != "" {
-		p("| load average (1, 5, 15 min) | %s at the start, %s at the end (other work shared the machine) |\n", m.LoadStart, m.LoadEnd)
+		p("| load average (1, 5, 15 min) | %s at the start, %s at the end%s |\n", m.LoadStart, m.LoadEnd, loadNote(m))
 	}
 	for _, k := range sortedKeys(res.Versions) {
 		p("| %s | %s |\n", k, res.Versions[k])
@@ -298,11 +315,15 @@ func markdown(res *results, l links) string {
 	p("| run time | %.0f s |\n\n", res.Seconds)
 
 	p("## Summary: localtable ÷ peer\n\n")
-	p("| comparison | workload | ratio |\n|---|---|---|\n")
+	p("| comparison | workload | ratio | rounds' spread |\n|---|---|---|---|\n")
 	for _, r := range res.Ratios {
-		p("| %s | %s | %s |\n", r.Group, r.Workload, fmtRatio(r.Value))
+		spread := "—"
+		if r.Lo > 0 && r.Hi > r.Lo {
+			spread = fmtRatio(r.Lo) + "–" + fmtRatio(r.Hi)
+		}
+		p("| %s | %s | %s | %s |\n", r.Group, r.Workload, fmtRatio(r.Value), spread)
 	}
-	p("\n")
+	p("\nThe spread is the smallest and the largest of the per-round ratios whose median is the ratio: a ratio whose spread straddles 1× (or a target) does not settle which side of it the two are on.\n\n")
 
 	d := res.Config.Data
 	p("## Embedded: time per operation\n\n")
@@ -368,11 +389,21 @@ func markdown(res *results, l links) string {
 				p("| %s | %s | %.0f | %s | %s | %s | %s |\n", w, srv, f.MedOpsSec, fmtNs(f.MedCPUPerOp), rat, fmtNs(f.MedP50), fmtNs(f.MedP99))
 			}
 		}
-		p("\n| server | version | ready after | load | load CPU | RSS loaded | peak RSS |\n|---|---|---|---|---|---|---|\n")
+		var azPeak int64
 		for _, s := range res.Servers {
-			p("| %s | %s | %.0f ms | %.1f s | %.1f s | %s | %s |\n", s.Server, s.Version, s.StartupMs, s.LoadSeconds, s.LoadCPUSecs, fmtBytes(float64(s.RSSLoaded)), fmtBytes(float64(s.PeakRSS)))
+			if s.Server == hAzurit {
+				azPeak = s.PeakRSS
+			}
 		}
-		p("\n")
+		p("\n| server | version | ready after | load | load CPU | RSS loaded | peak RSS | peak RSS ÷ Azurite |\n|---|---|---|---|---|---|---|---|\n")
+		for _, s := range res.Servers {
+			rat := "—"
+			if azPeak > 0 && s.Server != hAzurit {
+				rat = fmtRatio(float64(s.PeakRSS) / float64(azPeak))
+			}
+			p("| %s | %s | %.0f ms | %.1f s | %.1f s | %s | %s | %s |\n", s.Server, s.Version, s.StartupMs, s.LoadSeconds, s.LoadCPUSecs, fmtBytes(float64(s.RSSLoaded)), fmtBytes(float64(s.PeakRSS)), rat)
+		}
+		p("\nEach server is a process of its own: its peak RSS (VmHWM) is its own, over its start, its load and every workload.\n\n")
 	}
 	if res.Index != nil {
 		b.WriteString(indexMarkdown(res))
@@ -383,6 +414,9 @@ func markdown(res *results, l links) string {
 	if res.IndexBuild != nil {
 		b.WriteString(indexBuildMarkdown(res))
 	}
+	if res.Scaling != nil {
+		b.WriteString(scaleMarkdown(res, l.scaleSVG))
+	}
 	if len(res.Skipped) > 0 {
 		p("## Not measured\n\n")
 		for _, s := range res.Skipped {
@@ -392,6 +426,25 @@ func markdown(res *results, l links) string {
 	}
 	p("Raw figures of every round: [`results.json`](%s).\n", l.json)
 	return b.String()
+}
+
+// loadNote says what the load averages of a run tell of other work on
+// the machine: the run itself keeps about one core busy, so a 1-minute
+// load above that by more than one core's worth means other work ran.
+// It says nothing when the load does not show it.
+func loadNote(m machine) string {
+	first := func(s string) float64 {
+		f := strings.Fields(s)
+		if len(f) == 0 {
+			return 0
+		}
+		v, _ := strconv.ParseFloat(f[0], 64)
+		return v
+	}
+	if l := math.Max(first(m.LoadStart), first(m.LoadEnd)); l > 2 && m.NProc > 0 {
+		return fmt.Sprintf(" (a 1-minute load of %.1f on %d cores: other work shared the machine)", l, m.NProc)
+	}
+	return ""
 }
 
 // ratioSVG draws res.Ratios as horizontal bars on a log scale around a

@@ -22,6 +22,8 @@ type results struct {
 	Servers []serverFigure `json:"servers"`
 	// Feed has the change feed's figures.
 	Feed *feedResults `json:"feed,omitempty"`
+	// Scaling has the figures of each system at several sizes (-scale).
+	Scaling *scaleResults `json:"scaling,omitempty"`
 	// Index has the secondary index's figures.
 	Index *indexResults `json:"index,omitempty"`
 	// IndexBuild has the index build's figures (indexbuild.go).
@@ -109,4 +111,9 @@ type ratio struct {
 	B        string  `json:"peer"`
 	Metric   string  `json:"metric"`
 	Value    float64 `json:"value"`
+	// Lo and Hi are the smallest and largest of the per-round ratios
+	// whose median Value is (equal to Value for a single figure): the
+	// spread a conclusion drawn from Value must exceed.
+	Lo float64 `json:"lo,omitempty"`
+	Hi float64 `json:"hi,omitempty"`
 }

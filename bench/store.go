@@ -23,6 +23,10 @@ type store interface {
 	// tx100 inserts the template entity under each of rks in partition pk,
 	// atomically.
 	tx100(pk string, rks []string) error
+	// remove deletes the entities rks of partition pk, which exist: the
+	// write workloads remove what they inserted, untimed, so that every
+	// phase sees the data set at its stated size.
+	remove(pk string, rks []string) error
 	// rangeQuery returns the entities of partition pk with lo <= RowKey <
 	// hi, in key order, and their count.
 	rangeQuery(pk, lo, hi string) (int, error)

@@ -150,6 +150,18 @@ func (s *boltStore) tx100(pk string, rks []string) error {
 	})
 }
 
+func (s *boltStore) remove(pk string, rks []string) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(boltBucket)
+		for _, rk := range rks {
+			if err := b.Delete(s.key(pk, rk)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // scan decodes the entities in [lo, hi) and counts those keep accepts.
 func (s *boltStore) scan(lo, hi []byte, keep func(*boltRecord) bool) (int, error) {
 	n := 0

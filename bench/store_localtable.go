@@ -115,6 +115,21 @@ func (s *ltStore) tx100(pk string, rks []string) error {
 	return err
 }
 
+func (s *ltStore) remove(pk string, rks []string) error {
+	for len(rks) > 0 {
+		n := min(len(rks), localtable.MaxTransactionActions)
+		acts := make([]localtable.Action, n)
+		for i, rk := range rks[:n] {
+			acts[i] = localtable.Action{Type: localtable.ActionDelete, Entity: localtable.Entity{PartitionKey: pk, RowKey: rk}}
+		}
+		if _, err := s.tbl.Transact(ctx, acts); err != nil {
+			return err
+		}
+		rks = rks[n:]
+	}
+	return nil
+}
+
 func (s *ltStore) count(f *filter.Filter) (int, error) {
 	n := 0
 	for e, err := range s.tbl.QueryAll(ctx, &localtable.QueryOptions{Filter: f}) {
@@ -178,4 +193,9 @@ func (s *ltStore) reopen(pk, rk string) error {
 	return s.get(pk, rk)
 }
 
-func (s *ltStore) close() error { return s.acct.Close() }
+func (s *ltStore) close() error {
+	if err := s.acct.Close(); err != nil && !errors.Is(err, localtable.ErrClosed) {
+		return err
+	}
+	return nil
+}

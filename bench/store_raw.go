@@ -86,6 +86,8 @@ type rawEngine interface {
 	get(key []byte) (val []byte, ok bool, err error)
 	// commit writes a batch of sets atomically (durably on disk).
 	commit(keys, vals [][]byte) error
+	// del deletes keys in one atomic batch (durably on disk).
+	del(keys [][]byte) error
 	// scan calls f with each value in [lo, hi), in order.
 	scan(lo, hi []byte, f func(v []byte)) error
 	close() error
@@ -150,6 +152,14 @@ func (s *rawStore) tx100(pk string, rks []string) error {
 	return s.eng.commit(keys, vals)
 }
 
+func (s *rawStore) remove(pk string, rks []string) error {
+	keys := make([][]byte, len(rks))
+	for i, rk := range rks {
+		keys[i] = keyenc.AppendEntityKey(nil, s.rec.tableID, pk, rk)
+	}
+	return s.eng.del(keys)
+}
+
 func (s *rawStore) count(lo, hi []byte) (int, error) {
 	n := 0
 	err := s.eng.scan(lo, hi, func(v []byte) {
@@ -203,6 +213,13 @@ func (r *rawBTree) commit(keys, vals [][]byte) error {
 	return nil
 }
 
+func (r *rawBTree) del(keys [][]byte) error {
+	for _, k := range keys {
+		r.t.Delete(item{key: k})
+	}
+	return nil
+}
+
 func (r *rawBTree) scan(lo, hi []byte, f func([]byte)) error {
 	r.t.Ascend(item{key: lo}, func(it item) bool {
 		if bytes.Compare(it.key, hi) >= 0 {
@@ -231,9 +248,7 @@ func (quietLogger) Errorf(string, ...any)        {}
 func (quietLogger) Fatalf(f string, args ...any) { pdb.DefaultLogger.Fatalf(f, args...) }
 
 func openRawPebble(dir string, noSync bool) (*rawPebble, error) {
-	cache := pdb.NewCache(lpebble.DefaultCacheSize)
-	defer cache.Unref()
-	db, err := pdb.Open(dir, &pdb.Options{Cache: cache, Logger: quietLogger{}})
+	db, err := pdb.Open(dir, lpebble.NativeOptions(&lpebble.Options{Logger: quietLogger{}}))
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +273,21 @@ func (r *rawPebble) commit(keys, vals [][]byte) error {
 	defer b.Close()
 	for i := range keys {
 		if err := b.Set(keys[i], vals[i], nil); err != nil {
+			return err
+		}
+	}
+	opt := pdb.Sync
+	if r.noSync {
+		opt = pdb.NoSync
+	}
+	return b.Commit(opt)
+}
+
+func (r *rawPebble) del(keys [][]byte) error {
+	b := r.db.NewBatch()
+	defer b.Close()
+	for _, k := range keys {
+		if err := b.Delete(k, nil); err != nil {
 			return err
 		}
 	}

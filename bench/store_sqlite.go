@@ -4,7 +4,10 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"time"
+
+	lpebble "github.com/localtable/localtable/storage/pebble"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, "sqlite"
 )
@@ -37,11 +40,11 @@ const sqliteSchema = `CREATE TABLE entities (
 const sqliteCols = `ts, etag, pk, rk, Name, Email, Notes, Age, Visits, Score, Active, Joined, ID, Payload`
 
 // openSQLite opens the database file at path; sync is the synchronous
-// pragma (FULL, or OFF for loading). The page cache is 8 MiB, pebble's
-// block cache size.
+// pragma (FULL, or OFF for loading). The page cache is the size of
+// localtable's pebble block cache (pebble.DefaultCacheSize).
 func openSQLite(path, sync string) (*sql.DB, error) {
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")" +
-		"&_pragma=busy_timeout(10000)&_pragma=cache_size(-8192)&_txlock=immediate"
+		"&_pragma=busy_timeout(10000)&_pragma=cache_size(-" + strconv.Itoa(lpebble.DefaultCacheSize>>10) + ")&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
@@ -170,6 +173,20 @@ func (s *sqliteStore) tx100(pk string, rks []string) error {
 	for _, rk := range rks {
 		r.RowKey = rk
 		if _, err := ins.Exec(insertArgs(&r)...); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func (s *sqliteStore) remove(pk string, rks []string) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	for _, rk := range rks {
+		if _, err := tx.Exec(`DELETE FROM entities WHERE tbl = 'bench' AND pk = ? AND rk = ?`, pk, rk); err != nil {
 			tx.Rollback()
 			return err
 		}

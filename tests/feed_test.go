@@ -100,6 +100,10 @@ func TestFeedChanges(t *testing.T) {
 		if d := describeChanges(got); !slices.Equal(d, want) {
 			t.Fatalf("feed:\n%q\nwant\n%q", d, want)
 		}
+		// nil options are the zero options: from the oldest change kept.
+		if d := describeChanges(collect(t, a, nil, len(want))); !slices.Equal(d, want) {
+			t.Errorf("Watch with nil options:\n%q\nwant\n%q", d, want)
+		}
 		if got[3].Entity.ETag == "" || got[3].Entity.ETag != got[2].Entity.ETag {
 			t.Errorf("a transaction's changes have ETags %q and %q, want its one ETag", got[2].Entity.ETag, got[3].Entity.ETag)
 		}
