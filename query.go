@@ -350,6 +350,9 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 	}
 	defer it.Close()
 	m := t.newMatcher(ctx, opts, sel, spec, page)
+	// Every key read here lies in the predicate's own ranges, so the
+	// conditions those ranges decide need not be checked again.
+	m.inRanges, _ = opts.Filter.(RangeReaderPredicate)
 	for ok := it.First(); ok; ok = it.Next() {
 		end, err := m.visit(it.Key(), it.Value())
 		if err != nil {
@@ -375,17 +378,20 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 // order, and adds the matches to the page: the one body of a scan of key
 // ranges and of a read through an index.
 type matcher struct {
-	t       *Table
-	ctx     context.Context
-	opts    QueryOptions
-	sel     selection
-	spec    scanSpec
-	page    *QueryPage
-	rp      ReaderPredicate
-	view    bool
-	dec     entityDecoder
-	row     *Row // what rp reads
-	scratch Entity
+	t    *Table
+	ctx  context.Context
+	opts QueryOptions
+	sel  selection
+	spec scanSpec
+	page *QueryPage
+	rp   ReaderPredicate
+	// inRanges, when set, matches in place of rp: the entities visited
+	// all lie within its KeyRanges.
+	inRanges RangeReaderPredicate
+	view     bool
+	dec      entityDecoder
+	row      *Row // what rp reads
+	scratch  Entity
 }
 
 func (t *Table) newMatcher(ctx context.Context, opts QueryOptions, sel selection, spec scanSpec, page *QueryPage) *matcher {
@@ -431,7 +437,11 @@ func (m *matcher) visit(key, val []byte) (end bool, err error) {
 		matched = true
 	case m.rp != nil:
 		m.row.reset(key, val)
-		matched = m.rp.MatchReader(m.row)
+		if m.inRanges != nil {
+			matched = m.inRanges.MatchInRanges(m.row)
+		} else {
+			matched = m.rp.MatchReader(m.row)
+		}
 		if m.row.err != nil {
 			return false, m.row.err
 		}

@@ -33,6 +33,24 @@ type ReaderPredicate interface {
 	MatchReader(r PropertyReader) bool
 }
 
+// RangeReaderPredicate is a ReaderPredicate that can leave out, for the
+// entities of its own key ranges, the conditions those ranges already
+// decide: "PartitionKey eq 'p' and Age gt 50" need not compare the
+// PartitionKey of an entity read from partition p. Package filter's
+// filters implement it.
+//
+// A query that scans the ranges KeyRanges returns (a scan of the table,
+// not a read through an index) calls MatchInRanges instead of MatchReader
+// on each entity it reads from them. MatchInRanges must agree with
+// MatchReader for every entity whose keys lie within those ranges (any
+// entity, when KeyRanges reports ok false); for another entity its result
+// is unspecified. The reader is valid only
+// during the call, as for MatchReader.
+type RangeReaderPredicate interface {
+	ReaderPredicate
+	MatchInRanges(r PropertyReader) bool
+}
+
 // bytesView returns b as a string without copying. The string is valid
 // only while b is unchanged.
 func bytesView(b []byte) string {
@@ -68,22 +86,35 @@ func stableReads(eng storage.Engine) bool {
 	return ok && s.StableReads()
 }
 
-// decodeEntityKey returns the PartitionKey and RowKey of an entity key.
-// With view, a key without escapes is a view of key's bytes; otherwise
-// both are made in one allocation.
-func decodeEntityKey(key []byte, view bool) (pk, rk string, err error) {
-	if len(key) < keyenc.TablePrefixLen || key[0] != keyenc.PrefixEntity {
-		return "", "", keyenc.ErrCorrupt
-	}
-	b := key[keyenc.TablePrefixLen:]
-	if view {
-		if p, rest, ok := keyenc.CutPlain(b); ok {
+// decodeEntityKey returns the PartitionKey and RowKey of an entity key: a
+// key without escapes as views of key's bytes, valid while they are
+// unchanged (see storage.StableReader); another decoded in one
+// allocation.
+func decodeEntityKey(key []byte) (pk, rk string, err error) {
+	if len(key) >= keyenc.TablePrefixLen && key[0] == keyenc.PrefixEntity {
+		if p, rest, ok := keyenc.CutPlain(key[keyenc.TablePrefixLen:]); ok {
 			if r, rest, ok := keyenc.CutPlain(rest); ok && len(rest) == 0 {
 				return bytesView(p), bytesView(r), nil
 			}
 		}
 	}
-	buf, rest, err := keyenc.AppendDecoded(make([]byte, 0, len(b)), b)
+	buf, n, err := appendDecodedKeys(make([]byte, 0, len(key)), key)
+	if err != nil {
+		return "", "", err
+	}
+	// buf is not changed after this, nor referenced elsewhere.
+	s := bytesView(buf)
+	return s[:n], s[n:], nil
+}
+
+// appendDecodedKeys appends the PartitionKey and RowKey of an entity key,
+// decoded, to buf, and returns it with the length at which the RowKey
+// starts.
+func appendDecodedKeys(buf, key []byte) ([]byte, int, error) {
+	if len(key) < keyenc.TablePrefixLen || key[0] != keyenc.PrefixEntity {
+		return buf, 0, keyenc.ErrCorrupt
+	}
+	buf, rest, err := keyenc.AppendDecoded(buf, key[keyenc.TablePrefixLen:])
 	n := len(buf)
 	if err == nil {
 		buf, rest, err = keyenc.AppendDecoded(buf, rest)
@@ -91,12 +122,7 @@ func decodeEntityKey(key []byte, view bool) (pk, rk string, err error) {
 	if err == nil && len(rest) != 0 {
 		err = keyenc.ErrCorrupt
 	}
-	if err != nil {
-		return "", "", err
-	}
-	// buf is not changed after this, nor referenced elsewhere.
-	s := bytesView(buf)
-	return s[:n], s[n:], nil
+	return buf, n, err
 }
 
 // entityDecoder decodes the entities of one scan: views of a stable
@@ -110,11 +136,14 @@ type entityDecoder struct {
 }
 
 func (d *entityDecoder) decode(key, val []byte) (Entity, error) {
-	pk, rk, err := decodeEntityKey(key, d.view)
+	if !d.view {
+		return d.decodeCopy(key, val)
+	}
+	pk, rk, err := decodeEntityKey(key)
 	if err != nil {
 		return Entity{}, err
 	}
-	ticks, props, err := decodeProps(val, d.sel, d.view)
+	ticks, props, err := decodeProps(val, d.sel, true)
 	if err != nil {
 		return Entity{}, err
 	}
@@ -122,4 +151,43 @@ func (d *entityDecoder) decode(key, val []byte) (Entity, error) {
 		d.ticks, d.tag = ticks, etagOf(ticks)
 	}
 	return Entity{PartitionKey: pk, RowKey: rk, Timestamp: TicksToTime(ticks), ETag: d.tag, Properties: props}, nil
+}
+
+// decodeCopy is decode for an engine whose reads are not stable: the
+// keys, the strings of the properties and the ETag (unless the last one
+// serves) are views of one copy, made in one allocation rather than three.
+func (d *entityDecoder) decodeCopy(key, val []byte) (Entity, error) {
+	// The walker reads views of val; its strings are made views of the
+	// copy below, before any is read.
+	var w recordWalker
+	ticks, err := w.init(val, true)
+	if err != nil {
+		return Entity{}, err
+	}
+	newTag := d.tag == "" || ticks != d.ticks
+	size := len(key) + len(w.b) // the keys decoded are no longer than encoded
+	if newTag {
+		size += etagLen
+	}
+	buf, n, err := appendDecodedKeys(make([]byte, 0, size), key)
+	if err != nil {
+		return Entity{}, err
+	}
+	nk := len(buf)
+	buf = append(buf, w.b...)
+	nr := len(buf)
+	if newTag {
+		buf = appendETag(buf, ticks)
+	}
+	// buf is not changed after this, nor referenced elsewhere.
+	s := bytesView(buf)
+	w.s = s[nk:nr]
+	props := make(Properties, min(w.n, 16))
+	if err := w.collect(d.sel, props); err != nil {
+		return Entity{}, err
+	}
+	if newTag {
+		d.ticks, d.tag = ticks, ETag(s[nr:])
+	}
+	return Entity{PartitionKey: s[:n], RowKey: s[n:nk], Timestamp: TicksToTime(ticks), ETag: d.tag, Properties: props}, nil
 }

@@ -266,10 +266,19 @@ func etagOf(ticks int64) ETag {
 	if ticks < 0 || ticks > ticktime.Max {
 		return etagFor(ticks)
 	}
-	const pre, post = `W/"datetime'`, `'"`
-	var buf [len(pre) + len("0000-00-00T00%3A00%3A00.0000000Z") + len(post)]byte
-	b := append(buf[:0], pre...)
+	var buf [etagLen]byte
+	return ETag(appendETag(buf[:0], ticks))
+}
+
+// etagLen is the length of the ETag of a Timestamp within ticktime.Max.
+const etagLen = len(`W/"datetime'`) + len("0000-00-00T00%3A00%3A00.0000000Z") + len(`'"`)
+
+// appendETag appends etagOf(ticks) to b.
+func appendETag(b []byte, ticks int64) []byte {
+	if ticks < 0 || ticks > ticktime.Max {
+		return append(b, etagFor(ticks)...)
+	}
+	b = append(b, `W/"datetime'`...)
 	b = ticktime.Append(b, ticks, true, "%3A")
-	b = append(b, post...)
-	return ETag(b)
+	return append(b, `'"`...)
 }

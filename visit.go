@@ -58,7 +58,7 @@ func (v *storedVisit) emit(key, rec []byte, size bool, row *Row) (int, error) {
 			return 0, err
 		}
 	}
-	pk, rk, err := decodeEntityKey(key, true)
+	pk, rk, err := decodeEntityKey(key)
 	if err != nil {
 		return 0, err
 	}

@@ -38,6 +38,27 @@ func (f *Filter) MatchReader(r localtable.PropertyReader) bool {
 	return eval(f.root, r)
 }
 
+// MatchInRanges reports what MatchReader does for an entity whose keys
+// lie within the ranges KeyRanges returns; it makes *Filter a
+// localtable.RangeReaderPredicate. It leaves out the comparisons of the
+// filter's top-level and chain that every key of those ranges satisfies:
+// "PartitionKey eq 'p' and Age gt 50" compares Age alone, since each of
+// its entities is in partition p. For an entity outside the ranges its
+// result is unspecified.
+func (f *Filter) MatchInRanges(r localtable.PropertyReader) bool {
+	switch {
+	case f == nil:
+		return true
+	case f.err != nil:
+		return false
+	}
+	f.planOnce.Do(f.makePlan)
+	if !f.decided {
+		return eval(f.root, r)
+	}
+	return f.inRanges == nil || eval(f.inRanges, r)
+}
+
 // Eval evaluates the expression x against entity e.
 func Eval(x Expr, e *localtable.Entity) bool { return eval(x, e) }
 
@@ -155,4 +176,4 @@ func compareDouble(op Op, a, b float64) bool {
 	return result(op, 0)
 }
 
-var _ localtable.ReaderPredicate = (*Filter)(nil)
+var _ localtable.RangeReaderPredicate = (*Filter)(nil)

@@ -68,7 +68,7 @@ func ExampleFilter_Explain() {
 	// Output:
 	// 1 key range:
 	//   [KeyAfter('p', '2024-01'), KeyAfter('p', '2024-12'))
-	// residual: PartitionKey eq 'p' and RowKey gt '2024-01' and RowKey le '2024-12' and Kind eq 'log'
+	// residual: Kind eq 'log'
 }
 
 func ExampleFilter_KeyRanges() {

@@ -249,6 +249,10 @@ type Filter struct {
 	planOnce sync.Once
 	ranges   []localtable.KeyRange
 	bounded  bool
+	// inRanges is root without the conditions its ranges decide (nil:
+	// none remain), when decided is set: see MatchInRanges.
+	inRanges Expr
+	decided  bool
 }
 
 // New returns a Filter of the expression e. If e is nil or has a nil

@@ -379,21 +379,105 @@ func (f *Filter) KeyRanges() ([]localtable.KeyRange, bool) {
 	if f == nil {
 		return nil, false
 	}
-	f.planOnce.Do(func() {
-		s, ok := f.plan()
-		if !ok {
-			return
-		}
-		f.bounded = true
-		f.ranges = make([]localtable.KeyRange, len(s))
-		for i, r := range s {
-			f.ranges[i] = localtable.KeyRange{Start: toKey(r.lo), End: toKey(r.hi)}
-		}
-	})
+	f.planOnce.Do(f.makePlan)
 	if !f.bounded {
 		return nil, false
 	}
 	return slices.Clone(f.ranges), true
+}
+
+// makePlan computes the filter's key ranges once, and the conditions of
+// its top-level and chain that they decide.
+func (f *Filter) makePlan() {
+	s, ok := f.plan()
+	if !ok {
+		return
+	}
+	f.bounded = true
+	f.ranges = make([]localtable.KeyRange, len(s))
+	for i, r := range s {
+		f.ranges[i] = localtable.KeyRange{Start: toKey(r.lo), End: toKey(r.hi)}
+	}
+	if f.err == nil {
+		f.inRanges, f.decided = residual(f.root, s), true
+	}
+}
+
+// residual returns x without the operands of its top-level and chain
+// (x itself if it is no and) that every key within s satisfies, nil if
+// none remains. Dropping them keeps what x matches within s: each is true
+// there.
+func residual(x Expr, s spans) Expr {
+	ops := []Expr{x}
+	if _, ok := x.(*AndExpr); ok {
+		ops = operands(x)
+	}
+	var keep []Expr
+	for _, op := range ops {
+		if !decides(s, op) {
+			keep = append(keep, op)
+		}
+	}
+	switch {
+	case len(keep) == len(ops):
+		return x
+	case len(keep) == 0:
+		return nil
+	}
+	out := keep[0]
+	for _, op := range keep[1:] {
+		out = &AndExpr{Left: out, Right: op}
+	}
+	return out
+}
+
+// decides reports whether every key within s satisfies x: x compares
+// PartitionKey or RowKey (eq, gt, ge, lt, le) with a string, so the keys
+// that satisfy it are exactly those of one span of positions (bounds), and
+// each span of s lies within that span. For a RowKey comparison each span
+// of s must also lie within one partition, where positions order as their
+// RowKeys do.
+func decides(s spans, x Expr) bool {
+	c, ok := x.(*Comparison)
+	if !ok || c.Value.Kind() != localtable.KindString {
+		return false
+	}
+	isPK := c.Property == localtable.PartitionKeyName
+	isRK := c.Property == localtable.RowKeyName
+	v := c.Value.String()
+	if !isPK && !isRK || !utf8.ValidString(v) {
+		return false
+	}
+	switch c.Op {
+	case OpEq, OpGt, OpGe, OpLt, OpLe:
+	default:
+		return false
+	}
+	b := bounds(c.Op, v, isRK)
+	if len(b) != 1 {
+		return false
+	}
+	in := b[0]
+	for _, r := range s {
+		lo, hi := r.lo, r.hi
+		if isRK {
+			// The RowKeys of r, if it lies within one partition.
+			part := r.lo.pk
+			switch {
+			case !hi.inf && hi.pk == part:
+				hi = point{rk: hi.rk}
+			case hi == point{pk: part + "\x00"}:
+				hi = point{inf: true}
+			default:
+				return false
+			}
+			lo = point{rk: lo.rk}
+		}
+		if cmpPoint(lo, in.lo) < 0 || cmpPoint(hi, in.hi) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *Filter) plan() (spans, bool) {
@@ -457,8 +541,10 @@ func describePoint(p point, start bool) string {
 
 // Explain returns a human-readable query plan: the key ranges to scan, with
 // their bounds named by the localtable.Key constructor that makes them, or
-// "full scan", followed by the residual filter that Match applies to each
-// entity scanned. For a Filter that carries an error (see Err) it returns
+// "full scan", followed by the residual filter that the query checks on
+// each entity it scans: the filter, less the comparisons of PartitionKey
+// and RowKey in its top-level and chain that the ranges decide (see
+// MatchInRanges). For a Filter that carries an error (see Err) it returns
 // "invalid filter: " and the error.
 func (f *Filter) Explain() string {
 	if err := f.Err(); err != nil {
@@ -481,9 +567,18 @@ func (f *Filter) Explain() string {
 			fmt.Fprintf(&b, "  [%s, %s)\n", describePoint(r.lo, true), describePoint(r.hi, false))
 		}
 	}
-	if f == nil {
+	switch {
+	case f == nil:
 		b.WriteString("residual: none")
-	} else {
+	case ok && len(s) > 0:
+		// A scan of the ranges checks what they do not decide.
+		f.planOnce.Do(f.makePlan)
+		if f.inRanges == nil {
+			b.WriteString("residual: none")
+		} else {
+			b.WriteString("residual: " + f.inRanges.String())
+		}
+	default:
 		b.WriteString("residual: " + f.String())
 	}
 	return b.String()

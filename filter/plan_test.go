@@ -131,7 +131,9 @@ func checkRanges(t *testing.T, f *filter.Filter, rs []kr) {
 
 func TestExplain(t *testing.T) {
 	tests := []struct{ f, want string }{
-		{"PartitionKey eq 'it''s' and RowKey le 'm'", "1 key range:\n  [PartitionStart('it''s'), KeyAfter('it''s', 'm'))\nresidual: PartitionKey eq 'it''s' and RowKey le 'm'"},
+		{"PartitionKey eq 'it''s' and RowKey le 'm'", "1 key range:\n  [PartitionStart('it''s'), KeyAfter('it''s', 'm'))\nresidual: none"},
+		{"PartitionKey eq 'p' and Age gt 3 and RowKey ge 'a'", "1 key range:\n  [KeyAt('p', 'a'), PartitionEnd('p'))\nresidual: Age gt 3"},
+		{"PartitionKey ge 'a' and RowKey ge 'b' and Age gt 3", "1 key range:\n  [PartitionStart('a'), end of table)\nresidual: RowKey ge 'b' and Age gt 3"},
 		{"Age gt 3", "full scan\nresidual: Age gt 3"},
 		{"PartitionKey eq 3", "no ranges: nothing can match\nresidual: PartitionKey eq 3"},
 		{"false or Age gt 3 and false", "no ranges: nothing can match\nresidual: false or Age gt 3 and false"},
@@ -444,5 +446,116 @@ func TestPlanLarge(t *testing.T) {
 	// under a second.
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("took %v", d)
+	}
+}
+
+// countingReader counts the properties a match reads.
+type countingReader struct {
+	e *localtable.Entity
+	n int
+}
+
+func (c *countingReader) Property(name string) (localtable.Value, bool) {
+	c.n++
+	return c.e.Property(name)
+}
+
+// TestMatchInRanges: for every entity within a filter's key ranges,
+// MatchInRanges agrees with Match; and it reads fewer properties where
+// the ranges decide a key comparison of the filter's and chain.
+func TestMatchInRanges(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(5, 6))}
+	ents := make([]*localtable.Entity, 300)
+	for i := range ents {
+		ents[i] = g.entity()
+	}
+	keyComparison := func() filter.Expr {
+		p := props[g.r.IntN(2)]
+		return &filter.Comparison{Property: p, Op: allOps[g.r.IntN(len(allOps))], Value: localtable.StringValue(g.key())}
+	}
+	checked, fewer := 0, 0
+	for i := range 4000 {
+		// And chains of key comparisons and other terms, and any filter.
+		x := g.expr(4)
+		if i%2 == 0 {
+			x = keyComparison()
+			for range g.r.IntN(4) {
+				y := keyComparison()
+				if g.r.IntN(3) == 0 {
+					y = g.expr(2)
+				}
+				x = &filter.AndExpr{Left: x, Right: y}
+			}
+		}
+		f := filter.New(x)
+		rs, ok := f.KeyRanges()
+		for _, e := range ents {
+			if ok && !containsAny(rs, e) {
+				continue
+			}
+			checked++
+			all, in := &countingReader{e: e}, &countingReader{e: e}
+			want := f.Match(e)
+			if got := f.MatchReader(all); got != want {
+				t.Fatalf("%s on (%q, %q): MatchReader %v, Match %v", f, e.PartitionKey, e.RowKey, got, want)
+			}
+			if got := f.MatchInRanges(in); got != want {
+				t.Fatalf("%s on (%q, %q) within its ranges: MatchInRanges %v, Match %v\n%s", f, e.PartitionKey, e.RowKey, got, want, f.Explain())
+			}
+			if got := f.TypeCheck().MatchInRanges(e); got != want {
+				t.Fatalf("%s on (%q, %q) within its ranges: TypeCheck's MatchInRanges %v, Match %v", f, e.PartitionKey, e.RowKey, got, want)
+			}
+			if in.n > all.n {
+				t.Fatalf("%s on (%q, %q): MatchInRanges reads %d properties, MatchReader %d", f, e.PartitionKey, e.RowKey, in.n, all.n)
+			}
+			if in.n < all.n {
+				fewer++
+			}
+		}
+	}
+	if checked < 100000 || fewer < 10000 {
+		t.Errorf("weak test: %d entities checked, %d with fewer reads", checked, fewer)
+	}
+
+	// The bench's partition scan: Age alone is read.
+	f := filter.And(filter.PartitionKey().Eq("p"), filter.Prop("Age").Gt(int32(50)))
+	e := &localtable.Entity{PartitionKey: "p", RowKey: "r", Properties: localtable.Properties{"Age": localtable.Int32Value(51)}}
+	c := &countingReader{e: e}
+	if !f.MatchInRanges(c) || c.n != 1 {
+		t.Errorf("%s: MatchInRanges read %d properties, want Age alone", f, c.n)
+	}
+}
+
+// TestMatchInRangesWholeSpans: where narrowing by RowKey is over budget,
+// the ranges are whole partitions, and decide no RowKey comparison.
+func TestMatchInRangesWholeSpans(t *testing.T) {
+	var pks, rks []filter.Expr
+	for i := range 300 {
+		pks = append(pks, filter.PartitionKey().Eq(fmt.Sprintf("p%03d", i)).Expr())
+		rks = append(rks, filter.RowKey().Eq(fmt.Sprintf("r%03d", i)).Expr())
+	}
+	rks = append(rks, filter.RowKey().Eq("y").Expr())
+	or := func(xs []filter.Expr) filter.Expr {
+		x := xs[0]
+		for _, y := range xs[1:] {
+			x = &filter.OrExpr{Left: x, Right: y}
+		}
+		return x
+	}
+	for _, last := range []filter.Expr{filter.RowKey().Lt("x").Expr(), filter.RowKey().Le("x").Expr(), filter.RowKey().Ge("q").Expr()} {
+		f := filter.New(&filter.AndExpr{Left: &filter.AndExpr{Left: or(pks), Right: or(rks)}, Right: last})
+		rs, ok := f.KeyRanges()
+		if !ok || len(rs) != 300 {
+			t.Fatalf("%d ranges (ok %v), want the 300 partitions whole", len(rs), ok)
+		}
+		for _, rk := range []string{"r001", "y"} {
+			e := &localtable.Entity{PartitionKey: "p001", RowKey: rk}
+			if !containsAny(rs, e) {
+				t.Fatalf("%s: (p001, %s) outside the ranges: %v", last, rk, rs[:3])
+			}
+			if got, want := f.MatchInRanges(e), f.Match(e); got != want {
+				t.Errorf("%s on (p001, %s): MatchInRanges %v, Match %v", last, rk, got, want)
+			}
+		}
 	}
 }

@@ -76,6 +76,14 @@ func (c *TypeCheck) MatchReader(r localtable.PropertyReader) bool {
 	return c.f.MatchReader(r)
 }
 
+// MatchInRanges is MatchReader for an entity within the filter's key
+// ranges (see localtable.RangeReaderPredicate), noting the types as
+// MatchReader does.
+func (c *TypeCheck) MatchInRanges(r localtable.PropertyReader) bool {
+	c.note(r)
+	return c.f.MatchInRanges(r)
+}
+
 // note notes the types of the compared properties of the entity r reads.
 func (c *TypeCheck) note(r localtable.PropertyReader) {
 	c.mu.Lock()

@@ -22,12 +22,12 @@ The worker applied 500 updates: partition email_Sales holds the index.
 Find ahmedd223@contoso.com through the index, a point query:
   1 key range:
     [KeyAt('email_Sales', 'ahmedd223@contoso.com'), KeyAfter('email_Sales', 'ahmedd223@contoso.com'))
-  residual: PartitionKey eq 'email_Sales' and RowKey eq 'ahmedd223@contoso.com'
+  residual: none
   scanned   1, returned 1: 000223 Dara Ahmed (version 1)
 Find it without the index, a partition scan:
   1 key range:
     [PartitionStart('empid_Sales'), PartitionEnd('empid_Sales'))
-  residual: PartitionKey eq 'empid_Sales' and Email eq 'ahmedd223@contoso.com'
+  residual: Email eq 'ahmedd223@contoso.com'
   scanned 500, returned 1: 000223 Dara Ahmed
 
 000223 changes email to dara.ahmed@contoso.com (version 2); the index update is queued.

@@ -212,6 +212,20 @@ func (p *readerRangePredicate) MatchReader(r localtable.PropertyReader) bool {
 	return p.inner == nil || p.inner.(localtable.ReaderPredicate).MatchReader(r)
 }
 
+// MatchInRanges is MatchReader for an entity within KeyRanges' ranges
+// (see localtable.RangeReaderPredicate): they lie within the SAS's range
+// and within the inner predicate's ranges, so neither the range nor what
+// the inner predicate's ranges decide is checked again.
+func (p *readerRangePredicate) MatchInRanges(r localtable.PropertyReader) bool {
+	switch inner := p.inner.(type) {
+	case nil:
+		return true
+	case localtable.RangeReaderPredicate:
+		return inner.MatchInRanges(r)
+	}
+	return p.inner.(localtable.ReaderPredicate).MatchReader(r)
+}
+
 // Match reports whether e is in the range and matches the inner predicate.
 func (p *rangePredicate) Match(e *localtable.Entity) bool {
 	return p.r.Contains(e.PartitionKey, e.RowKey) && (p.inner == nil || p.inner.Match(e))
