@@ -38,6 +38,11 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 func (t *Table) write(ctx context.Context, actions []Action, tx, sweep bool) ([]ETag, error) {
 	a := t.a
 	if err := a.check(ctx); err != nil {
+		if tx {
+			if e := checkTransactionSize(actions, -1); e != nil {
+				return nil, e
+			}
+		}
 		return nil, err
 	}
 	w := entityWrites.Get().(*entityWrite)
@@ -45,8 +50,10 @@ func (t *Table) write(ctx context.Context, actions []Action, tx, sweep bool) ([]
 	w.t, w.actions, w.tx = t, actions, tx
 	// Checks that need no state, before any lock. The record of each
 	// entity written is encoded as it is checked, into recs, ending at
-	// ends[i]; its Timestamp is set by the plan's write set.
+	// ends[i]; its Timestamp is set by the plan's write set. A
+	// transaction's size is summed meanwhile (checkTransactionSize).
 	recs, ends := w.recs[:0], w.endBuf[:0]
+	size := 0
 	for i := range actions {
 		act := &actions[i]
 		var err error
@@ -59,10 +66,15 @@ func (t *Table) write(ctx context.Context, actions []Action, tx, sweep bool) ([]
 			if err = validateKey(PartitionKeyName, act.Entity.PartitionKey); err == nil {
 				err = validateKey(RowKeyName, act.Entity.RowKey)
 			}
+			if tx {
+				size += PayloadSize(&act.Entity)
+			}
 		case ActionInsert, ActionUpdateReplace, ActionUpdateMerge, ActionUpsertReplace, ActionUpsertMerge:
-			if recs, err = appendValidRecord(recs, &act.Entity); err == nil && i == 0 {
+			var n int
+			if recs, n, err = appendValidRecord(recs, &act.Entity); err == nil && i == 0 {
 				recs = slices.Grow(recs, len(recs)*(len(actions)-1)) // room for the rest, if alike
 			}
+			size += n
 		default:
 			err = newError(ErrInvalidInput, "unknown action type %d", int(act.Type))
 		}
@@ -73,11 +85,21 @@ func (t *Table) write(ctx context.Context, actions []Action, tx, sweep bool) ([]
 		}
 		if err != nil {
 			w.recs = recs
+			if tx {
+				if e := checkTransactionSize(actions, -1); e != nil {
+					return nil, e
+				}
+			}
 			return nil, w.fail(i, err)
 		}
 		ends = append(ends, len(recs))
 	}
 	w.recs, w.ends = recs, ends
+	if tx {
+		if err := checkTransactionSize(actions, size); err != nil {
+			return nil, err
+		}
+	}
 
 	if err := a.enter(ctx); err != nil {
 		return nil, err

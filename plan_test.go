@@ -137,7 +137,7 @@ func TestPlanEntitiesWriteSet(t *testing.T) {
 	for i := range actions {
 		if actions[i].Type != ActionDelete {
 			var err error
-			if recs, err = appendValidRecord(recs, &actions[i].Entity); err != nil {
+			if recs, _, err = appendValidRecord(recs, &actions[i].Entity); err != nil {
 				t.Fatal(err)
 			}
 		}
