@@ -162,6 +162,9 @@ func feedEntries(c *change) int {
 // entity.
 const maxFeedRecordChanges = 2 * MaxTransactionActions
 
+// wants: every entity change goes in the feed.
+func (f *feedLog) wants(*liveTable) bool { return true }
+
 func (f *feedLog) contribute(c *commitContext) error {
 	n := 0
 	for i := range c.changes {

@@ -238,7 +238,7 @@ func (w *entityWrite) attempt(ctx context.Context) error {
 		return nil
 	}
 	var cc *commitContext
-	if a.contributors != nil {
+	if a.contributors != nil && a.wanted(lt) {
 		w.cs = entityChanges(w.cs[:0], lt, w.actions, p.steps, rs, ws)
 		if cc, err = a.contribute(ctx, &w.cc, rs, ws, w.cs, ticks); err != nil {
 			return err
