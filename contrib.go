@@ -20,7 +20,9 @@ import (
 //
 // Contributors are set when the account is opened and never change. An
 // account without any pays nothing for the extension point: the changes
-// are not even built.
+// are not even built; nor are they for an entity write that none of them
+// wants (contributor.wants: the index maintainer, on a table without
+// indexes).
 
 // contributor adds writes to the commits of an account.
 type contributor interface {
@@ -29,6 +31,21 @@ type contributor interface {
 	// what c holds and what c.read returns alone: it runs again from
 	// scratch when the attempt is re-run.
 	contribute(c *commitContext) error
+	// wants reports whether the contributor may add writes to a commit of
+	// entity writes into lt, as the commit's read found lt (false: it
+	// would add none, and need not be called).
+	wants(lt *liveTable) bool
+}
+
+// wanted reports whether a contributor of a wants the changes of a
+// commit of entity writes into lt.
+func (a *Account) wanted(lt *liveTable) bool {
+	for _, k := range a.contributors {
+		if k.wants(lt) {
+			return true
+		}
+	}
+	return false
 }
 
 // changeKind is the kind of a change a commit makes.

@@ -36,6 +36,8 @@ func shadowCountKey(id uint64) []byte {
 
 var errShadowRefused = errors.New("shadow: refused")
 
+func (s *shadow) wants(*liveTable) bool { return true }
+
 func (s *shadow) contribute(c *commitContext) error {
 	delta := map[uint64]int64{}
 	for _, ch := range c.changes {
@@ -309,6 +311,63 @@ func TestContributorChanges(t *testing.T) {
 type recorder struct {
 	mu    sync.Mutex
 	kinds []changeKind
+	none  bool // it wants no entity write
+}
+
+func (r *recorder) wants(*liveTable) bool { return !r.none }
+
+// TestContributorWants: the changes of an entity write into a table that
+// no contributor wants are not handed over (the index maintainer wants
+// the tables that have indexes only); those of other tables, and table
+// changes, are.
+func TestContributorWants(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{none: true}
+	a := openContrib(t, []storage.Engine{memory.New(nil)}, rec)[0]
+	a.contributors = append(a.contributors, indexMaintainer{})
+	plain, err := a.CreateTable(ctx, "Plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexed, err := a.CreateTable(ctx, "Indexed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := indexed.CreateIndex(ctx, "byA", "A"); err != nil {
+		t.Fatal(err)
+	}
+	e := Entity{PartitionKey: "p", RowKey: "r", Properties: Properties{"A": Int32Value(1)}}
+	if _, err := plain.Insert(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := indexed.Insert(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []changeKind
+	for _, k := range rec.kinds {
+		if k != changeClockMark {
+			kinds = append(kinds, k)
+		}
+	}
+	// Plain's insert reached no contributor; Indexed's reached the
+	// recorder (which wants none): the index maintainer wanted it, and
+	// wrote its entry.
+	if want := []changeKind{changeTableCreated, changeTableCreated, changeInsert}; fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Errorf("changes = %v, want %v", kinds, want)
+	}
+	prefix := keyenc.AppendIndexTable(nil, a.cat.Load().byName["indexed"].id)
+	it, err := a.eng.NewIter(&storage.IterOptions{LowerBound: prefix, UpperBound: keyenc.PrefixEnd(prefix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	it.Close()
+	if n != 1 {
+		t.Errorf("Indexed's index holds %d entries, want 1", n)
+	}
 }
 
 func (r *recorder) contribute(c *commitContext) error {

@@ -88,7 +88,7 @@ func TestPlanEntitiesExpiry(t *testing.T) {
 			if tc.rec != nil && p.floor != 100 {
 				t.Errorf("floor = %d; the stored Timestamp (100) floors the commit's even when expired", p.floor)
 			}
-			ws, tags := p.writeSet([]Action{tc.act}, [][]byte{[]byte("k")}, appendRecord(nil, 0, e.Properties), []int{len(appendRecord(nil, 0, e.Properties))}, 200, nil)
+			ws, tags := p.writeSet([]Action{tc.act}, [][]byte{[]byte("k")}, appendRecord(nil, 0, e.Properties), []int{len(appendRecord(nil, 0, e.Properties))}, 200, nil, nil)
 			if tc.skip != (len(ws) == 0) {
 				t.Fatalf("write set %v for a step that skips: %v", ws, tc.skip)
 			}

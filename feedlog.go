@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -19,7 +20,7 @@ import (
 //
 //	byte     version (1)
 //	int64    the commit's time in ticks, by the account's clock (retention)
-//	uvarint  change count n (1 to 100)
+//	uvarint  change count n (1 to 200)
 //	per change:
 //	  byte    kind (ChangeKind)
 //	  uvarint len, table name
@@ -27,6 +28,23 @@ import (
 //	          (keyenc.DecodePair; empty for a table's changes)
 //	  uvarint len, the entity's record after the change (empty for a
 //	          delete and a table's changes)
+//
+// On an engine whose batches can nest one write in another
+// (storage.NestedSetter: the memory engine), a commit of one entity change
+// writes version 2 instead, where the change ends with the entity's whole
+// engine key, table prefix included, then its record, one after the
+// other, as the entity's own write stores them: the two writes then share
+// one buffer (write.inner), and the feed keeps no copy of the entity. Its
+// change is
+//
+//	  byte    kind (ChangeKind)
+//	  uvarint len, table name
+//	  uvarint len k, the entity's engine key (keyenc.AppendEntityKey)
+//	  uvarint len r, the entity's record after the change
+//	  k bytes, the key, then r bytes, the record
+//
+// Version 1 elsewhere keeps the feed's bytes per change as they were
+// (the table prefix would add 9 to each, for nothing to share).
 //
 // and raises the next revision by n: the record's changes have revisions
 // first … first+n-1. On a shared engine the next revision is stored,
@@ -37,7 +55,11 @@ import (
 // the end of the last record, or metaFeedRev if higher, which each
 // pruning writes (a pruning by age may leave no record).
 
-const feedRecordVersion = 1
+// The versions of the feed record (see above).
+const (
+	feedRecordV1 = 1 // keys without their table's prefix
+	feedRecordV2 = 2 // the engine key, then the record, at each change's end
+)
 
 // metaFeedRev holds the next revision of the feed.
 var (
@@ -59,6 +81,10 @@ type feedLog struct {
 	closed chan struct{}
 	once   sync.Once
 
+	// nests: the engine's batches are storage.NestedSetters (see
+	// feedRecordV2).
+	nests bool
+
 	// rev is, on an engine the account owns alone, the next revision: set
 	// at open (load), raised once a commit is made (advance, which sets it
 	// to pending: both happen under the commits' exclusive hold).
@@ -73,6 +99,9 @@ func newFeedLog(a *Account, opts FeedOptions) *feedLog {
 	}
 	f := &feedLog{a: a, opts: opts, b: newBroadcaster(), closed: make(chan struct{})}
 	f.wake = f.b.wake
+	b := a.eng.NewBatch()
+	_, f.nests = b.(storage.NestedSetter)
+	b.Close()
 	f.advance = func() {
 		f.rev.Store(uint64(f.pending))
 		f.b.wake()
@@ -133,6 +162,9 @@ func feedEntries(c *change) int {
 // entity.
 const maxFeedRecordChanges = 2 * MaxTransactionActions
 
+// wants: every entity change goes in the feed.
+func (f *feedLog) wants(*liveTable) bool { return true }
+
 func (f *feedLog) contribute(c *commitContext) error {
 	n := 0
 	for i := range c.changes {
@@ -172,8 +204,18 @@ func (f *feedLog) contribute(c *commitContext) error {
 	buf := c.scratch(size)
 	buf = binary.BigEndian.AppendUint64(append(buf, keyenc.PrefixFeed), uint64(first))
 	buf = binary.BigEndian.AppendUint64(buf, uint64(next))
-	buf = appendFeedRecord(buf, now, c.changes, n)
+	// A commit of one entity, on an engine that can, nests the entity's
+	// write in the record's, which ends with the entity's key and record.
+	nest := f.nests && n == 1 && len(c.changes) == 1 && c.changes[0].new != nil
+	v := byte(feedRecordV1)
+	if nest {
+		v = feedRecordV2
+	}
+	buf = appendFeedRecord(buf, v, now, c.changes, n)
 	c.set(buf[:9:9], buf[17:])
+	if nest {
+		nestEntityWrite(c.writes, c.changes[0].key)
+	}
 	if !alone || pruning {
 		c.set(metaFeedRev, buf[9:17:17])
 	}
@@ -189,6 +231,19 @@ func (f *feedLog) contribute(c *commitContext) error {
 		c.afterCommit(f.wake)
 	}
 	return nil
+}
+
+// nestEntityWrite marks, in ws whose last write is a feed record that ends
+// with an entity's key and record, the write of that entity (under key,
+// the same slice) as nested in it (see write.inner).
+func nestEntityWrite(ws []write, key []byte) {
+	last := len(ws) - 1
+	for j := range ws[:last] {
+		if w := &ws[j]; !w.del && len(w.key) == len(key) && unsafe.SliceData(w.key) == unsafe.SliceData(key) {
+			w.nested, ws[last].inner = true, int32(j+1)
+			return
+		}
+	}
 }
 
 // prune adds to c the deletion of the feed records that retention lets
@@ -244,10 +299,10 @@ var feedBounds = &storage.IterOptions{
 	UpperBound: []byte{keyenc.PrefixFeed + 1},
 }
 
-// appendFeedRecord appends the feed record of the first n changes that go
-// in the feed, made at ticks now.
-func appendFeedRecord(dst []byte, now int64, changes []change, n int) []byte {
-	dst = append(dst, feedRecordVersion)
+// appendFeedRecord appends the feed record, of version v, of the first n
+// changes that go in the feed, made at ticks now.
+func appendFeedRecord(dst []byte, v byte, now int64, changes []change, n int) []byte {
+	dst = append(dst, v)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(now))
 	dst = binary.AppendUvarint(dst, uint64(n))
 	for i := range changes {
@@ -256,25 +311,70 @@ func appendFeedRecord(dst []byte, now int64, changes []change, n int) []byte {
 			continue
 		}
 		if ch.expired {
-			dst = appendFeedChange(dst, changeExpired, ch.table, ch.key, nil)
+			dst = appendFeedChange(dst, v, changeExpired, ch.table, ch.key, nil)
 		}
-		dst = appendFeedChange(dst, ch.kind, ch.table, ch.key, ch.new)
+		dst = appendFeedChange(dst, v, ch.kind, ch.table, ch.key, ch.new)
 	}
 	return dst
 }
 
-// appendFeedChange appends one change of a feed record.
-func appendFeedChange(dst []byte, kind changeKind, table string, key, rec []byte) []byte {
+// appendFeedChange appends one change of a feed record of version v: of
+// the entity under engine key key (nil for a table's change), rec after
+// it.
+func appendFeedChange(dst []byte, v byte, kind changeKind, table string, key, rec []byte) []byte {
 	dst = append(dst, byte(kind))
 	dst = appendString(dst, table)
-	var keys []byte
-	if len(key) > keyenc.TablePrefixLen {
+	if v == feedRecordV1 {
+		var keys []byte
+		if len(key) > keyenc.TablePrefixLen {
+			keys = key[keyenc.TablePrefixLen:]
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(keys)))
+		dst = append(dst, keys...)
+		dst = binary.AppendUvarint(dst, uint64(len(rec)))
+		return append(dst, rec...)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = binary.AppendUvarint(dst, uint64(len(rec)))
+	dst = append(dst, key...)
+	return append(dst, rec...)
+}
+
+// readFeedChange reads the keys and record of a change of a feed record
+// of version v, from b after the kind and table name; it returns the rest
+// of b.
+func readFeedChange(v byte, b []byte) (keys, rec, rest []byte, ok bool) {
+	if v == feedRecordV1 {
+		l, w := uvarint(b)
+		if w <= 0 || l > uint64(len(b)-w) {
+			return nil, nil, nil, false
+		}
+		keys, b = b[w:w+int(l)], b[w+int(l):]
+		l, w = uvarint(b)
+		if w <= 0 || l > uint64(len(b)-w) {
+			return nil, nil, nil, false
+		}
+		return keys, b[w : w+int(l)], b[w+int(l):], true
+	}
+	k, w := uvarint(b)
+	if w <= 0 {
+		return nil, nil, nil, false
+	}
+	b = b[w:]
+	r, w := uvarint(b)
+	if w <= 0 || k > uint64(len(b)-w) || r > uint64(len(b)-w)-k {
+		return nil, nil, nil, false
+	}
+	b = b[w:]
+	key := b[:k]
+	switch {
+	case k == 0:
+	case k <= keyenc.TablePrefixLen:
+		return nil, nil, nil, false
+	default:
 		keys = key[keyenc.TablePrefixLen:]
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(keys)))
-	dst = append(dst, keys...)
-	dst = binary.AppendUvarint(dst, uint64(len(rec)))
-	return append(dst, rec...)
+	return keys, b[k : k+r], b[k+r:], true
 }
 
 var errCorruptFeed = errors.New("localtable: corrupt feed record")
@@ -282,7 +382,7 @@ var errCorruptFeed = errors.New("localtable: corrupt feed record")
 // feedRecordHead returns the first revision and the time of a feed
 // record.
 func feedRecordHead(key, rec []byte) (first Revision, ticks int64, ok bool) {
-	if len(key) != 9 || len(rec) < 9 || rec[0] != feedRecordVersion {
+	if len(key) != 9 || len(rec) < 9 || rec[0] != feedRecordV1 && rec[0] != feedRecordV2 {
 		return 0, 0, false
 	}
 	return Revision(binary.BigEndian.Uint64(key[1:])), int64(binary.BigEndian.Uint64(rec[1:9])), true
@@ -315,24 +415,18 @@ func decodeFeedRecord(key, rec []byte, after Revision, fn func(c *Change) bool) 
 		if c.Table, b, ok = readString(b[1:]); !ok {
 			return false, errCorruptFeed
 		}
-		l, w := uvarint(b)
-		if w <= 0 || l > uint64(len(b)-w) {
+		keys, entity, rest, ok := readFeedChange(rec[0], b)
+		if !ok {
 			return false, errCorruptFeed
 		}
+		b = rest
 		var pk, rk string
-		if l > 0 {
+		if len(keys) > 0 {
 			var err error
-			if pk, rk, err = keyenc.DecodePair(b[w : w+int(l)]); err != nil {
+			if pk, rk, err = keyenc.DecodePair(keys); err != nil {
 				return false, errCorruptFeed
 			}
 		}
-		b = b[w+int(l):]
-		l, w = uvarint(b)
-		if w <= 0 || l > uint64(len(b)-w) {
-			return false, errCorruptFeed
-		}
-		entity := b[w : w+int(l)]
-		b = b[w+int(l):]
 		if c.Revision <= after {
 			continue
 		}

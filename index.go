@@ -503,6 +503,12 @@ func indexEntryLen(entityKey []byte, vals []Value) int {
 // new ones set; a table's deletion deletes every entry of its indexes.
 type indexMaintainer struct{}
 
+// wants: the entity writes into a table that has indexes (loaded as
+// contribute loads them: the table's lock, held by the write, keeps them
+// from changing meanwhile; on a shared engine the read has refreshed them
+// and the commit is conditioned on its catalog record).
+func (indexMaintainer) wants(lt *liveTable) bool { return len(*lt.indexes.Load()) > 0 }
+
 func (indexMaintainer) contribute(c *commitContext) error {
 	var oldVals, newVals [maxIndexProperties]Value
 	for i := range c.changes {

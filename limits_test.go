@@ -58,6 +58,14 @@ func TestTransactionSizeBoundary(t *testing.T) {
 		if n := countEntities(t, tbl); n != 0 {
 			t.Fatalf("the refused transaction wrote %d entities", n)
 		}
+		// The size comes before the errors of the actions, an invalid
+		// one and a delete of an entity that does not exist.
+		bad := append(append([]localtable.Action(nil), over...),
+			localtable.Action{Type: localtable.ActionDelete, Entity: localtable.Entity{PartitionKey: "p", RowKey: "gone"}},
+			localtable.Action{Type: localtable.ActionInsert, Entity: localtable.Entity{PartitionKey: "p", RowKey: "bad", Properties: localtable.Properties{"1x": localtable.Int32Value(1)}}})
+		if _, err := tbl.Transact(ctx, bad); !errors.Is(err, localtable.ErrRequestBodyTooLarge) {
+			t.Fatalf("a transaction of more than MaxTransactionSize bytes with an invalid action: %v, want ErrRequestBodyTooLarge", err)
+		}
 		exact := transactionOfSize(t, localtable.MaxTransactionSize)
 		tags, err := tbl.Transact(ctx, exact)
 		if err != nil {

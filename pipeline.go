@@ -36,17 +36,42 @@ func (t *Table) apply(ctx context.Context, actions []Action, tx bool) ([]ETag, e
 
 // write is apply, which takes the sweeper's actionExpire only with sweep.
 func (t *Table) write(ctx context.Context, actions []Action, tx, sweep bool) ([]ETag, error) {
-	a := t.a
-	if err := a.check(ctx); err != nil {
-		return nil, err
-	}
 	w := entityWrites.Get().(*entityWrite)
 	defer w.release()
+	return w.run(ctx, t, actions, tx, sweep)
+}
+
+// single applies one action, and returns its ETag.
+func (t *Table) single(ctx context.Context, act Action) (ETag, error) {
+	w := entityWrites.Get().(*entityWrite)
+	defer w.release()
+	w.one[0] = act // the action and its ETag in w: no allocation for either
+	tags, err := w.run(ctx, t, w.one[:], false, false)
+	if err != nil {
+		return "", err
+	}
+	return tags[0], nil
+}
+
+// run runs write (single) in w. The ETags it returns are in w's buffer
+// for a write of one action (w.one), valid until w is released.
+func (w *entityWrite) run(ctx context.Context, t *Table, actions []Action, tx, sweep bool) ([]ETag, error) {
+	a := t.a
+	if err := a.check(ctx); err != nil {
+		if tx {
+			if e := checkTransactionSize(actions, -1); e != nil {
+				return nil, e
+			}
+		}
+		return nil, err
+	}
 	w.t, w.actions, w.tx = t, actions, tx
 	// Checks that need no state, before any lock. The record of each
 	// entity written is encoded as it is checked, into recs, ending at
-	// ends[i]; its Timestamp is set by the plan's write set.
+	// ends[i]; its Timestamp is set by the plan's write set. A
+	// transaction's size is summed meanwhile (checkTransactionSize).
 	recs, ends := w.recs[:0], w.endBuf[:0]
+	size := 0
 	for i := range actions {
 		act := &actions[i]
 		var err error
@@ -59,10 +84,15 @@ func (t *Table) write(ctx context.Context, actions []Action, tx, sweep bool) ([]
 			if err = validateKey(PartitionKeyName, act.Entity.PartitionKey); err == nil {
 				err = validateKey(RowKeyName, act.Entity.RowKey)
 			}
+			if tx {
+				size += PayloadSize(&act.Entity)
+			}
 		case ActionInsert, ActionUpdateReplace, ActionUpdateMerge, ActionUpsertReplace, ActionUpsertMerge:
-			if recs, err = appendValidRecord(recs, &act.Entity); err == nil && i == 0 {
+			var n int
+			if recs, n, err = appendValidRecord(recs, &act.Entity); err == nil && i == 0 {
 				recs = slices.Grow(recs, len(recs)*(len(actions)-1)) // room for the rest, if alike
 			}
+			size += n
 		default:
 			err = newError(ErrInvalidInput, "unknown action type %d", int(act.Type))
 		}
@@ -73,11 +103,21 @@ func (t *Table) write(ctx context.Context, actions []Action, tx, sweep bool) ([]
 		}
 		if err != nil {
 			w.recs = recs
+			if tx {
+				if e := checkTransactionSize(actions, -1); e != nil {
+					return nil, e
+				}
+			}
 			return nil, w.fail(i, err)
 		}
 		ends = append(ends, len(recs))
 	}
 	w.recs, w.ends = recs, ends
+	if tx {
+		if err := checkTransactionSize(actions, size); err != nil {
+			return nil, err
+		}
+	}
 
 	if err := a.enter(ctx); err != nil {
 		return nil, err
@@ -103,6 +143,8 @@ type entityWrite struct {
 	tags    []ETag // the result of the attempt that committed
 
 	endBuf [MaxTransactionActions]int
+	one    [1]Action // the action of a single write (Table.single)
+	oneTag [1]ETag   // its ETag
 	rs     readSet
 	keyBuf []byte
 	keys   [][]byte
@@ -123,6 +165,7 @@ func (w *entityWrite) release() {
 	clear(w.steps)
 	clear(w.ws)
 	clear(w.cs)
+	w.one[0], w.oneTag[0] = Action{}, ""
 	w.cc = commitContext{buf: w.cc.buf[:0]}
 	w.cs = w.cs[:0]
 	w.t, w.actions, w.tx, w.ends, w.tags = nil, nil, false, nil, nil
@@ -184,14 +227,18 @@ func (w *entityWrite) attempt(ctx context.Context) error {
 			return err
 		}
 	}
-	ws, tags := p.writeSet(w.actions, w.keys, w.recs, w.ends, ticks, w.ws[:0])
+	var tags []ETag // the result: the caller's, but for a single action's
+	if len(w.actions) == 1 && &w.actions[0] == &w.one[0] {
+		tags = w.oneTag[:]
+	}
+	ws, tags := p.writeSet(w.actions, w.keys, w.recs, w.ends, ticks, w.ws[:0], tags)
 	w.ws = ws
 	if len(ws) == 0 { // a sweep whose every entity was rewritten meanwhile
 		w.tags = tags
 		return nil
 	}
 	var cc *commitContext
-	if a.contributors != nil {
+	if a.contributors != nil && a.wanted(lt) {
 		w.cs = entityChanges(w.cs[:0], lt, w.actions, p.steps, rs, ws)
 		if cc, err = a.contribute(ctx, &w.cc, rs, ws, w.cs, ticks); err != nil {
 			return err

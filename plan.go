@@ -128,13 +128,17 @@ func checkCondition(table string, act *Action, exists bool, curTicks int64) erro
 }
 
 // writeSet returns the writes of the plan at Timestamp ticks, appended to
-// ws, and each action's new ETag ("" for deletes): action i's record (or
+// ws, and each action's new ETag ("" for deletes), in tags if it has one
+// per action (else a new slice): action i's record (or
 // deletion) under keys[i], in the actions' order, none for a skipped step. recs holds the records the actions' entities
 // were encoded to, action i's ending at ends[i], with a Timestamp that
 // writeSet fills in; a merge's record is encoded anew, into a buffer of
 // its own (recs holds the other actions' records).
-func (p *entityPlan) writeSet(actions []Action, keys [][]byte, recs []byte, ends []int, ticks int64, ws []write) ([]write, []ETag) {
-	tags := make([]ETag, len(actions))
+func (p *entityPlan) writeSet(actions []Action, keys [][]byte, recs []byte, ends []int, ticks int64, ws []write, tags []ETag) ([]write, []ETag) {
+	if len(tags) != len(actions) {
+		tags = make([]ETag, len(actions))
+	}
+	clear(tags)
 	var tag ETag
 	if p.stamp {
 		tag = etagOf(ticks) // one Timestamp, so one ETag, per transaction

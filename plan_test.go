@@ -99,7 +99,7 @@ func TestPlanEntitiesMerge(t *testing.T) {
 	// The write set: the merge's record is encoded anew at the Timestamp,
 	// and its ETag is the Timestamp's.
 	keys := [][]byte{[]byte("k")}
-	ws, tags := p.writeSet([]Action{act}, keys, nil, []int{0}, 200, nil)
+	ws, tags := p.writeSet([]Action{act}, keys, nil, []int{0}, 200, nil, nil)
 	if len(ws) != 1 || ws[0].del || string(ws[0].key) != "k" || tags[0] != etagOf(200) {
 		t.Fatalf("writeSet = %+v, %v", ws, tags)
 	}
@@ -137,7 +137,7 @@ func TestPlanEntitiesWriteSet(t *testing.T) {
 	for i := range actions {
 		if actions[i].Type != ActionDelete {
 			var err error
-			if recs, err = appendValidRecord(recs, &actions[i].Entity); err != nil {
+			if recs, _, err = appendValidRecord(recs, &actions[i].Entity); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -149,7 +149,7 @@ func TestPlanEntitiesWriteSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
-	ws, tags := p.writeSet(actions, keys, recs, ends, 300, nil)
+	ws, tags := p.writeSet(actions, keys, recs, ends, 300, nil, nil)
 	if len(ws) != 3 || ws[0].del || !ws[1].del || ws[2].del {
 		t.Fatalf("writeSet = %+v", ws)
 	}

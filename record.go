@@ -54,15 +54,16 @@ func appendRecord(dst []byte, ticks int64, props Properties) []byte {
 }
 
 // appendValidRecord checks e as validateEntity does and appends its
-// record, with a zero Timestamp for setRecordTicks to fill in: one pass
-// over the properties checks and gathers them.
-func appendValidRecord(dst []byte, e *Entity) ([]byte, error) {
+// record, with a zero Timestamp for setRecordTicks to fill in, and returns
+// PayloadSize(e): one pass over the properties checks, measures and
+// gathers them.
+func appendValidRecord(dst []byte, e *Entity) ([]byte, int, error) {
 	var buf [32]namedValue
-	ps, err := checkEntity(e, buf[:0])
+	ps, payload, err := checkEntity(e, buf[:0])
 	if err != nil {
-		return dst, err
+		return dst, 0, err
 	}
-	return appendProps(dst, 0, ps), nil
+	return appendProps(dst, 0, ps), payload, nil
 }
 
 // setRecordTicks sets the Timestamp of a record.

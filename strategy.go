@@ -187,18 +187,33 @@ func (rs *readSet) close() {
 
 // write is one write of a commit's write set: value under key, or, with
 // del, the deletion of key (of [key, end) when end is set).
+//
+// inner, if set, is 1 + the index in the write set of an earlier write
+// whose key and value, one after the other, end this write's value (a
+// feed record that ends with the entity it records): the two are set
+// together, by one storage.NestedSetter call where the batch has it (at
+// this write's place; the inner write is marked nested, and skipped at
+// its own).
 type write struct {
 	key, value []byte
 	del        bool
+	nested     bool
+	inner      int32
 	end        []byte
 }
 
 // applyWrites adds ws to b.
 func applyWrites(b storage.Batch, ws []write) error {
+	ns, _ := b.(storage.NestedSetter)
 	for i := range ws {
 		w := &ws[i]
 		var err error
 		switch {
+		case w.nested && ns != nil:
+			continue // set with the write whose value ends with it
+		case w.inner > 0 && ns != nil:
+			in := &ws[w.inner-1]
+			err = ns.SetNested(w.key, w.value, in.key, in.value)
 		case !w.del:
 			err = b.Set(w.key, w.value)
 		case w.end != nil:

@@ -135,14 +135,6 @@ func (t *Table) Delete(ctx context.Context, pk, rk string, opts *DeleteOptions) 
 	return err
 }
 
-func (t *Table) single(ctx context.Context, act Action) (ETag, error) {
-	tags, err := t.apply(ctx, []Action{act}, false)
-	if err != nil {
-		return "", err
-	}
-	return tags[0], nil
-}
-
 // GetOptions modify a point read.
 type GetOptions struct {
 	// Select lists the custom properties to return ($select); nil, or a

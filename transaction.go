@@ -66,7 +66,6 @@ func (t *Table) Transact(ctx context.Context, actions []Action) ([]ETag, error) 
 	}
 	pk := actions[0].Entity.PartitionKey
 	seen := make(map[string]int, len(actions))
-	size := 0
 	for i := range actions {
 		e := &actions[i].Entity
 		if e.PartitionKey != pk {
@@ -76,10 +75,25 @@ func (t *Table) Transact(ctx context.Context, actions []Action) ([]ETag, error) 
 			return nil, &TransactionError{Index: i, Err: newError(ErrDuplicateRow, "actions %d and %d both act on RowKey %q: an entity can appear only once in a transaction", j, i, abbrev(e.RowKey))}
 		}
 		seen[e.RowKey] = i
-		size += PayloadSize(e)
+	}
+	// The limit on the transaction's size (checkTransactionSize) is
+	// checked by the pipeline, with each entity's validation and encoding
+	// (a pass over its properties, which measures them too).
+	return t.apply(ctx, actions, true)
+}
+
+// checkTransactionSize returns the error of a transaction whose entities'
+// PayloadSize total more than MaxTransactionSize (size, if known, else
+// computed), or nil. It comes before the error of any of its actions.
+func checkTransactionSize(actions []Action, size int) error {
+	if size < 0 {
+		size = 0
+		for i := range actions {
+			size += PayloadSize(&actions[i].Entity)
+		}
 	}
 	if size > MaxTransactionSize {
-		return nil, newError(ErrRequestBodyTooLarge, "the transaction's entities total %d bytes; the limit is %d (4 MiB)", size, MaxTransactionSize)
+		return newError(ErrRequestBodyTooLarge, "the transaction's entities total %d bytes; the limit is %d (4 MiB)", size, MaxTransactionSize)
 	}
-	return t.apply(ctx, actions, true)
+	return nil
 }

@@ -70,10 +70,13 @@ func TestAppendValidRecord(t *testing.T) {
 	}
 	for _, e := range entities {
 		want := validateEntity(&e)
-		rec, err := appendValidRecord([]byte("x"), &e)
+		rec, payload, err := appendValidRecord([]byte("x"), &e)
 		if (err == nil) != (want == nil) || (err != nil && err.Error() != want.Error()) {
 			t.Errorf("%v: appendValidRecord: %v; validateEntity: %v", e.Properties, err, want)
 			continue
+		}
+		if err == nil && payload != PayloadSize(&e) {
+			t.Errorf("%v: appendValidRecord measured %d bytes; PayloadSize %d", e.Properties, payload, PayloadSize(&e))
 		}
 		if err != nil {
 			if string(rec) != "x" {

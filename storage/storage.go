@@ -168,6 +168,18 @@ type Syncer interface {
 	Sync() error
 }
 
+// NestedSetter is implemented by batches that can store two writes in
+// one buffer when the second's key and value, one after the other, are the
+// end of the first's value (a change feed's record that ends with the
+// entity the same commit writes). SetNested(key, value, innerKey,
+// innerValue) is Set(key, value) then Set(innerKey, innerValue), whatever
+// the bytes: a batch that finds innerKey and innerValue are not the end of
+// value sets the two apart.
+type NestedSetter interface {
+	// SetNested stores value under key and innerValue under innerKey.
+	SetNested(key, value, innerKey, innerValue []byte) error
+}
+
 // StableReader is implemented by engines whose reads stay valid: the keys
 // and values that Get and Iterator return never change and remain valid
 // for as long as the caller holds them, beyond the next positioning call

@@ -442,6 +442,35 @@ func (b *memBatch) Set(key, value []byte) error {
 	return b.add(memOp{kind: opSet, it: newItem(key, value)})
 }
 
+// SetNested implements storage.NestedSetter. When innerKey and innerValue,
+// one after the other, end value, the inner item points into the outer
+// one's buffer: one allocation and one copy for both. The buffer lives as
+// long as either item: the inner one keeps len(key)+len(value) bytes more
+// alive than a copy of its own would, the outer one nothing more.
+func (b *memBatch) SetNested(key, value, innerKey, innerValue []byte) error {
+	n := len(innerKey) + len(innerValue)
+	if len(innerKey) == 0 || n > len(value) || uint64(len(key)) > maxLen || uint64(len(value)) > maxLen ||
+		!bytes.Equal(value[len(value)-n:len(value)-len(innerValue)], innerKey) || !bytes.Equal(value[len(value)-len(innerValue):], innerValue) {
+		if err := b.Set(key, value); err != nil {
+			return err
+		}
+		return b.Set(innerKey, innerValue)
+	}
+	if b.done {
+		return storage.ErrClosed
+	}
+	outer := newItem(key, value)
+	inner := item{
+		p:    (*byte)(unsafe.Add(unsafe.Pointer(outer.p), len(key)+len(value)-n)),
+		klen: uint32(len(innerKey)),
+		vlen: uint32(len(innerValue)),
+	}
+	if err := b.add(memOp{kind: opSet, it: outer}); err != nil {
+		return err
+	}
+	return b.add(memOp{kind: opSet, it: inner})
+}
+
 // Delete implements storage.Writer.
 func (b *memBatch) Delete(key []byte) error {
 	if b.done {
