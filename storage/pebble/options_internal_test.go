@@ -111,8 +111,16 @@ func TestCompact(t *testing.T) {
 	}
 	defer d.Close()
 	const n = 20000
+	size := func() uint64 {
+		var s uint64
+		for _, l := range d.db.Metrics().Levels {
+			s += uint64(l.TablesSize)
+		}
+		return s
+	}
 	fill(t, d, "k", n)
-	fill(t, d, "k", n) // every value twice
+	once := size()     // every value once, in one flushed table
+	fill(t, d, "k", n) // every value twice, until a compaction
 	b := d.NewBatch()
 	if err := b.DeleteRange([]byte("k000000"), []byte(fmt.Sprintf("k%06d", n/2))); err != nil {
 		t.Fatal(err)
@@ -123,22 +131,17 @@ func TestCompact(t *testing.T) {
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	size := func() uint64 {
-		var s uint64
-		for _, l := range d.db.Metrics().Levels {
-			s += uint64(l.TablesSize)
-		}
-		return s
-	}
 	before := size()
 	if err := d.Compact(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	after := size()
-	// Live: a quarter of the values written (n/2 of 2n), whose keys
-	// weigh as much as their values once compressed.
-	if after*2 > before {
-		t.Errorf("tables of %d bytes before Compact, %d after: want at most half", before, after)
+	// Live: half the keys of one fill. The tables before Compact hold at
+	// least one fill (two, unless a background compaction already merged
+	// them), so the measure is against one fill's table, which no
+	// background work can shrink before it is taken.
+	if after*4 > once*3 {
+		t.Errorf("tables of %d bytes for one fill, %d before Compact, %d after: want at most 3/4 of one fill", once, before, after)
 	}
 	it, err := d.NewIter(nil)
 	if err != nil {
