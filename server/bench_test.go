@@ -66,6 +66,7 @@ func BenchmarkHandler(b *testing.B) {
 
 	b.Run("Insert", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for i := 0; b.Loop(); i++ {
 			body := benchEntityJSON("p1", fmt.Sprintf("r%09d", i))
 			req := signedRequest(b, key, http.MethodPost, base+"/bench", "application/json", body)
@@ -75,6 +76,7 @@ func BenchmarkHandler(b *testing.B) {
 	})
 	b.Run("Get", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for i := 0; b.Loop(); i++ {
 			req := signedRequest(b, key, http.MethodGet, fmt.Sprintf("%s/bench(PartitionKey='p0',RowKey='r%06d')", base, i%1000), "", "")
 			serve(b, req, http.StatusOK)
@@ -82,6 +84,7 @@ func BenchmarkHandler(b *testing.B) {
 	})
 	b.Run("Query100", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		f := "PartitionKey%20eq%20'p0'%20and%20RowKey%20ge%20'r000100'%20and%20RowKey%20lt%20'r000200'"
 		for b.Loop() {
 			req := signedRequest(b, key, http.MethodGet, base+"/bench()?$filter="+f, "", "")
@@ -91,6 +94,7 @@ func BenchmarkHandler(b *testing.B) {
 	b.Run("ScanFilter", func(b *testing.B) {
 		// The partition's 1,000 entities, which all pass an Int32 filter.
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		f := "PartitionKey%20eq%20'p0'%20and%20Age%20gt%2040"
 		for b.Loop() {
 			req := signedRequest(b, key, http.MethodGet, base+"/bench()?$filter="+f, "", "")
@@ -101,6 +105,7 @@ func BenchmarkHandler(b *testing.B) {
 		// The whole table of 20,000 entities, 1% of which pass the filter,
 		// page after page as the SDKs follow continuations.
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		f := "Score%20lt%201.0"
 		for b.Loop() {
 			u := base + "/full()?$filter=" + f
@@ -116,6 +121,7 @@ func BenchmarkHandler(b *testing.B) {
 	})
 	b.Run("Batch100", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for i := 0; b.Loop(); i++ {
 			body := benchBatch(base, fmt.Sprintf("b%09d", i), 100)
 			req := signedRequest(b, key, http.MethodPost, base+"/$batch", "multipart/mixed; boundary=batch_bench", body)
