@@ -79,7 +79,7 @@ func (rc *reqCtx) insertEntity() {
 		rc.fail(err)
 		return
 	}
-	rc.w.Header().Set("ETag", string(tag))
+	setHeader(rc.w.Header(), hdrETag, string(tag))
 	bp := bodyBufs.Get().(*[]byte)
 	defer putBody(bp)
 	rc.writeCreated(rc.baseURL()+"/"+entityPath(table, e.PartitionKey, e.RowKey), level, func() []byte {
@@ -120,7 +120,7 @@ func (rc *reqCtx) getEntity() {
 			rc.fail(err)
 			return
 		}
-		rc.w.Header().Set("ETag", string(row.ETag()))
+		setHeader(rc.w.Header(), hdrETag, string(row.ETag()))
 		rc.writeJSON(http.StatusOK, level, *bp)
 		return
 	}
