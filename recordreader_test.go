@@ -1,6 +1,7 @@
 package localtable
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -171,4 +172,30 @@ func BenchmarkRecordWalk(b *testing.B) {
 			}
 		})
 	})
+}
+
+// TestRowErr checks that Row.Err reports the corruption a loop over a
+// Row's Properties met (and ended early at), and nothing on a sound
+// record: a GetRow's reader checks it to tell a whole entity from part
+// of one.
+func TestRowErr(t *testing.T) {
+	good := appendRecord(nil, 7, Properties{"A": BoolValue(true), "B": Int32Value(1), "C": StringValue("x")})
+	for what, c := range map[string]struct {
+		rec  []byte
+		want error
+		n    int
+	}{
+		"sound":     {good, nil, 3},
+		"kind":      {bytesReplaced(good, 1+8+1+1+1, 99), errCorruptRecord, 0},
+		"truncated": {good[:len(good)-1], errCorruptRecord, 2},
+	} {
+		r := Row{keyed: true, pk: "p", rk: "r", ticks: 7, rec: c.rec}
+		n := 0
+		for range r.Properties() {
+			n++
+		}
+		if n != c.n || !errors.Is(r.Err(), c.want) {
+			t.Errorf("%s: %d properties, Err %v; want %d, %v", what, n, r.Err(), c.n, c.want)
+		}
+	}
 }

@@ -174,6 +174,12 @@ func (r *Row) Properties() iter.Seq2[string, Value] {
 	}
 }
 
+// Err returns the first corruption a read of r met since it was read
+// (its keys, a Property, Properties' loop ended early): nil if what it
+// returned is the whole, sound entity. A loop over Rows reports it too;
+// a GetRow's reader checks it after reading.
+func (r *Row) Err() error { return r.err }
+
 // ETag returns the entity's ETag (a string made for the call).
 func (r *Row) ETag() ETag { return etagOf(r.ticks) }
 

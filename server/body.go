@@ -57,9 +57,9 @@ func preferenceOf(values []string) string {
 // writeJSON answers status with a JSON body.
 func (rc *reqCtx) writeJSON(status int, level metaLevel, body []byte) {
 	h := rc.w.Header()
-	h.Set("Content-Type", level.contentType())
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("DataServiceVersion", "3.0;")
+	h[hdrContentType] = valContentType[level]
+	setHeader(h, hdrContentLength, strconv.Itoa(len(body)))
+	h[hdrDSVersion] = valDSVersion
 	rc.writeHeader(status)
 	rc.w.Write(body)
 }
@@ -73,7 +73,7 @@ func (rc *reqCtx) writeCreated(loc string, level metaLevel, body func() []byte) 
 	case "return-no-content":
 		h.Set("Preference-Applied", pref)
 		h.Set("DataServiceId", loc)
-		h.Set("DataServiceVersion", "3.0;")
+		h[hdrDSVersion] = valDSVersion
 		rc.writeHeader(http.StatusNoContent)
 	default:
 		if pref != "" {

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
@@ -45,6 +46,10 @@ func (rc *reqCtx) parseSelect() (all, custom []string) {
 
 // queryStored is package localtable's query whose entities are handed
 // over as stored (see package internal/rawquery).
+// rows holds the Rows point reads decode into: reused, a read
+// allocates nothing.
+var rows = sync.Pool{New: func() any { return new(localtable.Row) }}
+
 var queryStored = rawquery.Get[*localtable.Table, localtable.QueryOptions, localtable.QueryPage, localtable.Value]()
 
 // insertEntity serves Insert Entity.
@@ -74,7 +79,7 @@ func (rc *reqCtx) insertEntity() {
 		rc.fail(err)
 		return
 	}
-	rc.w.Header().Set("ETag", string(tag))
+	setHeader(rc.w.Header(), hdrETag, string(tag))
 	bp := bodyBufs.Get().(*[]byte)
 	defer putBody(bp)
 	rc.writeCreated(rc.baseURL()+"/"+entityPath(table, e.PartitionKey, e.RowKey), level, func() []byte {
@@ -98,6 +103,27 @@ func (rc *reqCtx) getEntity() {
 		return
 	}
 	sel, custom := rc.parseSelect()
+	if sel == nil {
+		// Written from the stored record, as a query's entities are: no
+		// Entity, no Properties map.
+		row := rows.Get().(*localtable.Row)
+		defer rows.Put(row)
+		if err := rc.acct.data.Table(res.Table).GetRow(rc.r.Context(), res.PartitionKey, res.RowKey, row); err != nil {
+			rc.fail(err)
+			return
+		}
+		ts, _ := row.Property(localtable.TimestampName)
+		bp := bodyBufs.Get().(*[]byte)
+		defer putBody(bp)
+		*bp = appendStored((*bp)[:0], res.PartitionKey, res.RowKey, ts.Ticks(), row.Properties(), rc.encodeOpts(level, res.Table, nil), true)
+		if err := row.Err(); err != nil {
+			rc.fail(err)
+			return
+		}
+		setHeader(rc.w.Header(), hdrETag, string(row.ETag()))
+		rc.writeJSON(http.StatusOK, level, *bp)
+		return
+	}
 	e, err := rc.acct.data.Table(res.Table).Get(rc.r.Context(), res.PartitionKey, res.RowKey, &localtable.GetOptions{Select: custom})
 	if err != nil {
 		rc.fail(err)
@@ -234,7 +260,7 @@ func (rc *reqCtx) queryEntities() {
 				b = append(b, ',')
 			}
 			n++
-			b = sw.append(b, pk, rk, ticks, props)
+			b = sw.append(b, pk, rk, ticks, props, false)
 			return mem.grow(b)
 		})
 	default:

@@ -55,7 +55,7 @@ func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool
 	if o.level != metaNone {
 		if standalone {
 			w.member("odata.metadata", "")
-			w.b = entityjson.AppendString(w.b, o.base+"/$metadata#"+o.table+"/@Element")
+			w.b = appendElementURL(w.b, o)
 		}
 		var path string
 		if o.level == metaFull {
@@ -98,12 +98,20 @@ func appendEntity(b []byte, e *localtable.Entity, o *encodeOpts, standalone bool
 	return append(w.b, '}')
 }
 
+// appendElementURL appends the odata.metadata of a single-entity
+// response, as a JSON string.
+func appendElementURL(b []byte, o *encodeOpts) []byte {
+	return entityjson.AppendString(b, o.base+"/$metadata#"+o.table+"/@Element")
+}
+
 // appendStored writes an entity handed over as stored (see
 // rawquery.Func) as appendEntity writes it without $select: keys,
 // Timestamp and ETag from their ticks, and the properties in the order
 // they come, their names' order.
-func appendStored(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value], o *encodeOpts) []byte {
-	return newStoredWriter(o).append(b, pk, rk, ticks, props)
+func appendStored(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value], o *encodeOpts, standalone bool) []byte {
+	sw := storedWriter{o: o} // one entity: no member texts kept for others
+	sw.yield = sw.property
+	return sw.append(b, pk, rk, ticks, props, standalone)
 }
 
 // storedWriter is appendStored for the entities of a page: made once, it
@@ -117,6 +125,7 @@ type storedWriter struct {
 	yield func(string, localtable.Value) bool // sw.property, made once
 	slots []memberSlot                        // by position among the properties
 	idx   int                                 // position of the next property
+	keep  bool                                // keep member texts in slots for the entities after
 }
 
 // memberSlot is the text written before a property's value: its
@@ -127,7 +136,7 @@ type memberSlot struct {
 }
 
 func newStoredWriter(o *encodeOpts) *storedWriter {
-	sw := &storedWriter{o: o}
+	sw := &storedWriter{o: o, keep: true}
 	sw.yield = sw.property
 	return sw
 }
@@ -140,7 +149,7 @@ func (sw *storedWriter) property(name string, v localtable.Value) bool {
 	ann := annotation(v, level)
 	i := sw.idx
 	sw.idx++
-	if i == len(sw.slots) && i < maxSlots {
+	if sw.keep && i == len(sw.slots) && i < maxSlots {
 		// The first entity to have a property at i: keep its text.
 		m := memberWriter{first: true}
 		if ann != "" {
@@ -168,12 +177,16 @@ func (sw *storedWriter) property(name string, v localtable.Value) bool {
 const maxSlots = 255
 
 // append is appendStored.
-func (sw *storedWriter) append(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value]) []byte {
+func (sw *storedWriter) append(b []byte, pk, rk string, ticks int64, props iter.Seq2[string, localtable.Value], standalone bool) []byte {
 	b = append(b, '{')
 	sw.w = memberWriter{b: b, first: true}
 	sw.idx = 0
 	w, o := &sw.w, sw.o
 	if o.level != metaNone {
+		if standalone {
+			w.member("odata.metadata", "")
+			w.b = appendElementURL(w.b, o)
+		}
 		var path string
 		if o.level == metaFull {
 			path = entityPath(o.table, pk, rk)

@@ -19,7 +19,7 @@ import (
 )
 
 // appendStored writes an entity handed over as stored exactly as
-// appendEntity writes the Entity decoded from it, at every metadata level,
+// appendEntity writes the Entity decoded from it, at every metadata level, in a page or alone (a Get's response),
 // for Timestamps in and out of the data model's range.
 func TestAppendStoredMatchesAppendEntity(t *testing.T) {
 	props := localtable.Properties{
@@ -39,13 +39,15 @@ func TestAppendStoredMatchesAppendEntity(t *testing.T) {
 	}
 	for _, ticks := range []int64{0, 1, 638000000000000001, 3155378975999999999, 3155378976000000000, -1} {
 		for _, level := range []metaLevel{metaNone, metaMinimal, metaFull} {
-			o := &encodeOpts{level: level, base: "http://127.0.0.1/devstoreaccount1", account: "devstoreaccount1", table: "T1"}
-			pk, rk := "p'é/", "r 1"
-			e := localtable.Entity{PartitionKey: pk, RowKey: rk, Timestamp: localtable.TicksToTime(ticks), ETag: etagOfTicks(ticks), Properties: props}
-			want := string(appendEntity(nil, &e, o, false))
-			got := string(appendStored(nil, pk, rk, ticks, iter.Seq2[string, localtable.Value](seq), o))
-			if got != want {
-				t.Fatalf("ticks %d, level %v:\n got %s\nwant %s", ticks, level, got, want)
+			for _, standalone := range []bool{false, true} {
+				o := &encodeOpts{level: level, base: "http://127.0.0.1/devstoreaccount1", account: "devstoreaccount1", table: "T1"}
+				pk, rk := "p'é/", "r 1"
+				e := localtable.Entity{PartitionKey: pk, RowKey: rk, Timestamp: localtable.TicksToTime(ticks), ETag: etagOfTicks(ticks), Properties: props}
+				want := string(appendEntity(nil, &e, o, standalone))
+				got := string(appendStored(nil, pk, rk, ticks, iter.Seq2[string, localtable.Value](seq), o, standalone))
+				if got != want {
+					t.Fatalf("ticks %d, level %v, standalone %v:\n got %s\nwant %s", ticks, level, standalone, got, want)
+				}
 			}
 		}
 	}
@@ -142,7 +144,7 @@ func TestStoredWriterReused(t *testing.T) {
 					}
 				}
 			}
-			got = sw.append(got, "p0", rk, ticks, pseq)
+			got = sw.append(got, "p0", rk, ticks, pseq, false)
 			e := localtable.Entity{PartitionKey: "p0", RowKey: rk, Timestamp: localtable.TicksToTime(ticks), ETag: etagOfTicks(ticks), Properties: p}
 			want = appendEntity(want, &e, o, false)
 		}
@@ -153,7 +155,7 @@ func TestStoredWriterReused(t *testing.T) {
 	o := &encodeOpts{level: metaMinimal, base: "http://127.0.0.1/devstoreaccount1", account: "devstoreaccount1", table: "T1"}
 	sw := newStoredWriter(o)
 	buf := make([]byte, 0, 4096)
-	if n := testing.AllocsPerRun(100, func() { buf = sw.append(buf[:0], "p0", "r0", 638000000000000001, seq) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { buf = sw.append(buf[:0], "p0", "r0", 638000000000000001, seq, false) }); n != 0 {
 		t.Errorf("storedWriter.append: %v allocations per entity, want 0", n)
 	}
 }

@@ -339,10 +339,10 @@ func (rc *reqCtx) releaseSlot() {
 func (s *Server) startRequest(w http.ResponseWriter, r *http.Request) *reqCtx {
 	rc := &reqCtx{s: s, w: w, r: r, id: newRequestID(), start: s.now(), outer: true}
 	h := w.Header()
-	h.Set("X-Ms-Request-Id", rc.id)
-	h.Set("Date", rc.start.UTC().Format(http.TimeFormat))
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-cache")
+	setHeader(h, hdrRequestID, rc.id)
+	setHeader(h, hdrDate, rc.start.UTC().Format(http.TimeFormat))
+	h[hdrNoSniff] = valNoSniff
+	h[hdrCacheControl] = valNoCache
 	return rc
 }
 

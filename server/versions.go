@@ -160,7 +160,7 @@ func (rc *reqCtx) setVersion(v string) {
 	rc.version = v
 	h := rc.w.Header()
 	if v >= versionHeaderSince {
-		h.Set("X-Ms-Version", v)
+		setHeader(h, hdrVersion, v)
 	} else {
 		h.Del("X-Ms-Version")
 	}
