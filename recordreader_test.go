@@ -119,6 +119,8 @@ func TestRecordWalkerCorrupt(t *testing.T) {
 		"count":           append(append([]byte(nil), good[:9]...), 0xff),
 		"bool byte":       bytesReplaced(good, 1+8+1+1+1+1, 2),
 		"kind":            bytesReplaced(good, 1+8+1+1+1, 99),
+		"null kind":       bytesReplaced(good, 1+8+1+1+1, byte(KindNull)),
+		"kind past GUID":  bytesReplaced(good, 1+8+1+1+1, byte(KindBinary)+1),
 		"trailing":        append(append([]byte(nil), good...), 0),
 		"truncated":       good[:len(good)-1],
 		"empty, trailing": append(appendRecord(nil, 7, nil), 0),
