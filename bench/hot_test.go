@@ -1,0 +1,85 @@
+package main
+
+import (
+	"testing"
+)
+
+// TestHotReads checks that the hot-path read views (localtable's in-place
+// reads, the bare engines' reads into a reused buffer) return what the
+// stores they view return on the same queries, that they fail on an
+// absent entity as those do, and that a get on any of them allocates
+// nothing.
+func TestHotReads(t *testing.T) {
+	cfg := tinyConfig()
+	s := cfg.Data
+	e := &embedded{cfg: cfg, dir: t.TempDir(), logf: t.Logf, res: &results{}}
+	defer e.close()
+	if err := e.load(sLtMem, sRawTree, sLtPeb, sRawPeb); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.names(hotNames()...); len(got) != len(hotSystems) {
+		t.Fatalf("hot-path systems loaded: %q", got)
+	}
+	for _, h := range hotSystems {
+		hot, base := e.store(h[0]), e.store(h[1])
+		for _, q := range []struct{ pk, lo, hi string }{
+			{pk(0), rk(0), rk(100)}, {pk(1), rk(s.Rows - 50), rk(s.Rows + 50)}, {pk(0), rk(7), rk(7)},
+		} {
+			n, err := hot.rangeQuery(q.pk, q.lo, q.hi)
+			want, werr := base.rangeQuery(q.pk, q.lo, q.hi)
+			if err != nil || werr != nil || n != want {
+				t.Errorf("%s: range %v: %d (%v), %s: %d (%v)", h[0], q, n, err, h[1], want, werr)
+			}
+		}
+		n, err := hot.fullFilter()
+		want, werr := base.fullFilter()
+		if err != nil || werr != nil || n != want {
+			t.Errorf("%s: full filter: %d (%v), %s: %d (%v)", h[0], n, err, h[1], want, werr)
+		}
+		wantFull := s.n()
+		if base.filters() {
+			wantFull = s.scoreMatches()
+		}
+		if n != wantFull || hot.filters() != base.filters() {
+			t.Errorf("%s: full filter: %d entities, want %d", h[0], n, wantFull)
+		}
+		if err := hot.get(pk(1), rk(3)); err != nil {
+			t.Errorf("%s: get: %v", h[0], err)
+		}
+		if err := hot.get(pk(1), "absent"); err == nil {
+			t.Errorf("%s: get of an absent entity: no error", h[0])
+		}
+	}
+	for _, name := range []string{sRawTreeNA, sRawPebNA, sLtMemRow, sLtPebRow} {
+		st := e.store(name)
+		p, r := pk(2), rk(5)
+		st.get(pk(0), rk(0)) // sizes the buffer
+		if n := testing.AllocsPerRun(100, func() {
+			if err := st.get(p, r); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s: get: %.1f allocations", name, n)
+		}
+	}
+}
+
+// TestHotVerdict checks the verdict on a speed target from a time ratio
+// (in place ÷ raw) and its rounds' spread.
+func TestHotVerdict(t *testing.T) {
+	for _, c := range []struct {
+		r     ratio
+		speed float64
+		want  string
+	}{
+		{ratio{Value: 1.2, Lo: 1.1, Hi: 1.3}, 0.7, "met"},                    // speed 0.83
+		{ratio{Value: 2, Lo: 1.9, Hi: 2.1}, 0.7, "not met"},                  // speed 0.5
+		{ratio{Value: 1.4, Lo: 1.3, Hi: 1.5}, 0.7, "met (spread straddles)"}, // 0.71, rounds 0.67–0.77
+		{ratio{Value: 1.5, Lo: 1.3, Hi: 1.6}, 0.7, "not met (spread straddles)"},
+		{ratio{Value: 1.5, Lo: 1.45, Hi: 1.6}, 0.7, "not met"},
+	} {
+		if got := hotVerdict(&c.r, c.speed); got != c.want {
+			t.Errorf("hotVerdict(%+v, %v) = %q, want %q", c.r, c.speed, got, c.want)
+		}
+	}
+}
