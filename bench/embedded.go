@@ -73,6 +73,9 @@ type embedded struct {
 	// system: the index's workloads, which compare the main stores with
 	// indexed ones loaded beside them, are not part of its figures.
 	oneSystem bool
+	// noIndex leaves out the index's workloads (-embedded-only: they have
+	// a mode of their own, -index-only).
+	noIndex bool
 }
 
 func (e *embedded) store(name string) store {
@@ -401,7 +404,7 @@ func (e *embedded) run() error {
 	if err := e.orPlan(); err != nil {
 		return err
 	}
-	if !e.oneSystem {
+	if !e.oneSystem && !e.noIndex {
 		if err := e.indexWorkloads(); err != nil { // index.go
 			return err
 		}
@@ -611,4 +614,31 @@ func (e *embedded) orPlan() error {
 		e.res.OrPlan = append(e.res.OrPlan, res...)
 	}
 	return nil
+}
+
+// embeddedOnly runs only the embedded workloads but the index's (load,
+// reads, or filters, writes), keeping the other figures of out's
+// results.json, and writes the outputs.
+func embeddedOnly(cfg config, out, doc, cmd string, logf func(string, ...any)) error {
+	return measureApart(cfg, out, doc, cmd, "localtable-bench-embedded-", func(res *results, work, version string) error {
+		// The report describes the embedded figures with the run's
+		// configuration: they must have been measured under it.
+		if k := res.Config; len(res.Embedded) > 0 && (k.Data != cfg.Data || k.Rounds != cfg.Rounds || k.Phase != cfg.Phase) {
+			return fmt.Errorf("-embedded-only: %s/results.json was measured with %d entities, %d rounds of %v, not %d, %d of %v: write elsewhere (-out)",
+				out, k.Data.n(), k.Rounds, k.Phase, cfg.Data.n(), cfg.Rounds, cfg.Phase)
+		}
+		apart := &apartRun{Command: cmd, Version: version, Started: time.Now().UTC(), LoadStart: loadAvg()}
+		fresh := &results{}
+		e := &embedded{cfg: cfg, dir: work, logf: logf, res: fresh, noIndex: true}
+		defer e.close()
+		if err := e.load(); err != nil {
+			return err
+		}
+		if err := e.run(); err != nil {
+			return err
+		}
+		apart.LoadEnd = loadAvg()
+		res.Embedded, res.Memory, res.OrPlan, res.EmbeddedApart = fresh.Embedded, fresh.Memory, fresh.OrPlan, apart
+		return nil
+	})
 }

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -81,5 +85,50 @@ func TestHotVerdict(t *testing.T) {
 		if got := hotVerdict(&c.r, c.speed); got != c.want {
 			t.Errorf("hotVerdict(%+v, %v) = %q, want %q", c.r, c.speed, got, c.want)
 		}
+	}
+}
+
+// TestEmbeddedOnly checks that -embedded-only replaces the embedded
+// figures, adds the hot-path reads, and keeps the other sections of the
+// results it runs on.
+func TestEmbeddedOnly(t *testing.T) {
+	cfg := tinyConfig()
+	out := t.TempDir()
+	kept := &results{Mode: "kept", Versions: map[string]string{}, Config: cfg,
+		Embedded: []figure{{Workload: wGet, System: "old", NsPerOp: []float64{1}, Median: 1}},
+		Feed:     &feedResults{Command: "feed cmd"}}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "results.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := embeddedOnly(cfg, out, "", "the command", t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res results
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != "kept" || res.Feed == nil || res.Feed.Command != "feed cmd" || res.Index != nil {
+		t.Errorf("the other sections were not kept: %+v", res)
+	}
+	if find(res.Embedded, wGet, "old") != nil || find(res.Embedded, wGet, sLtMemRow) == nil || find(res.Embedded, wFull, sRawPebNA) == nil || len(res.Memory) != 2 {
+		t.Errorf("embedded figures: %+v", res.Embedded)
+	}
+	if res.EmbeddedApart == nil || res.EmbeddedApart.Command != "the command" {
+		t.Errorf("embedded_apart: %+v", res.EmbeddedApart)
+	}
+	if findRatio(&res, gMemHot, wRange) <= 0 {
+		t.Errorf("no ratio %s", gMemHot)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "results.md"))
+	if err != nil || !strings.Contains(string(md), "measured apart from the rest of the report") || !strings.Contains(string(md), "## Hot-path reads") {
+		t.Errorf("results.md (%v):\n%s", err, md)
 	}
 }

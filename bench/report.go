@@ -338,6 +338,9 @@ func markdown(res *results, l links) string {
 	p("## Embedded: time per operation\n\n")
 	p("%s entities (%d partitions × %s rows, 10 properties of every Edm type: records of ~250 bytes, ~520 bytes as JSON), inserted in a shuffled order. ", fmtInt(d.n()), d.Parts, fmtInt(d.Rows))
 	p("Each workload ran for %v per system per round. Writes to the disk stores are fsynced before they return.\n\n", res.Config.Phase)
+	if a := res.EmbeddedApart; a != nil {
+		p("These figures (and the sections on memory per entity and on or filters) were measured apart from the rest of the report, on %s (localtable %s; load average %s at the start, %s at the end), with:\n\n```sh\n%s\n```\n\n", a.Started.Format("2006-01-02"), a.Version, a.LoadStart, a.LoadEnd, a.Command)
+	}
 	cols := []string{sLtMem, sRawTree, sLtPeb, sRawPeb, sSQLite, sBolt}
 	p("| workload | %s |\n|---|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
 	for _, w := range embeddedWorkloads {
