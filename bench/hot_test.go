@@ -11,8 +11,8 @@ import (
 // TestHotReads checks that the hot-path read views (localtable's in-place
 // reads, the bare engines' reads into a reused buffer) return what the
 // stores they view return on the same queries, that they fail on an
-// absent entity as those do, and that a get on any of them allocates
-// nothing.
+// absent entity as those do, and that a get on the memory engine's
+// allocates nothing.
 func TestHotReads(t *testing.T) {
 	cfg := tinyConfig()
 	s := cfg.Data
@@ -54,7 +54,9 @@ func TestHotReads(t *testing.T) {
 			t.Errorf("%s: get of an absent entity: no error", h[0])
 		}
 	}
-	for _, name := range []string{sRawTreeNA, sRawPebNA, sLtMemRow, sLtPebRow} {
+	// On the memory engine: pebble's reads draw on sync.Pools, which the
+	// race detector (CI runs this test with -race) makes drop items.
+	for _, name := range []string{sRawTreeNA, sLtMemRow} {
 		st := e.store(name)
 		p, r := pk(2), rk(5)
 		st.get(pk(0), rk(0)) // sizes the buffer
