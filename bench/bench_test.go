@@ -37,13 +37,24 @@ func TestQuick(t *testing.T) {
 	for _, w := range []string{wGet, wRange, wPart, wFull, wInsert, wTx100} {
 		want[w] = all
 	}
+	// The hot-path reads: the get, the range and the full scan.
+	for _, w := range []string{wGet, wRange, wFull} {
+		want[w] = append(slices.Clone(all), hotNames()...)
+	}
 	for w, systems := range want {
 		for _, s := range systems {
 			checkFigure(t, res.Embedded, w, s, cfg.Rounds)
 		}
 	}
-	if len(res.Embedded) != 6*6+4+4 {
-		t.Errorf("%d embedded figures, want %d", len(res.Embedded), 6*6+4+4)
+	if len(res.Embedded) != 6*6+4+4+3*4 {
+		t.Errorf("%d embedded figures, want %d", len(res.Embedded), 6*6+4+4+3*4)
+	}
+	for _, g := range []string{gMemHot, gPebHot} {
+		for _, w := range []string{wGet, wRange, wFull} {
+			if findRatio(res, g, w) <= 0 {
+				t.Errorf("no ratio %s, %s", g, w)
+			}
+		}
 	}
 	for _, s := range []string{sLtMem, sLtPeb} {
 		for _, f := range res.Embedded {
@@ -137,7 +148,7 @@ func TestQuick(t *testing.T) {
 		}
 		groups[r.Group]++
 	}
-	wantGroups := map[string]int{gMemRaw: 6 + 1, gPebRaw: 7, gPebSQL: 8, gPebBolt: 8, gIxMem: 3, gIxPeb: 3, gIxSQL: 2}
+	wantGroups := map[string]int{gMemRaw: 6 + 1, gPebRaw: 7, gPebSQL: 8, gPebBolt: 8, gIxMem: 3, gIxPeb: 3, gIxSQL: 2, gMemHot: 3, gPebHot: 3}
 	for g, n := range wantGroups {
 		if groups[g] != n {
 			t.Errorf("%d ratios in group %q, want %d", groups[g], g, n)
@@ -186,7 +197,8 @@ func TestQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"](ratios.svg)", "## Embedded", "## Over HTTP", "| " + wTx100 + " |", res.Command, "## The change feed", "| pebble, 100 watchers |"} {
+	for _, s := range []string{"](ratios.svg)", "## Embedded", "## Over HTTP", "| " + wTx100 + " |", res.Command, "## The change feed", "| pebble, 100 watchers |",
+		"## Hot-path reads", "| memory | " + wGet + " |", "| pebble | " + wFull + " |", "≥ 0.7×"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("results.md lacks %q", s)
 		}

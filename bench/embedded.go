@@ -36,7 +36,31 @@ const (
 	sRawPeb  = "raw pebble"
 	sSQLite  = "SQLite"
 	sBolt    = "bbolt"
+
+	// The hot-path reads (get, range, full scan) of the stores above:
+	// localtable's in-place reads (GetRow, Rows) and the bare engines'
+	// reads into a reused buffer. Each views the store it names, sharing
+	// its data.
+	sLtMemRow  = "localtable memory, in place"
+	sRawTreeNA = "raw btree, no alloc"
+	sLtPebRow  = "localtable pebble, in place"
+	sRawPebNA  = "raw pebble, no alloc"
 )
+
+// hotSystems are the hot-path read systems, in column order, each with
+// the system whose store it views.
+var hotSystems = [][2]string{{sLtMemRow, sLtMem}, {sRawTreeNA, sRawTree}, {sLtPebRow, sLtPeb}, {sRawPebNA, sRawPeb}}
+
+// hotView returns the hot-path read view of st named name.
+func hotView(name string, st store) store {
+	switch st := st.(type) {
+	case *ltStore:
+		return &rowStore{ltStore: st, label: name}
+	case *rawStore:
+		return &reuseStore{rawStore: st, label: name}
+	}
+	panic("no hot-path view of " + st.name())
+}
 
 // embedded runs the embedded workloads on one data set.
 type embedded struct {
@@ -49,6 +73,9 @@ type embedded struct {
 	// system: the index's workloads, which compare the main stores with
 	// indexed ones loaded beside them, are not part of its figures.
 	oneSystem bool
+	// noIndex leaves out the index's workloads (-embedded-only: they have
+	// a mode of their own, -index-only).
+	noIndex bool
 }
 
 func (e *embedded) store(name string) store {
@@ -72,6 +99,15 @@ func memNow() (uint64, int64) {
 
 // allSystems are the embedded systems in column order.
 var allSystems = []string{sLtMem, sRawTree, sLtPeb, sRawPeb, sSQLite, sBolt}
+
+// hotNames returns the names of the hot-path read systems.
+func hotNames() []string {
+	out := make([]string, len(hotSystems))
+	for i, h := range hotSystems {
+		out[i] = h[0]
+	}
+	return out
+}
 
 // names returns the systems of e's stores among names, in their order.
 func (e *embedded) names(names ...string) []string {
@@ -165,7 +201,15 @@ func (e *embedded) load(systems ...string) error {
 			}
 		}
 		e.res.Memory = slices.DeleteFunc(e.res.Memory, func(m memFigure) bool { return m.System == sLtMem })
-		return lt.close()
+		if err := lt.close(); err != nil {
+			return err
+		}
+	}
+	for _, h := range hotSystems {
+		// A -scale child measures its one system.
+		if want(h[1]) && !e.oneSystem {
+			e.stores = append(e.stores, hotView(h[0], e.store(h[1])))
+		}
 	}
 	return nil
 }
@@ -280,6 +324,8 @@ func removeWritten(s store, n int, written func(i int) (string, []string)) error
 func (e *embedded) run() error {
 	cfg, s := e.cfg, e.cfg.Data
 	all := e.names(allSystems...)
+	// The get, the range and the full scan also run on the hot-path views.
+	reads := e.names(append(slices.Clone(allSystems), hotNames()...)...)
 	durable := e.names(sLtPeb, sRawPeb, sSQLite, sBolt)
 
 	// Reopen: close and open each store on disk, and read one entity.
@@ -297,7 +343,7 @@ func (e *embedded) run() error {
 	for i, x := range pick(nkeys, s.n(), 2) {
 		getKeys[i][0], getKeys[i][1] = s.keys(x)
 	}
-	if _, err := e.interleave(wGet, cfg.Rounds, all, e.simple(cfg.MaxOps, func(st store, _, i int) error {
+	if _, err := e.interleave(wGet, cfg.Rounds, reads, e.simple(cfg.MaxOps, func(st store, _, i int) error {
 		k := getKeys[i%nkeys]
 		return st.get(k[0], k[1])
 	})); err != nil {
@@ -310,7 +356,7 @@ func (e *embedded) run() error {
 	for i := range ranges {
 		ranges[i] = rng{pk(parts[i]), rk(starts[i]), rk(starts[i] + 100)}
 	}
-	if _, err := e.interleave(wRange, cfg.Rounds, all, e.simple(cfg.MaxOps, func(st store, _, i int) error {
+	if _, err := e.interleave(wRange, cfg.Rounds, reads, e.simple(cfg.MaxOps, func(st store, _, i int) error {
 		q := ranges[i%nkeys]
 		n, err := st.rangeQuery(q.pk, q.lo, q.hi)
 		if err == nil && n != min(100, s.Rows) {
@@ -341,7 +387,7 @@ func (e *embedded) run() error {
 	}
 
 	fullWant := s.scoreMatches()
-	if _, err := e.interleave(wFull, cfg.Rounds, all, e.simple(cfg.MaxOps, func(st store, _, _ int) error {
+	if _, err := e.interleave(wFull, cfg.Rounds, reads, e.simple(cfg.MaxOps, func(st store, _, _ int) error {
 		n, err := st.fullFilter()
 		want := s.n()
 		if st.filters() {
@@ -358,7 +404,7 @@ func (e *embedded) run() error {
 	if err := e.orPlan(); err != nil {
 		return err
 	}
-	if !e.oneSystem {
+	if !e.oneSystem && !e.noIndex {
 		if err := e.indexWorkloads(); err != nil { // index.go
 			return err
 		}
@@ -568,4 +614,31 @@ func (e *embedded) orPlan() error {
 		e.res.OrPlan = append(e.res.OrPlan, res...)
 	}
 	return nil
+}
+
+// embeddedOnly runs only the embedded workloads but the index's (load,
+// reads, or filters, writes), keeping the other figures of out's
+// results.json, and writes the outputs.
+func embeddedOnly(cfg config, out, doc, cmd string, logf func(string, ...any)) error {
+	return measureApart(cfg, out, doc, cmd, "localtable-bench-embedded-", func(res *results, work, version string) error {
+		// The report describes the embedded figures with the run's
+		// configuration: they must have been measured under it.
+		if k := res.Config; len(res.Embedded) > 0 && (k.Data != cfg.Data || k.Rounds != cfg.Rounds || k.Phase != cfg.Phase) {
+			return fmt.Errorf("-embedded-only: %s/results.json was measured with %d entities, %d rounds of %v, not %d, %d of %v: write elsewhere (-out)",
+				out, k.Data.n(), k.Rounds, k.Phase, cfg.Data.n(), cfg.Rounds, cfg.Phase)
+		}
+		apart := &apartRun{Command: cmd, Version: version, Started: time.Now().UTC(), LoadStart: loadAvg()}
+		fresh := &results{}
+		e := &embedded{cfg: cfg, dir: work, logf: logf, res: fresh, noIndex: true}
+		defer e.close()
+		if err := e.load(); err != nil {
+			return err
+		}
+		if err := e.run(); err != nil {
+			return err
+		}
+		apart.LoadEnd = loadAvg()
+		res.Embedded, res.Memory, res.OrPlan, res.EmbeddedApart = fresh.Embedded, fresh.Memory, fresh.OrPlan, apart
+		return nil
+	})
 }

@@ -17,6 +17,9 @@ type results struct {
 	Memory []memFigure `json:"memory"`
 	// OrPlan is the cost of filters of N or-ed point lookups.
 	OrPlan []figure `json:"or_plan"`
+	// EmbeddedApart says how Embedded, Memory and OrPlan were measured
+	// when apart from the rest of the run (-embedded-only).
+	EmbeddedApart *apartRun `json:"embedded_apart,omitempty"`
 	// HTTP has one figure per workload and server; Servers one per server.
 	HTTP    []httpFigure   `json:"http"`
 	Servers []serverFigure `json:"servers"`
@@ -116,4 +119,13 @@ type ratio struct {
 	// spread a conclusion drawn from Value must exceed.
 	Lo float64 `json:"lo,omitempty"`
 	Hi float64 `json:"hi,omitempty"`
+}
+
+// apartRun describes a section measured apart from the rest of the run.
+type apartRun struct {
+	Command   string    `json:"command"`
+	Version   string    `json:"version"`
+	Started   time.Time `json:"started"`
+	LoadStart string    `json:"loadavg_start,omitempty"`
+	LoadEnd   string    `json:"loadavg_end,omitempty"`
 }

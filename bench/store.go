@@ -5,8 +5,10 @@ import "fmt"
 // store is one embedded system doing the workloads: localtable on either
 // engine, the bare engines, and the peers an embedded user would pick
 // otherwise. Reads materialize what they read (an Entity, a Go struct, or
-// for the bare engines a copy of the bytes); writes are durable on the
-// disk-backed stores (fsync before they return).
+// for the bare engines a copy of the bytes), but for the hot-path views
+// (rowStore, reuseStore: embedded.go's hotSystems), which read in place
+// or into a reused buffer; writes are durable on the disk-backed stores
+// (fsync before they return).
 type store interface {
 	// name is the system's column name.
 	name() string

@@ -82,8 +82,10 @@ func captureRecords(lt *ltStore, s shape) (*records, error) {
 
 // rawEngine is the part of a bare engine the workloads differ in.
 type rawEngine interface {
-	// get returns a copy of the value of key, or ok false.
-	get(key []byte) (val []byte, ok bool, err error)
+	// get appends the value of key to dst and returns it, or ok false:
+	// a fresh copy when dst is nil, a copy into a reused buffer when it
+	// is one's [:0].
+	get(dst, key []byte) (val []byte, ok bool, err error)
 	// commit writes a batch of sets atomically (durably on disk).
 	commit(keys, vals [][]byte) error
 	// del deletes keys in one atomic batch (durably on disk).
@@ -123,15 +125,21 @@ func (s *rawStore) load(sh shape, order []int) error {
 }
 
 func (s *rawStore) get(pk, rk string) error {
-	v, ok, err := s.eng.get(s.key(pk, rk))
+	v, err := s.read(nil, pk, rk)
+	sink = v
+	return err
+}
+
+// read appends the value of entity (pk, rk) to dst (see rawEngine.get).
+func (s *rawStore) read(dst []byte, pk, rk string) ([]byte, error) {
+	v, ok, err := s.eng.get(dst, s.key(pk, rk))
 	if err != nil {
-		return err
+		return dst, err
 	}
 	if !ok {
-		return fmt.Errorf("get %s/%s: absent", pk, rk)
+		return dst, fmt.Errorf("get %s/%s: absent", pk, rk)
 	}
-	sink = v
-	return nil
+	return v, nil
 }
 
 func (s *rawStore) insert(pk, rk string) error { return s.tx100(pk, []string{rk}) }
@@ -143,7 +151,7 @@ func (s *rawStore) tx100(pk string, rks []string) error {
 	keys, vals := s.keys[:len(rks)], s.vals[:0]
 	for i, rk := range rks {
 		keys[i] = keyenc.AppendEntityKey(keys[i][:0], s.rec.tableID, pk, rk)
-		if _, ok, err := s.eng.get(keys[i]); err != nil || ok {
+		if _, ok, err := s.eng.get(nil, keys[i]); err != nil || ok {
 			return fmt.Errorf("insert %s/%s: exists or %v", pk, rk, err)
 		}
 		vals = append(vals, s.rec.tmpl)
@@ -160,27 +168,41 @@ func (s *rawStore) remove(pk string, rks []string) error {
 	return s.eng.del(keys)
 }
 
-func (s *rawStore) count(lo, hi []byte) (int, error) {
+// count copies each value in [lo, hi) and counts them: each into a fresh
+// copy when buf is nil, else into *buf, reused.
+func (s *rawStore) count(lo, hi []byte, buf *[]byte) (int, error) {
 	n := 0
 	err := s.eng.scan(lo, hi, func(v []byte) {
-		sink = bytes.Clone(v)
+		if buf != nil {
+			*buf = append((*buf)[:0], v...)
+		} else {
+			sink = bytes.Clone(v)
+		}
 		n++
 	})
 	return n, err
 }
 
 func (s *rawStore) rangeQuery(pk, lo, hi string) (int, error) {
-	return s.count(keyenc.AppendEntityKey(nil, s.rec.tableID, pk, lo), keyenc.AppendEntityKey(nil, s.rec.tableID, pk, hi))
+	return s.rangeInto(nil, pk, lo, hi)
+}
+
+// rangeInto is rangeQuery copying into buf (see count).
+func (s *rawStore) rangeInto(buf *[]byte, pk, lo, hi string) (int, error) {
+	return s.count(keyenc.AppendEntityKey(nil, s.rec.tableID, pk, lo), keyenc.AppendEntityKey(nil, s.rec.tableID, pk, hi), buf)
 }
 
 func (s *rawStore) partitionFilter(pk string) (int, error) {
 	prefix := keyenc.AppendString(keyenc.AppendTableID(nil, s.rec.tableID), pk)
-	return s.count(prefix, keyenc.StringEnd(prefix))
+	return s.count(prefix, keyenc.StringEnd(prefix), nil)
 }
 
-func (s *rawStore) fullFilter() (int, error) {
+func (s *rawStore) fullFilter() (int, error) { return s.fullInto(nil) }
+
+// fullInto is fullFilter copying into buf (see count).
+func (s *rawStore) fullInto(buf *[]byte) (int, error) {
 	prefix := keyenc.AppendTableID(nil, s.rec.tableID)
-	return s.count(prefix, keyenc.PrefixEnd(prefix))
+	return s.count(prefix, keyenc.PrefixEnd(prefix), buf)
 }
 
 func (s *rawStore) close() error { return s.eng.close() }
@@ -194,12 +216,12 @@ func newRawBTree() *rawBTree {
 	return &rawBTree{btree.NewBTreeGOptions(func(a, b item) bool { return string(a.key) < string(b.key) }, btree.Options{NoLocks: true})}
 }
 
-func (r *rawBTree) get(key []byte) ([]byte, bool, error) {
+func (r *rawBTree) get(dst, key []byte) ([]byte, bool, error) {
 	it, ok := r.t.Get(item{key: key})
 	if !ok {
-		return nil, false, nil
+		return dst, false, nil
 	}
-	return bytes.Clone(it.value), true, nil
+	return append(dst, it.value...), true, nil
 }
 
 func (r *rawBTree) commit(keys, vals [][]byte) error {
@@ -255,17 +277,17 @@ func openRawPebble(dir string, noSync bool) (*rawPebble, error) {
 	return &rawPebble{dir: dir, db: db, noSync: noSync}, nil
 }
 
-func (r *rawPebble) get(key []byte) ([]byte, bool, error) {
+func (r *rawPebble) get(dst, key []byte) ([]byte, bool, error) {
 	v, c, err := r.db.Get(key)
 	if errors.Is(err, pdb.ErrNotFound) {
-		return nil, false, nil
+		return dst, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return dst, false, err
 	}
-	out := bytes.Clone(v)
+	dst = append(dst, v...)
 	c.Close()
-	return out, true, nil
+	return dst, true, nil
 }
 
 func (r *rawPebble) commit(keys, vals [][]byte) error {
@@ -310,6 +332,33 @@ func (r *rawPebble) scan(lo, hi []byte, f func([]byte)) error {
 }
 
 func (r *rawPebble) close() error { return r.db.Close() }
+
+// reuseStore is a bare engine's store reading without allocating: each
+// value it reads is copied into one buffer it reuses, the least a caller
+// of the bare engine pays. It reads only (get, range, full scan) and
+// shares its engine with the rawStore it views, which owns it.
+type reuseStore struct {
+	*rawStore
+	label string
+	buf   []byte
+}
+
+func (s *reuseStore) name() string { return s.label }
+
+func (s *reuseStore) get(pk, rk string) error {
+	v, err := s.read(s.buf[:0], pk, rk)
+	s.buf = v
+	return err
+}
+
+func (s *reuseStore) rangeQuery(pk, lo, hi string) (int, error) {
+	return s.rangeInto(&s.buf, pk, lo, hi)
+}
+
+func (s *reuseStore) fullFilter() (int, error) { return s.fullInto(&s.buf) }
+
+// close does nothing: the rawStore it views closes the engine.
+func (s *reuseStore) close() error { return nil }
 
 // newRawMemory loads a bare btree with the records of data set s.
 func newRawMemory(rec *records, s shape, order []int) (*rawStore, error) {
