@@ -230,6 +230,15 @@ func (t *Table) DropIndex(ctx context.Context, name string) error {
 // versioned.read.) keys beyond the catalog record are read too. A build's
 // step, which changes no index that writes maintain, takes stepDDL.
 func (t *Table) indexDDL(ctx context.Context, what string, plan func(rs *readSet, lt *liveTable) (*metaPlan, error), keys ...[]byte) error {
+	return t.catalogDDL(ctx, what, false, plan, keys)
+}
+
+// catalogDDL is indexDDL, or stepDDL if step: a change of the table's
+// catalog record, with keys beyond it read too, under Account.ddl and
+// the table's lock, held exclusively for a change of what writes
+// maintain, shared (with the partition locks of keys' entities) for a
+// build's step.
+func (t *Table) catalogDDL(ctx context.Context, what string, step bool, plan func(rs *readSet, lt *liveTable) (*metaPlan, error), keys [][]byte) error {
 	a := t.a
 	lower := strings.ToLower(t.name)
 	a.ddl.Lock()
@@ -238,10 +247,22 @@ func (t *Table) indexDDL(ctx context.Context, what string, plan func(rs *readSet
 	if err != nil {
 		return err
 	}
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
+	if step {
+		lt.mu.RLock()
+		defer lt.mu.RUnlock()
+	} else {
+		lt.mu.Lock()
+		defer lt.mu.Unlock()
+	}
 	if lt.dropped.Load() {
 		return errDropped(t.name)
+	}
+	if step {
+		unlock, err := a.lockPartitions(lt.id, keys)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
 	all := append([][]byte{keyenc.CatalogKey(lower)}, keys...)
 	return a.update(ctx, what, maxConflictRetries, all, func(rs *readSet) (*metaPlan, error) {
@@ -249,6 +270,9 @@ func (t *Table) indexDDL(ctx context.Context, what string, plan func(rs *readSet
 			a.forget(lower, nil) // on a shared engine, another process deleted it
 		} else if id, ok := tableRecordID(rs.vals[0]); ok && id != lt.id {
 			return nil, errConflictTable(t.name)
+		}
+		if h := a.beforeCatalogCommit; step && h != nil {
+			h("index-step", t.name)
 		}
 		return plan(rs, lt)
 	})

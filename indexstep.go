@@ -3,7 +3,6 @@ package localtable
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -20,48 +19,30 @@ import (
 // into the table's other partitions go on. (On a shared engine the step's
 // commit is also conditioned on every key it read.)
 func (t *Table) stepDDL(ctx context.Context, what string, plan func(rs *readSet, lt *liveTable) (*metaPlan, error), keys [][]byte) error {
-	a := t.a
-	lower := strings.ToLower(t.name)
-	a.ddl.Lock()
-	defer a.ddl.Unlock()
-	lt, err := a.strategy.current(ctx, t.name)
-	if err != nil {
-		return err
-	}
-	lt.mu.RLock()
-	defer lt.mu.RUnlock()
-	if lt.dropped.Load() {
-		return errDropped(t.name)
-	}
-	// The partitions' locks, each once (partitions share locks). Entity
-	// writes take one each, and no other holder of several runs while
-	// Account.ddl is held: any order is free of deadlocks.
+	return t.catalogDDL(ctx, what, true, plan, keys)
+}
+
+// lockPartitions locks the partitions of the entities of keys in table
+// tableID, each once (partitions share locks), and returns their unlock.
+// Entity writes take one each, and no other holder of several runs while
+// Account.ddl is held: any order is free of deadlocks.
+func (a *Account) lockPartitions(tableID uint64, keys [][]byte) (func(), error) {
 	var locks []*sync.Mutex
+	unlock := func() {
+		for _, m := range locks {
+			m.Unlock()
+		}
+	}
 	for _, k := range keys {
 		pk, _, err := keyenc.DecodeEntityKey(k)
 		if err != nil {
-			return err
+			unlock()
+			return nil, err
 		}
-		if m := a.partition(lt.id, pk); !slices.Contains(locks, m) {
+		if m := a.partition(tableID, pk); !slices.Contains(locks, m) {
 			locks = append(locks, m)
 			m.Lock()
 		}
 	}
-	defer func() {
-		for _, m := range locks {
-			m.Unlock()
-		}
-	}()
-	all := append([][]byte{keyenc.CatalogKey(lower)}, keys...)
-	return a.update(ctx, what, maxConflictRetries, all, func(rs *readSet) (*metaPlan, error) {
-		if !rs.found[0] {
-			a.forget(lower, nil) // on a shared engine, another process deleted it
-		} else if id, ok := tableRecordID(rs.vals[0]); ok && id != lt.id {
-			return nil, errConflictTable(t.name)
-		}
-		if h := a.beforeCatalogCommit; h != nil {
-			h("index-step", t.name)
-		}
-		return plan(rs, lt)
-	})
+	return unlock, nil
 }
