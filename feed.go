@@ -110,8 +110,9 @@ type Change struct {
 	Entity Entity
 }
 
-// WatchOptions select what Watch delivers. A nil *WatchOptions watches
-// every table of the account from now on.
+// WatchOptions select what Watch delivers. A nil *WatchOptions is the
+// zero WatchOptions: every table of the account, from the oldest change
+// kept.
 type WatchOptions struct {
 	// Table, if set, selects the changes of that table (case-insensitive),
 	// and ChangeRestored, which concerns every table.

@@ -57,3 +57,24 @@ func BenchmarkPlanOr(b *testing.B) {
 		b.Run(fmt.Sprintf("pkTimesRk=%d", n), func(b *testing.B) { benchPlan(b, s) })
 	}
 }
+
+// BenchmarkPropertyRangesOr finds an index's value ranges in or-ed
+// equalities of a property, at sizes 10× apart: the time per op should
+// grow about tenfold from one to the next (it grew a hundredfold when each
+// level of the or chain copied the ranges below it).
+func BenchmarkPropertyRangesOr(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		terms := make([]*filter.Filter, n) // the builder's: Parse allows 15 comparisons
+		for i := range terms {
+			terms[i] = filter.Prop("Name").Eq(fmt.Sprintf("v%05d", i))
+		}
+		f := filter.Or(terms...)
+		b.Run(fmt.Sprintf("terms=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if rs, ok := f.PropertyRanges("Name"); !ok || len(rs) != n {
+					b.Fatalf("%d ranges, %v", len(rs), ok)
+				}
+			}
+		})
+	}
+}

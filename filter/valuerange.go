@@ -84,12 +84,25 @@ func valueRanges(x Expr, name string) ([]localtable.ValueRange, bool) {
 		}
 		return nil, false
 	case *OrExpr:
-		l, lok := valueRanges(x.Left, name)
-		r, rok := valueRanges(x.Right, name)
-		if !lok || !rok {
-			return nil, false
+		// The ors of a chain (a long "or" is one, nested to one side)
+		// are joined into one slice as they are found: joining each
+		// side's own would copy the chain's ranges once per level.
+		var out []localtable.ValueRange
+		stack := []Expr{x}
+		for len(stack) > 0 {
+			e := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if o, ok := e.(*OrExpr); ok {
+				stack = append(stack, o.Right, o.Left) // Left first out
+				continue
+			}
+			r, ok := valueRanges(e, name)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, r...)
 		}
-		return append(l[:len(l):len(l)], r...), true
+		return out, true
 	}
 	return nil, false
 }
