@@ -99,8 +99,12 @@ func sameIndexes(a, b []indexDef) bool {
 	})
 }
 
-// validateIndex checks the name and properties of an index to declare.
-func validateIndex(name string, props []string) error {
+// ValidateIndex reports whether CreateIndex accepts an index of this name
+// on these properties, whatever the table: nil, or an ErrInvalidInput that
+// names what is wrong (the name's characters or length, no properties or
+// too many, one named twice, or one that cannot be indexed, such as the
+// system properties).
+func ValidateIndex(name string, props ...string) error {
 	if name == "" || len(name) > maxIndexNameLen || !asciiIdentifier(name) {
 		return newError(ErrInvalidInput, "index name %q: 1 to %d ASCII letters, digits and '_', not a digit first", abbrev(name), maxIndexNameLen)
 	}
@@ -109,7 +113,11 @@ func validateIndex(name string, props []string) error {
 	}
 	for i, p := range props {
 		if err := ValidatePropertyName(p); err != nil {
-			return newError(ErrInvalidInput, "index %q: property %q cannot be indexed: %v", name, abbrev(p), err)
+			why := err.Error()
+			if e := (*Error)(nil); errors.As(err, &e) {
+				why = e.Message
+			}
+			return newError(ErrInvalidInput, "index %q: property %q cannot be indexed: %s", name, abbrev(p), why)
 		}
 		if slices.Contains(props[:i], p) {
 			return newError(ErrInvalidInput, "index %q names property %q twice", name, p)
@@ -157,7 +165,7 @@ func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 // ErrIndexExists. A table has at most 16 indexes. RebuildIndex rebuilds an
 // index Verify finds wrong.
 func (t *Table) CreateIndex(ctx context.Context, name string, props ...string) error {
-	if err := validateIndex(name, props); err != nil {
+	if err := ValidateIndex(name, props...); err != nil {
 		return err
 	}
 	a := t.a

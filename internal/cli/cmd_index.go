@@ -208,7 +208,12 @@ func (f *indexFlags) Set(v string) error {
 	if err := localtable.ValidateTableName(table); err != nil {
 		return err
 	}
-	*f = append(*f, indexSpec{table: table, props: props})
+	// Checked here, before serve creates the table it names.
+	s := indexSpec{table: table, props: props}
+	if err := localtable.ValidateIndex(s.name(), props...); err != nil {
+		return err
+	}
+	*f = append(*f, s)
 	return nil
 }
 

@@ -119,10 +119,14 @@ func TestServeIndexFlag(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--index Items:Status: account devstoreaccount1: table Items already has an index Status on Total") {
 		t.Fatalf("a conflicting --index: %v", err)
 	}
-	for _, bad := range []string{"Orders", "Orders:", ":Total", "ab:Total"} {
-		if err := run(context.Background(), []string{"serve", "--index", bad}, io.Discard, io.Discard); exitCode(err) != 2 {
+	// Refused as flags, before the table they name is created.
+	for _, bad := range []string{"Orders", "Orders:", ":Total", "ab:Total", "Leftover:PartitionKey", "Leftover:A,B,C,D,E", "Leftover:A,A"} {
+		if err := run(context.Background(), []string{"serve", "--location", dir, "--index", bad}, io.Discard, io.Discard); exitCode(err) != 2 {
 			t.Errorf("--index %q: %v, want a usage error", bad, err)
 		}
+	}
+	if got := runOut(t, "tables", "--location", dir); strings.Contains(got, "Leftover") {
+		t.Errorf("a refused --index created its table:\n%s", got)
 	}
 }
 
