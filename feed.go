@@ -115,7 +115,8 @@ type Change struct {
 // kept.
 type WatchOptions struct {
 	// Table, if set, selects the changes of that table (case-insensitive),
-	// and ChangeRestored, which concerns every table.
+	// and ChangeRestored, which concerns every table. A name no table can
+	// have fails the watch (ValidateTableName's error).
 	Table string
 	// Filter, if set, selects the entity changes whose entity it matches:
 	// after an insert, replace or merge, the entity as written; after a
@@ -203,6 +204,12 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 		if err := checkPredicate(o.Filter); err != nil {
 			yield(Change{}, err)
 			return
+		}
+		if o.Table != "" {
+			if err := ValidateTableName(o.Table); err != nil {
+				yield(Change{}, err) // no change could ever be of it
+				return
+			}
 		}
 		after := o.After
 		if o.FromNow || after > 0 {

@@ -93,6 +93,16 @@ func (rc *reqCtx) watchChanges() {
 		}
 	}
 	table := strings.ToLower(rc.query.Get("table"))
+	if table != "" {
+		if err := localtable.ValidateTableName(table); err != nil {
+			why := err.Error()
+			if e := (*localtable.Error)(nil); errors.As(err, &e) {
+				why = e.Message
+			}
+			rc.fail(wireError(codeInvalidQueryParameter, "table "+strconv.Quote(rc.query.Get("table"))+" is not a table's name: "+why))
+			return
+		}
+	}
 	ctx := rc.r.Context()
 	data := rc.acct.data
 	rev, err := data.Revision(ctx)

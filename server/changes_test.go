@@ -141,7 +141,7 @@ func TestWireChanges(t *testing.T) {
 	}
 
 	// Bad requests.
-	for q, code := range map[string]string{"?from=x": "InvalidQueryParameterValue", "?from=99": "InvalidQueryParameterValue", "?$filter=" + url.QueryEscape("N eq"): "InvalidInput"} {
+	for q, code := range map[string]string{"?from=x": "InvalidQueryParameterValue", "?from=99": "InvalidQueryParameterValue", "?table=" + url.QueryEscape("b@d name"): "InvalidQueryParameterValue", "?$filter=" + url.QueryEscape("N eq"): "InvalidInput"} {
 		resp, body := send(t, sharedKeyRequest(t, server.DevAccountName, key, "GET", base+"/$changes"+q, ""))
 		wantStatus(t, q, resp, body, 400, code)
 	}

@@ -129,6 +129,19 @@ func TestFeedChanges(t *testing.T) {
 	})
 }
 
+// TestWatchBadTable: a watch of a name no table can have fails at once
+// rather than waiting for changes that cannot come.
+func TestWatchBadTable(t *testing.T) {
+	a := tabletest.OpenAccount(t, tabletest.Engines[0], feedOn)
+	for _, err := range a.Watch(context.Background(), &localtable.WatchOptions{Table: "b@d name"}) {
+		if !errors.Is(err, localtable.ErrInvalidTableName) {
+			t.Fatalf("Watch of table %q: %v, want ErrInvalidTableName", "b@d name", err)
+		}
+		return
+	}
+	t.Fatal("Watch of a bad table name yielded nothing")
+}
+
 func TestFeedOff(t *testing.T) {
 	a := tabletest.OpenAccount(t, tabletest.Engines[0], nil)
 	for _, err := range a.Watch(context.Background(), nil) {
