@@ -132,7 +132,12 @@ func watchLocal(ctx context.Context, e *env, acct *localtable.Account, table str
 		fmt.Fprintln(e.stderr, "no changes kept: a data directory keeps a change feed while 'localtable serve --feed' runs on it")
 		return nil
 	}
-	if from >= last {
+	if from > last {
+		// As the server answers: a revision of another store, or of this
+		// one before a restore from an older backup.
+		return fmt.Errorf("--from %d is beyond the data directory's revision, %d", from, last)
+	}
+	if from == last {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -170,6 +170,12 @@ func TestWatchServedAndOffline(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &l); err != nil || l.Revision != 4 || strings.Count(out, "\n") != 1 {
 		t.Errorf("offline, from 3, filtered: %q %v", out, err)
 	}
+	if out, _, err := runCmd("watch", "--from", "5", "--location", loc); err != nil || out != "" {
+		t.Errorf("offline, from the last revision: %q %v, want nothing", out, err)
+	}
+	if _, _, err := runCmd("watch", "--from", "6", "--location", loc); err == nil || !strings.Contains(err.Error(), "beyond the data directory's revision, 5") {
+		t.Errorf("offline, from beyond the last revision: %v", err)
+	}
 
 	// A server without --feed says so.
 	cs, _ = serveFor(t)
