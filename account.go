@@ -52,7 +52,9 @@ type Options struct {
 	// says how much of it is kept. nil: no feed, at no cost to writes.
 	// Every commit then also writes its changes to the feed, in the same
 	// commit; a store keeps its feed across reopens, and an account that
-	// opens it without Feed neither extends nor prunes it.
+	// opens it without Feed neither extends nor prunes it: its writes
+	// are missing from the feed, without a gap in the revisions, so every
+	// writer of a watched store should have the feed on.
 	Feed *FeedOptions
 
 	// Expiry configures the expiry sweeper, which deletes the expired

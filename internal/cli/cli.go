@@ -212,9 +212,10 @@ Commands:
 	}
 	tw.Flush()
 	fmt.Fprint(w, `
-The data commands (tables, query, get, put, delete, import, export, stats)
-work on a data directory with --location DIR (offline: no server may be
-running on it), or on a running server with --endpoint URL,
+The data commands (tables, query, get, put, delete, import, export, stats,
+index, expiry, watch) work on a data directory with --location DIR, as
+serve --location keeps it (a pebble store per account, DIR/<account>;
+offline: no server may be running on it), or on a running server with --endpoint URL,
 --connection-string, or the environment variable LOCALTABLE_CONNECTION_STRING
 (or AZURE_STORAGE_CONNECTION_STRING), through the Azure SDK for Go.
 
