@@ -73,7 +73,7 @@ func mapAllocs(n int) float64 {
 		names[i] = fmt.Sprintf("P%d", i)
 	}
 	var sink localtable.Properties
-	a := testing.AllocsPerRun(100, func() {
+	a := leastAllocs(100, func() {
 		p := make(localtable.Properties, n)
 		for _, name := range names {
 			p[name] = localtable.Int32Value(1)
@@ -129,7 +129,7 @@ func TestDecodeAllocations(t *testing.T) {
 		}
 	}
 	floor := mapAllocs(len(benchEntity("", "").Properties))
-	get := testing.AllocsPerRun(100, func() {
+	get := leastAllocs(100, func() {
 		if _, err := tbl.Get(ctx, "p", "r0042", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestDecodeAllocations(t *testing.T) {
 	if get > floor+1 {
 		t.Errorf("Get: %.0f allocations; want at most %.0f (its map) + 1", get, floor)
 	}
-	query := testing.AllocsPerRun(10, func() {
+	query := leastAllocs(10, func() {
 		page, err := tbl.Query(ctx, nil)
 		if err != nil || len(page.Entities) != rows {
 			t.Fatalf("%d entities, %v", len(page.Entities), err)

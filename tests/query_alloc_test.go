@@ -31,7 +31,7 @@ func TestQueryRejectsWithoutAllocating(t *testing.T) {
 		"not (Age lt 1000 and Notes ne '')",
 	}
 	allocs := func(f *filter.Filter) float64 {
-		return testing.AllocsPerRun(10, func() {
+		return leastAllocs(10, func() {
 			page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: f})
 			if err != nil || len(page.Entities) != 0 {
 				t.Fatalf("%v: %d entities, %v", f, len(page.Entities), err)
