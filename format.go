@@ -19,7 +19,12 @@ import (
 // Stores written before the version was recorded have no format key:
 // their layout is version 1's, and they are read as version 1 (and the
 // key written, see recordFormat).
-const formatVersion = 1
+//
+// Version 2 is version 1 with entity records of version 2 (record.go)
+// written from then on: a version 1 store is read as it is, and Open
+// raises its recorded version to 2, so that a localtable that predates
+// version 2 refuses the store rather than misread its new records.
+const formatVersion = 2
 
 // metaFormat is the key of the store's format version: 8 bytes, big
 // endian, as the other metadata.
@@ -35,20 +40,26 @@ func encodeFormat(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v
 
 // planFormat decides, from the format version stored (found false: none),
 // what opening the store writes: a store without one (written before
-// versions were recorded, or empty) is version 1's layout, and gets it
-// recorded; a recorded version other than formatVersion, or one that
-// does not decode, is an error wrapping ErrUnknownFormat that names it.
+// versions were recorded, or empty) or of version 1 is read as it is, and
+// gets formatVersion recorded; a recorded version above formatVersion,
+// or one that does not decode, is an error wrapping ErrUnknownFormat that
+// names it.
 func planFormat(stored []byte, found bool) ([]write, error) {
+	raise := []write{{key: metaFormat, value: encodeFormat(formatVersion)}}
 	if !found {
-		return []write{{key: metaFormat, value: encodeFormat(formatVersion)}}, nil
+		return raise, nil
 	}
 	if len(stored) != 8 {
 		return nil, fmt.Errorf("%w: its format version (key %q) is %x, not 8 bytes", ErrUnknownFormat, metaFormat, stored)
 	}
-	if got := binary.BigEndian.Uint64(stored); got != formatVersion {
-		return nil, fmt.Errorf("%w: the store is of format version %d; this localtable reads version %d", ErrUnknownFormat, got, formatVersion)
+	switch got := binary.BigEndian.Uint64(stored); got {
+	case formatVersion:
+		return nil, nil
+	case 1:
+		return raise, nil
+	default:
+		return nil, fmt.Errorf("%w: the store is of format version %d; this localtable reads versions 1 to %d", ErrUnknownFormat, got, formatVersion)
 	}
-	return nil, nil
 }
 
 // checkFormat checks the store's format version at Open, and records it

@@ -16,16 +16,34 @@ import (
 //	byte     version (1)
 //	uint64   Timestamp ticks, big endian
 //	uvarint  property count
-//	per property, sorted by name:
+//	the body: per property, sorted by name:
 //	  uvarint len, name bytes
 //	  byte    kind (Kind values 1..8)
 //	  payload: String, Binary: uvarint len + bytes; Int32: 4 bytes;
 //	           Int64, Double, DateTime: 8 bytes; Bool: 1 byte (0 or 1);
 //	           Guid: 16 bytes. Fixed-width integers are big endian.
 //
-// Records are read only through recordWalker, which checks every length
-// and kind, so garbage yields an error, never a panic.
-const recordVersion = 1
+// Version 2, which every write makes since, puts an index of the
+// properties' places between the count and the body, so that a read of
+// one property (a filter's, a Row's) finds it by a binary search of the
+// names instead of stepping over every property before it:
+//
+//	byte     version (2)
+//	uint64   Timestamp ticks, big endian
+//	uvarint  property count n
+//	byte     offset width w: 1, 2 or 4, the least that holds the body's length
+//	(n-1) w-byte big-endian offsets: where properties 1 to n-1 start in the body
+//	the body, as in version 1
+//
+// Version 1 records stay readable; a localtable that predates version 2
+// refuses a version 2 record as corrupt.
+//
+// Records are read only through recordWalker, which checks every length,
+// offset and kind, so garbage yields an error, never a panic.
+const (
+	recordV1      = 1
+	recordVersion = 2 // the version written
+)
 
 var errCorruptRecord = errors.New("localtable: corrupt entity record")
 
@@ -75,14 +93,24 @@ func setRecordTicks(rec []byte, ticks int64) {
 // sorts.
 func appendProps(dst []byte, ticks int64, ps []namedValue) []byte {
 	sortByName(ps)
-	size := 1 + 8 + binary.MaxVarintLen64
+	body := 0
 	for i := range ps {
-		size += 2*binary.MaxVarintLen64 + len(ps[i].name) + 1 + len(ps[i].v.str) + 8
+		body += propSize(ps[i].name, ps[i].v)
 	}
-	dst = slices.Grow(dst, size)
+	width := offsetWidth(body)
+	n := len(ps)
+	dst = slices.Grow(dst, 1+8+binary.MaxVarintLen64+1+max(n-1, 0)*width+body)
 	dst = append(dst, recordVersion)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(ticks))
-	dst = binary.AppendUvarint(dst, uint64(len(ps)))
+	dst = binary.AppendUvarint(dst, uint64(n))
+	dst = append(dst, byte(width))
+	off := 0
+	for i := range ps {
+		if i > 0 {
+			dst = appendOffset(dst, width, off)
+		}
+		off += propSize(ps[i].name, ps[i].v)
+	}
 	for i := range ps {
 		name, v := ps[i].name, ps[i].v
 		dst = binary.AppendUvarint(dst, uint64(len(name)))
@@ -103,6 +131,56 @@ func appendProps(dst []byte, ticks int64, ps []namedValue) []byte {
 		}
 	}
 	return dst
+}
+
+// propSize returns the size of a property's encoding in a record's body.
+func propSize(name string, v Value) int {
+	n := uvarintLen(uint64(len(name))) + len(name) + 1
+	switch v.kind {
+	case KindString, KindBinary:
+		return n + uvarintLen(uint64(len(v.str))) + len(v.str)
+	case KindInt32:
+		return n + 4
+	case KindInt64, KindDouble, KindDateTime:
+		return n + 8
+	case KindBool:
+		return n + 1
+	case KindGUID:
+		return n + 16
+	}
+	return n
+}
+
+// uvarintLen returns the length of x's uvarint encoding.
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// offsetWidth returns the width of the offsets of a record whose body is
+// size bytes long: the least of 1, 2 and 4 bytes that holds size.
+func offsetWidth(size int) int {
+	switch {
+	case size <= math.MaxUint8:
+		return 1
+	case size <= math.MaxUint16:
+		return 2
+	}
+	return 4
+}
+
+// appendOffset appends off as a width-byte big-endian offset.
+func appendOffset(dst []byte, width, off int) []byte {
+	switch width {
+	case 1:
+		return append(dst, byte(off))
+	case 2:
+		return binary.BigEndian.AppendUint16(dst, uint16(off))
+	}
+	return binary.BigEndian.AppendUint32(dst, uint32(off))
 }
 
 // namedValue is a property: its name and value.
@@ -200,7 +278,7 @@ func (s selection) has(name string) bool {
 // recordTicks returns the Timestamp ticks of a record, checking only its
 // header.
 func recordTicks(b []byte) (int64, error) {
-	if len(b) < 9 || b[0] != recordVersion {
+	if len(b) < 9 || b[0] != recordVersion && b[0] != recordV1 {
 		return 0, errCorruptRecord
 	}
 	return int64(binary.BigEndian.Uint64(b[1:9])), nil
@@ -256,21 +334,25 @@ func decodeInto(b []byte, sel selection, props Properties, view bool) (ticks int
 
 // recordWalker is the one reader of the entity record format: init reads
 // the header, seek is the one loop that steps over the properties' layout
-// (name, kind, payload), value reads a payload, and next, on top of seek,
-// reads the properties one by one and checks their names. Every length,
-// kind and payload is checked on the way: a corrupt record stops the walk
-// with err set to errCorruptRecord, never a panic. Every reader of records
-// walks them with it: decoding (decodeProps, decodeInto, and so Get,
-// Verify and the writes' reads), finding one property for a filter
-// (findProperty), and visiting them as stored (storedVisit); recordTicks,
-// which init calls, reads the header alone.
+// (name, kind, payload), find finds one property by name, value reads a
+// payload, and next, on top of seek, reads the properties one by one and
+// checks their names and, in a version 2 record, their offsets. Every
+// length, offset, kind and payload is checked on the way: a corrupt
+// record stops the walk with err set to errCorruptRecord, never a panic.
+// Every reader of records walks them with it: decoding (decodeProps,
+// decodeInto, and so Get, Verify and the writes' reads), finding one
+// property for a filter (findProperty, Row.Property), and visiting them as
+// stored (storedVisit); recordTicks, which init calls, reads the header
+// alone.
 type recordWalker struct {
-	b    []byte
-	s    string // s[i:] is b[i:] as a string
-	i    int    // the read position in b and s
-	n, p uint64 // the property count, and the properties read
-	prev string // the name last read
-	err  error
+	b     []byte // the body
+	s     string // s[i:] is b[i:] as a string
+	i     int    // the read position in b and s
+	n, p  uint64 // the property count, and the properties read
+	prev  string // the name last read
+	offs  []byte // a version 2 record's offsets (nil in version 1)
+	width int    // the width of an offset; 0 in a version 1 record
+	err   error
 }
 
 // init starts reading record b and returns its Timestamp ticks. With
@@ -280,6 +362,7 @@ func (w *recordWalker) init(b []byte, view bool) (ticks int64, err error) {
 	if ticks, err = recordTicks(b); err != nil {
 		return w.refuse()
 	}
+	v1 := b[0] == recordV1
 	b = b[9:]
 	var n uint64
 	var l int
@@ -292,12 +375,35 @@ func (w *recordWalker) init(b []byte, view bool) (ticks int64, err error) {
 		return w.refuse()
 	}
 	b = b[l:]
+	var offs []byte
+	width := 0
+	if !v1 {
+		if len(b) == 0 {
+			return w.refuse()
+		}
+		width = int(b[0])
+		if width != 1 && width != 2 && width != 4 {
+			return w.refuse()
+		}
+		size := uint64(0)
+		if n > 1 {
+			size = (n - 1) * uint64(width)
+		}
+		if size > uint64(len(b)-1) {
+			return w.refuse()
+		}
+		offs, b = b[1:1+size], b[1+size:]
+		if offsetWidth(len(b)) != width {
+			return w.refuse()
+		}
+	}
 	if n == 0 && len(b) != 0 {
 		return w.refuse()
 	}
 	// The fields are set one by one: a composite literal is built aside
 	// and copied in wide moves, which stall on the narrow stores just made.
 	w.b, w.s, w.i, w.n, w.p, w.prev, w.err = b, "", 0, n, 0, "", nil
+	w.offs, w.width = offs, width
 	if n > 0 {
 		if view {
 			w.s = bytesView(b)
@@ -306,6 +412,22 @@ func (w *recordWalker) init(b []byte, view bool) (ticks int64, err error) {
 		}
 	}
 	return ticks, nil
+}
+
+// start returns where property k starts in a version 2 record's body,
+// as its offset says: the caller checks it against the body.
+func (w *recordWalker) start(k uint64) int {
+	if k == 0 {
+		return 0
+	}
+	o := w.offs[(k-1)*uint64(w.width):]
+	switch w.width {
+	case 1:
+		return int(o[0])
+	case 2:
+		return int(binary.BigEndian.Uint16(o))
+	}
+	return int(binary.BigEndian.Uint32(o))
 }
 
 // refuse is init's failure: a walker that reads nothing.
@@ -333,10 +455,16 @@ func (w *recordWalker) collect(sel selection, props Properties) error {
 // next returns the next property, or ok false after the last one or at
 // the first corruption (then err is set). Besides the layout seek checks,
 // it checks that names are valid UTF-8 and strictly ascend (from the last
-// name next returned).
+// name next returned), and, in a version 2 record, that the property
+// starts where its offset says.
 func (w *recordWalker) next() (name string, v Value, ok bool) {
+	start := w.i
 	name, kind, at, _, ok := w.seek("")
 	if !ok {
+		return "", Value{}, false
+	}
+	if w.width != 0 && w.p > 1 && w.start(w.p-1) != start {
+		w.fail()
 		return "", Value{}, false
 	}
 	if w.p > 1 && !nameLess(w.prev, name) { // names strictly ascend
@@ -354,6 +482,99 @@ func (w *recordWalker) next() (name string, v Value, ok bool) {
 	}
 	w.prev = name
 	return name, w.value(kind, at), true
+}
+
+// noHint is find's hint when there is none.
+const noHint = ^uint64(0)
+
+// find is seek for a property named target: in a version 2 record, it
+// searches the names from the one after the last property read by their
+// offsets, reading only the names it compares and then the one property
+// it returns, whose layout it checks (that it ends where the next
+// starts). It compares target with the name of property hint first: the
+// entities of a table mostly share their properties, so where a name was
+// in the last one read is a good guess for the next. It returns ok false,
+// and leaves the walk after the last property, when every name left is
+// below target. It does not check the names (next does): in a corrupt
+// record whose names are out of order, it may miss a property, but it
+// never reads out of the record.
+func (w *recordWalker) find(target string, hint uint64) (name string, kind Kind, at int, found, ok bool) {
+	if w.width == 0 || target == "" {
+		return w.seek(target)
+	}
+	lo, hi := w.p, w.n
+	for lo < hi {
+		m := lo + (hi-lo)/2
+		if hint >= lo && hint < hi {
+			m, hint = hint, noHint
+		}
+		got, i := w.nameAt(m)
+		if i < 0 {
+			return w.fail()
+		}
+		// The guess mostly hits; other names mostly differ in their
+		// first byte, compared inline.
+		switch {
+		case got == target:
+			return w.readAt(m, got, i)
+		case got != "" && got[0] != target[0] && got[0] < target[0],
+			(got == "" || got[0] == target[0]) && got < target:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	if lo == w.n {
+		w.i, w.p = len(w.b), w.n
+		return "", 0, 0, false, false
+	}
+	// The next property, named past target.
+	got, i := w.nameAt(lo)
+	if i < 0 {
+		return w.fail()
+	}
+	name, kind, at, _, ok = w.readAt(lo, got, i)
+	return name, kind, at, false, ok
+}
+
+// readAt reads property k of a version 2 record, whose name, read, ends
+// at i, checks that it ends where property k+1 starts (or the body ends),
+// and goes on from there.
+func (w *recordWalker) readAt(k uint64, name string, i int) (string, Kind, int, bool, bool) {
+	kind, at, end := w.payload(i)
+	if end < 0 {
+		return w.fail()
+	}
+	next := len(w.b)
+	if k+1 < w.n {
+		next = w.start(k + 1)
+	}
+	if end != next {
+		return w.fail()
+	}
+	w.i, w.p = end, k+1
+	return name, kind, at, true, true
+}
+
+// nameAt returns the name of property k of a version 2 record and where
+// it ends, or end -1 if its offset or length is out of the body.
+func (w *recordWalker) nameAt(k uint64) (name string, end int) {
+	start := w.start(k)
+	if start >= len(w.b) {
+		return "", -1
+	}
+	var l uint64
+	var lw int
+	if w.b[start] < 0x80 {
+		l, lw = uint64(w.b[start]), 1
+	} else {
+		l, lw = uvarint(w.b[start:])
+	}
+	if lw <= 0 || l > uint64(len(w.b)-start-lw) {
+		return "", -1
+	}
+	end = start + lw + int(l)
+	return w.s[start+lw : end], end
 }
 
 // seek steps over the properties named below target, and returns the
@@ -384,41 +605,10 @@ func (w *recordWalker) seek(target string) (name string, kind Kind, at int, foun
 		}
 		name = s[i+lw : i+lw+int(l)]
 		i += lw + int(l)
-		if i >= len(b) {
+		kind, at, i = w.payload(i)
+		if i < 0 {
 			return w.fail()
 		}
-		kind = Kind(b[i])
-		i++
-		var size int
-		switch kind {
-		case KindString, KindBinary:
-			var l uint64
-			var lw int
-			if i < len(b) && b[i] < 0x80 {
-				l, lw = uint64(b[i]), 1
-			} else {
-				l, lw = uvarint(b[i:])
-			}
-			if lw <= 0 || l > uint64(len(b)-i-lw) {
-				return w.fail()
-			}
-			i += lw
-			size = int(l)
-		case KindInt32:
-			size = 4
-		case KindInt64, KindDouble, KindDateTime:
-			size = 8
-		case KindBool:
-			size = 1
-		case KindGUID:
-			size = 16
-		default:
-			return w.fail()
-		}
-		if len(b)-i < size || (kind == KindBool && b[i] > 1) {
-			return w.fail()
-		}
-		at, i = i, i+size
 		if target != "" {
 			// Names mostly differ in their first byte, compared inline.
 			var c int
@@ -440,6 +630,51 @@ func (w *recordWalker) seek(target string) (name string, kind Kind, at int, foun
 		w.err = errCorruptRecord
 	}
 	return "", 0, 0, false, false
+}
+
+// payload reads the kind and payload of a property whose name ends at
+// i: it returns the kind, where the payload starts and where it ends, or
+// end -1 if the kind is unknown or the payload is not whole (or, for a
+// Bool, not 0 or 1).
+func (w *recordWalker) payload(i int) (kind Kind, at, end int) {
+	b := w.b
+	if i >= len(b) {
+		return 0, 0, -1
+	}
+	kind = Kind(b[i])
+	i++
+	var size int
+	switch kind {
+	case KindString, KindBinary:
+		// Strings are mostly short: their one-byte lengths are read
+		// inline.
+		var l uint64
+		var lw int
+		if i < len(b) && b[i] < 0x80 {
+			l, lw = uint64(b[i]), 1
+		} else {
+			l, lw = uvarint(b[i:])
+		}
+		if lw <= 0 || l > uint64(len(b)-i-lw) {
+			return 0, 0, -1
+		}
+		i += lw
+		size = int(l)
+	case KindInt32:
+		size = 4
+	case KindInt64, KindDouble, KindDateTime:
+		size = 8
+	case KindBool:
+		size = 1
+	case KindGUID:
+		size = 16
+	default:
+		return 0, 0, -1
+	}
+	if len(b)-i < size || (kind == KindBool && b[i] > 1) {
+		return 0, 0, -1
+	}
+	return kind, i, i + size
 }
 
 // value returns the value of the property seek last returned, of kind and
@@ -493,9 +728,11 @@ type tableRecord struct {
 	Expiry   string // the expiry policy's property; "": none
 }
 
-// tableRecordVersion2 is the version of a catalog record with indexes,
-// tableRecordVersion3 of one with an expiry policy.
+// tableRecordVersion1 is the version of a catalog record without indexes
+// or expiry, tableRecordVersion2 of one with indexes, tableRecordVersion3
+// of one with an expiry policy.
 const (
+	tableRecordVersion1 = 1
 	tableRecordVersion2 = 2
 	tableRecordVersion3 = 3
 )
@@ -503,11 +740,11 @@ const (
 // knownTableRecord reports whether v is a catalog record version this
 // build reads.
 func knownTableRecord(v byte) bool {
-	return v == recordVersion || v == tableRecordVersion2 || v == tableRecordVersion3
+	return v == tableRecordVersion1 || v == tableRecordVersion2 || v == tableRecordVersion3
 }
 
 func (r tableRecord) append(dst []byte) []byte {
-	v := byte(recordVersion)
+	v := byte(tableRecordVersion1)
 	switch {
 	case r.Expiry != "":
 		v = tableRecordVersion3

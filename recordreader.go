@@ -71,7 +71,7 @@ func findProperty(rec []byte, name string) (Value, bool, error) {
 	if _, err := w.init(rec, true); err != nil {
 		return Value{}, false, err
 	}
-	_, kind, at, found, ok := w.seek(name)
+	_, kind, at, found, ok := w.find(name, noHint)
 	if !ok || !found {
 		return Value{}, false, w.err
 	}

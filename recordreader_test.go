@@ -1,7 +1,10 @@
 package localtable
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -84,6 +87,8 @@ func TestRecordReader(t *testing.T) {
 func FuzzFindProperty(f *testing.F) {
 	f.Add(appendRecord(nil, 1, sampleProps()), "S")
 	f.Add(appendRecord(nil, 0, nil), "A")
+	f.Add(recordAsV1(appendRecord(nil, 1, sampleProps())), "I64")
+	f.Add(appendRecord(nil, 1, Properties{"Long": StringValue(strings.Repeat("x", 300)), "Z": Int32Value(1)}), "Z")
 	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f}, "x")
 	f.Fuzz(func(t *testing.T, b []byte, name string) {
 		v, ok, err := findProperty(b, name)
@@ -105,43 +110,119 @@ func FuzzFindProperty(f *testing.F) {
 		if v, ok, err := findProperty(b, "\xff"); ok || err != nil {
 			t.Fatalf("findProperty(%x, past all) = %v, %v, %v", b, v, ok, err)
 		}
+		// Whatever the hint, find agrees: a hint is only a first guess.
+		for name, want := range props {
+			for _, hint := range []uint64{0, 1, uint64(len(props)) / 2, uint64(len(props)) - 1, uint64(len(props)), noHint} {
+				var w recordWalker
+				w.init(b, true)
+				_, kind, at, found, ok := w.find(name, hint)
+				if !ok || !found || w.err != nil || !w.value(kind, at).Equal(want) {
+					t.Fatalf("find(%x, %q, hint %d) = %v, %v, %v; the decoder has %v", b, name, hint, found, ok, w.err, want)
+				}
+			}
+		}
 	})
 }
 
 // TestRecordWalkerCorrupt checks that the readers of records refuse the
-// same corruptions with errCorruptRecord: the decoder, and a search for a
-// name past every name, which walks the whole layout.
+// same corruptions with errCorruptRecord, in both versions: the decoder;
+// in version 1, a search for a name past every name, which walks the
+// whole layout; in version 2, a search for the property a corruption
+// touches, which reads that property alone. No search returns a wrong
+// value.
 func TestRecordWalkerCorrupt(t *testing.T) {
-	good := appendRecord(nil, 7, Properties{"A": BoolValue(true), "B": Int32Value(1), "C": StringValue("x")})
-	bad := map[string][]byte{
-		"version":         append([]byte{2}, good[1:]...),
-		"short header":    good[:8],
-		"count":           append(append([]byte(nil), good[:9]...), 0xff),
-		"bool byte":       bytesReplaced(good, 1+8+1+1+1+1, 2),
-		"kind":            bytesReplaced(good, 1+8+1+1+1, 99),
-		"null kind":       bytesReplaced(good, 1+8+1+1+1, byte(KindNull)),
-		"kind past GUID":  bytesReplaced(good, 1+8+1+1+1, byte(KindBinary)+1),
-		"trailing":        append(append([]byte(nil), good...), 0),
-		"truncated":       good[:len(good)-1],
-		"empty, trailing": append(appendRecord(nil, 7, nil), 0),
-	}
-	for what, rec := range bad {
-		if _, _, err := decodeRecord(rec, nil); err != errCorruptRecord {
-			t.Errorf("%s: decodeRecord: %v", what, err)
+	props := Properties{"A": BoolValue(true), "B": Int32Value(1), "C": StringValue("x")}
+	for _, version := range []byte{recordV1, recordVersion} {
+		good := appendRecord(nil, 7, props)
+		if version == recordV1 {
+			good = recordAsV1(good)
 		}
-		if _, _, err := findProperty(rec, "\xff"); err != errCorruptRecord {
-			t.Errorf("%s: findProperty: %v", what, err)
+		a := bodyStart(t, good) // property A: name length, name, kind, payload
+		bad := map[string]struct {
+			rec   []byte
+			touch string // the property the corruption is in
+		}{
+			"version":         {append([]byte{3}, good[1:]...), "A"},
+			"short header":    {good[:8], "A"},
+			"count":           {append(append([]byte(nil), good[:9]...), 0xff), "A"},
+			"bool byte":       {bytesReplaced(good, a+3, 2), "A"},
+			"kind":            {bytesReplaced(good, a+2, 99), "A"},
+			"null kind":       {bytesReplaced(good, a+2, byte(KindNull)), "A"},
+			"kind past GUID":  {bytesReplaced(good, a+2, byte(KindBinary)+1), "A"},
+			"trailing":        {append(append([]byte(nil), good...), 0), "C"},
+			"truncated":       {good[:len(good)-1], "C"},
+			"empty, trailing": {append(appendRecord(nil, 7, nil), 0), ""},
+		}
+		if version == recordVersion {
+			// The offsets: 1+8+1 is the width, then B's offset and C's.
+			bad["width"] = struct {
+				rec   []byte
+				touch string
+			}{bytesReplaced(good, 10, 3), "A"}
+			bad["width not the least"] = struct {
+				rec   []byte
+				touch string
+			}{append(append(append([]byte(nil), good[:10]...), 2, 0), good[11:]...), "A"}
+			bad["offset inside a property"] = struct {
+				rec   []byte
+				touch string
+			}{bytesReplaced(good, 11, good[11]+1), "B"}
+			bad["offset past the body"] = struct {
+				rec   []byte
+				touch string
+			}{bytesReplaced(good, 12, 200), "C"}
+		}
+		for what, c := range bad {
+			what = fmt.Sprintf("version %d, %s", version, what)
+			if _, _, err := decodeRecord(c.rec, nil); err != errCorruptRecord {
+				t.Errorf("%s: decodeRecord: %v", what, err)
+			}
+			if version == recordV1 {
+				if _, _, err := findProperty(c.rec, "\xff"); err != errCorruptRecord {
+					t.Errorf("%s: findProperty past all: %v", what, err)
+				}
+			} else if c.touch != "" {
+				if v, ok, err := findProperty(c.rec, c.touch); err != errCorruptRecord {
+					t.Errorf("%s: findProperty(%q) = %v, %v, %v", what, c.touch, v, ok, err)
+				}
+			}
+			for name, want := range props {
+				if v, ok, _ := findProperty(c.rec, name); ok && !v.Equal(want) {
+					t.Errorf("%s: findProperty(%q) = %v, want %v", what, name, v, want)
+				}
+			}
+		}
+		// Names out of order, or not UTF-8, are the decoder's to refuse.
+		for what, rec := range map[string][]byte{
+			"order": bytesReplaced(good, a+1, 'D'),
+			"utf-8": bytesReplaced(good, a+1, 0xc0),
+		} {
+			if _, _, err := decodeRecord(rec, nil); err != errCorruptRecord {
+				t.Errorf("version %d, %s: decodeRecord: %v", version, what, err)
+			}
 		}
 	}
-	// Names out of order, or not UTF-8, are the decoder's to refuse.
-	for what, rec := range map[string][]byte{
-		"order": bytesReplaced(good, 1+8+1+1, 'D'),
-		"utf-8": bytesReplaced(good, 1+8+1+1, 0xc0),
-	} {
-		if _, _, err := decodeRecord(rec, nil); err != errCorruptRecord {
-			t.Errorf("%s: decodeRecord: %v", what, err)
-		}
+}
+
+// recordAsV1 returns a version 2 record in version 1: without its offset
+// width and offsets.
+func recordAsV1(rec []byte) []byte {
+	var w recordWalker
+	if _, err := w.init(rec, true); err != nil || w.width == 0 {
+		panic("recordAsV1 of a record that is not a sound version 2 one")
 	}
+	out := append([]byte{recordV1}, rec[1:9]...)
+	out = binary.AppendUvarint(out, w.n)
+	return append(out, w.b...)
+}
+
+// bodyStart returns where the body of a record starts.
+func bodyStart(t testing.TB, rec []byte) int {
+	var w recordWalker
+	if _, err := w.init(rec, true); err != nil {
+		t.Fatal(err)
+	}
+	return len(rec) - len(w.b)
 }
 
 // bytesReplaced returns a copy of b with b[i] set to c.
@@ -167,6 +248,20 @@ func BenchmarkRecordWalk(b *testing.B) {
 			})
 		})
 	}
+	for _, name := range []string{"Active", "Score"} {
+		b.Run("RowProperty/"+name, func(b *testing.B) {
+			// A Row read one entity after another, as a scan's filter
+			// reads it: the name's place in the last record is tried first.
+			var r Row
+			key := keyenc.AppendEntityKey(nil, 1, "p", "r")
+			loop(b, func() {
+				r.reset(key, rec)
+				if _, ok := r.Property(name); !ok {
+					b.Fatal(name)
+				}
+			})
+		})
+	}
 	b.Run("DecodeView", func(b *testing.B) {
 		loop(b, func() {
 			if _, _, err := decodeProps(rec, selection{}, true); err != nil {
@@ -188,7 +283,7 @@ func TestRowErr(t *testing.T) {
 		n    int
 	}{
 		"sound":     {good, nil, 3},
-		"kind":      {bytesReplaced(good, 1+8+1+1+1, 99), errCorruptRecord, 0},
+		"kind":      {bytesReplaced(good, bodyStart(t, good)+2, 99), errCorruptRecord, 0},
 		"truncated": {good[:len(good)-1], errCorruptRecord, 2},
 	} {
 		r := Row{keyed: true, pk: "p", rk: "r", ticks: 7, rec: c.rec}

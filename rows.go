@@ -6,6 +6,7 @@ import (
 	"iter"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/localtable/localtable/internal/keyenc"
 )
@@ -38,6 +39,17 @@ type Row struct {
 	// ("" when at must start afresh).
 	at   recordWalker
 	last string
+	// hints are where the names last read were, for find's first guess:
+	// the entities of one table mostly share their properties, and a Row
+	// reads one after another (see Table.Rows, and a query's filter).
+	hints [4]propHint
+	nhint int // the hints set, of which the last len(hints) are kept
+}
+
+// propHint is where a property was in the last record it was read from.
+type propHint struct {
+	name string
+	k    uint64
 }
 
 // reset points r at the entity of an engine key and its record, keeping
@@ -136,7 +148,17 @@ func (r *Row) Property(name string) (Value, bool) {
 			return Value{}, false
 		}
 	}
-	got, kind, at, found, ok := r.at.seek(name)
+	hint, slot := noHint, -1
+	for j := range r.hints {
+		// A filter reads the same string for each entity: its bytes are
+		// compared only when it is another.
+		h := &r.hints[j]
+		if len(h.name) == len(name) && (unsafe.StringData(h.name) == unsafe.StringData(name) || h.name == name) {
+			hint, slot = h.k, j
+			break
+		}
+	}
+	got, kind, at, found, ok := r.at.find(name, hint)
 	if !ok {
 		r.last = "" // past the last property: start afresh next time
 		if r.at.err != nil {
@@ -147,6 +169,12 @@ func (r *Row) Property(name string) (Value, bool) {
 	r.last = got
 	if !found {
 		return Value{}, false
+	}
+	if k := r.at.p - 1; slot >= 0 {
+		r.hints[slot].k = k
+	} else {
+		r.hints[r.nhint%len(r.hints)] = propHint{name, k}
+		r.nhint++
 	}
 	return r.at.value(kind, at), true
 }
