@@ -65,7 +65,7 @@ func appendRecord(dst []byte, ticks int64, props Properties) []byte {
 	ps := buf[:0]
 	for name, v := range props {
 		if !v.IsNull() {
-			ps = append(ps, namedValue{name, v})
+			ps = append(ps, namedValue{name: name, v: v})
 		}
 	}
 	return appendProps(dst, ticks, ps)
@@ -95,7 +95,8 @@ func appendProps(dst []byte, ticks int64, ps []namedValue) []byte {
 	sortByName(ps)
 	body := 0
 	for i := range ps {
-		body += propSize(ps[i].name, ps[i].v)
+		ps[i].size = propSize(ps[i].name, ps[i].v)
+		body += ps[i].size
 	}
 	width := offsetWidth(body)
 	n := len(ps)
@@ -104,12 +105,12 @@ func appendProps(dst []byte, ticks int64, ps []namedValue) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(ticks))
 	dst = binary.AppendUvarint(dst, uint64(n))
 	dst = append(dst, byte(width))
-	off := 0
-	for i := range ps {
-		if i > 0 {
+	if n > 1 {
+		off := 0
+		for i := range ps[:n-1] {
+			off += ps[i].size
 			dst = appendOffset(dst, width, off)
 		}
-		off += propSize(ps[i].name, ps[i].v)
 	}
 	for i := range ps {
 		name, v := ps[i].name, ps[i].v
@@ -183,10 +184,12 @@ func appendOffset(dst []byte, width, off int) []byte {
 	return binary.BigEndian.AppendUint32(dst, uint32(off))
 }
 
-// namedValue is a property: its name and value.
+// namedValue is a property: its name and value, and the size of its
+// encoding, which appendProps sets.
 type namedValue struct {
 	name string
 	v    Value
+	size int
 }
 
 // sortByName sorts properties by name: by insertion for the few of a

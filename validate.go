@@ -391,7 +391,7 @@ func checkEntity(e *Entity, ps []namedValue) ([]namedValue, int, error) {
 		}
 		size += 8 + 2*utf16Len(name) + valueSize(v)
 		payload += payloadPropSize(name, v)
-		ps = append(ps, namedValue{name, v})
+		ps = append(ps, namedValue{name: name, v: v})
 	}
 	if n > MaxCustomProperties {
 		return ps, 0, newError(ErrTooManyProperties, "entity (%q, %q) has %d custom properties; the limit is %d", abbrev(e.PartitionKey), abbrev(e.RowKey), n, MaxCustomProperties)
