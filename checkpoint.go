@@ -136,8 +136,8 @@ func (c *Checkpoint) Close() error {
 }
 
 // restoreCheckpoint has the engine, a storage.Checkpointer, restore cp.
-// The engine restores every key; the change feed's history is then put
-// back as it was (from a snapshot taken before), in the commit that
+// The engine restores every key; the store's format version is then set
+// to this localtable's, and the change feed's history put back as it was (from a snapshot taken before), in the commit that
 // makes the restore's change, which follows at once (such an engine, in
 // memory, keeps nothing across a crash: nothing can come between the
 // two).
@@ -150,18 +150,24 @@ func (a *Account) restoreCheckpoint(ctx context.Context, cp storage.Checkpoint) 
 		}
 		defer feed.Close()
 	}
-	if err := a.eng.(storage.Checkpointer).Restore(cp); err != nil || a.contributors == nil {
+	if err := a.eng.(storage.Checkpointer).Restore(cp); err != nil {
 		return err
 	}
 	return a.update(ctx, "the restore", maxConflictRetries, nil, func(*readSet) (*metaPlan, error) {
-		ws := []write{}
+		// The store's format is this localtable's, whose records it
+		// writes next, whatever the checkpoint held.
+		ws := []write{{key: metaFormat, value: encodeFormat(formatVersion)}}
 		if feed != nil {
 			var err error
 			if ws, err = feedCopy(ws, feed); err != nil {
 				return nil, err
 			}
 		}
-		return &metaPlan{writes: ws, changes: restoredChanges}, nil
+		var changes []change
+		if a.contributors != nil {
+			changes = restoredChanges
+		}
+		return &metaPlan{writes: ws, changes: changes}, nil
 	})
 }
 
@@ -170,7 +176,8 @@ var restoredChanges = []change{{kind: changeRestored}}
 
 // copyBack replaces every key of the account's engine with the
 // snapshot's, in one batch, except the change feed's (its history, with
-// the next revision, kept in memory: feedLog.rev) and two: the clock's
+// the next revision, kept in memory: feedLog.rev), the store's format
+// version (this localtable's, whose records it writes next) and two: the clock's
 // mark, which becomes the higher of the snapshot's and the one the clock
 // reserved since, and the next table ID, likewise. The contributors'
 // writes for the restore (the feed's Restored change) are in the batch. A crash, at any moment, leaves either the
@@ -212,6 +219,8 @@ func (a *Account) copyBack(ctx context.Context, snap storage.Snapshot) error {
 				next = max(next, n)
 			}
 			continue
+		case string(k) == string(metaFormat):
+			continue // this localtable's, set below: it writes in its format
 		}
 		if err := b.Set(it.Key(), it.Value()); err != nil {
 			it.Close()
@@ -227,6 +236,9 @@ func (a *Account) copyBack(ctx context.Context, snap storage.Snapshot) error {
 		}
 	}
 	if err := b.Set(metaNextID, encodeTicks(next)); err != nil {
+		return err
+	}
+	if err := b.Set(metaFormat, encodeFormat(formatVersion)); err != nil {
 		return err
 	}
 	var cc *commitContext

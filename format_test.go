@@ -112,3 +112,31 @@ func TestVerifyFormatKey(t *testing.T) {
 		t.Fatalf("version 3 recorded: %v %+v", err, rep)
 	}
 }
+
+// A Restore keeps the store's format version this localtable's, whatever
+// the checkpoint holds: the store goes on with this localtable's records.
+// The memory engine restores a checkpoint itself; a shared engine's is
+// copied back from a snapshot.
+func TestRestoreKeepsFormat(t *testing.T) {
+	ctx := context.Background()
+	for name, eng := range map[string]storage.Engine{"memory": memory.New(nil), "shared": sharedmem.New().Open()} {
+		a, err := Open(&Options{Engine: eng})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		setKey(t, eng, metaFormat, encodeFormat(1)) // as an older store's
+		cp, err := a.Checkpoint(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Restore(ctx, cp); err != nil {
+			t.Fatal(err)
+		}
+		v, c, err := eng.Get(metaFormat)
+		if err != nil || string(v) != string(encodeFormat(formatVersion)) {
+			t.Fatalf("%s: after Restore: %x, %v; want version %d", name, v, err, formatVersion)
+		}
+		c.Close()
+	}
+}
