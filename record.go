@@ -278,6 +278,29 @@ func (s selection) has(name string) bool {
 	return false
 }
 
+// lengthAt reads the length at b[i:] (i <= len(b)) of the bytes that
+// follow it (a name, a String or Binary payload), which must lie within
+// b: it returns where they start and end, or end -1. Names and strings
+// are mostly short: a one-byte length is read inline.
+func lengthAt(b []byte, i int) (start, end int) {
+	if i < len(b) {
+		if l := int(b[i]); l < 0x80 && i+1+l <= len(b) {
+			return i + 1, i + 1 + l
+		}
+	}
+	return longLengthAt(b, i)
+}
+
+// longLengthAt is lengthAt for a length of more than one byte, or one
+// that is not whole or does not fit.
+func longLengthAt(b []byte, i int) (start, end int) {
+	l, lw := uvarint(b[i:])
+	if lw <= 0 || l > uint64(len(b)-i-lw) {
+		return 0, -1
+	}
+	return i + lw, i + lw + int(l)
+}
+
 // recordTicks returns the Timestamp ticks of a record, checking only its
 // header.
 func recordTicks(b []byte) (int64, error) {
@@ -566,18 +589,11 @@ func (w *recordWalker) nameAt(k uint64) (name string, end int) {
 	if start >= len(w.b) {
 		return "", -1
 	}
-	var l uint64
-	var lw int
-	if w.b[start] < 0x80 {
-		l, lw = uint64(w.b[start]), 1
-	} else {
-		l, lw = uvarint(w.b[start:])
-	}
-	if lw <= 0 || l > uint64(len(w.b)-start-lw) {
+	start, end = lengthAt(w.b, start)
+	if end < 0 {
 		return "", -1
 	}
-	end = start + lw + int(l)
-	return w.s[start+lw : end], end
+	return w.s[start:end], end
 }
 
 // seek steps over the properties named below target, and returns the
@@ -594,20 +610,11 @@ func (w *recordWalker) nameAt(k uint64) (name string, end int) {
 func (w *recordWalker) seek(target string) (name string, kind Kind, at int, found, ok bool) {
 	b, s, i, p := w.b, w.s, w.i, w.p
 	for ; p < w.n; p++ {
-		// Names and strings are mostly short: their one-byte lengths are
-		// read inline.
-		var l uint64
-		var lw int
-		if i < len(b) && b[i] < 0x80 {
-			l, lw = uint64(b[i]), 1
-		} else {
-			l, lw = uvarint(b[i:])
-		}
-		if lw <= 0 || l > uint64(len(b)-i-lw) {
+		start, end := lengthAt(b, i)
+		if end < 0 {
 			return w.fail()
 		}
-		name = s[i+lw : i+lw+int(l)]
-		i += lw + int(l)
+		name, i = s[start:end], end
 		kind, at, i = w.payload(i)
 		if i < 0 {
 			return w.fail()
@@ -649,20 +656,11 @@ func (w *recordWalker) payload(i int) (kind Kind, at, end int) {
 	var size int
 	switch kind {
 	case KindString, KindBinary:
-		// Strings are mostly short: their one-byte lengths are read
-		// inline.
-		var l uint64
-		var lw int
-		if i < len(b) && b[i] < 0x80 {
-			l, lw = uint64(b[i]), 1
-		} else {
-			l, lw = uvarint(b[i:])
-		}
-		if lw <= 0 || l > uint64(len(b)-i-lw) {
+		start, end := lengthAt(b, i)
+		if end < 0 {
 			return 0, 0, -1
 		}
-		i += lw
-		size = int(l)
+		i, size = start, end-start
 	case KindInt32:
 		size = 4
 	case KindInt64, KindDouble, KindDateTime:

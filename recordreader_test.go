@@ -262,6 +262,21 @@ func BenchmarkRecordWalk(b *testing.B) {
 			})
 		})
 	}
+	b.Run("Walk", func(b *testing.B) {
+		// Every property read in order, as Row.Properties and the
+		// decoders read them, without building anything.
+		var w recordWalker
+		loop(b, func() {
+			w.init(rec, true)
+			n := 0
+			for _, _, ok := w.next(); ok; _, _, ok = w.next() {
+				n++
+			}
+			if n != 10 || w.err != nil {
+				b.Fatal(n, w.err)
+			}
+		})
+	})
 	b.Run("DecodeView", func(b *testing.B) {
 		loop(b, func() {
 			if _, _, err := decodeProps(rec, selection{}, true); err != nil {
