@@ -248,7 +248,7 @@ func declareIndexes(ctx context.Context, acct *localtable.Account, account strin
 				}
 				break
 			}
-			if ix.Name == s.name() {
+			if strings.EqualFold(ix.Name, s.name()) {
 				return fmt.Errorf("--index %s: account %s: table %s already has an index %s on %s", flag, account, s.table, ix.Name, strings.Join(ix.Properties, ","))
 			}
 		}
