@@ -56,10 +56,12 @@ const (
 // and indexes, in one commit.
 var indexBuildChunk = 1000
 
-// ErrIndexNotFound is the error of DropIndex for an index the table does
-// not declare. Its code is ResourceNotFound; an Error of that code made
-// elsewhere does not match it (it matches ErrEntityNotFound).
-var ErrIndexNotFound = &Error{Code: CodeResourceNotFound, Message: "The specified index does not exist."}
+// ErrIndexNotFound is the error of DropIndex and RebuildIndex for an
+// index the table does not declare. Its code is IndexNotFound, a
+// localtable code (CodeIndexNotFound), which the HTTP server answers with
+// 404 and the same message: an Error of that code made elsewhere (such as
+// a client's, read from the server's answer) matches it.
+var ErrIndexNotFound = sentinel(CodeIndexNotFound, "The specified index does not exist.")
 
 // ErrIndexExists is the error of CreateIndex for a name the table already
 // declares (in any case: index names are case-insensitive, as table names
@@ -104,8 +106,8 @@ func errNoIndex(name, idx string) error {
 }
 
 func init() {
-	// Each stands for itself alone: not for the sentinel of its code.
-	ErrIndexNotFound.kind, ErrIndexExists.kind = ErrIndexNotFound, ErrIndexExists
+	// It stands for itself alone: not for the sentinel of its code.
+	ErrIndexExists.kind = ErrIndexExists
 }
 
 // indexDef is an index as its table's catalog record declares it.

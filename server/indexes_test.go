@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -79,8 +80,17 @@ func TestTableIndexOperations(t *testing.T) {
 	if idx, _ := srv.Account.Table("Orders").Indexes(ctx); len(idx) != 1 || !idx[0].Ready {
 		t.Fatalf("after repair: %v", idx)
 	}
-	if status, code, _ := send("POST", "comp=indexes&name=Nope", "", sharedKey); status != 404 || code != string(localtable.CodeResourceNotFound) {
-		t.Errorf("a repair of no index: %d %s", status, code)
+	// No such index: 404 IndexNotFound with the Go API's own message.
+	var local *localtable.Error
+	if err := srv.Account.Table("Orders").RebuildIndex(ctx, "Nope"); !errors.As(err, &local) || local.Code != localtable.CodeIndexNotFound {
+		t.Fatalf("RebuildIndex of no index: %v", err)
+	}
+	if status, code, body := send("POST", "comp=indexes&name=Nope", "", sharedKey); status != 404 || code != string(localtable.CodeIndexNotFound) || !strings.Contains(body, jsonText(local.Message)) {
+		t.Errorf("a repair of no index: %d %s %s; want 404 IndexNotFound and %q", status, code, body, local.Message)
+	}
+	// Another name on the same properties: refused, naming ByTotal.
+	if status, code, body := send("PUT", "comp=indexes", `{"Name":"Totals","Properties":["Total"]}`, sharedKey); status != 400 || code != string(localtable.CodeInvalidInput) || !strings.Contains(body, `index \"ByTotal\"`) {
+		t.Errorf("a second index on the same properties: %d %s %s", status, code, body)
 	}
 	if status, code, _ := send("POST", "comp=indexes", "", sharedKey); status != 400 {
 		t.Errorf("a repair without name=: %d %s", status, code)
@@ -88,13 +98,19 @@ func TestTableIndexOperations(t *testing.T) {
 	if status, code, _ := send("DELETE", "comp=indexes", "", sharedKey); status != 400 {
 		t.Errorf("a delete without name=: %d %s", status, code)
 	}
-	if status, code, body := send("DELETE", "comp=indexes&name=ByTotal", "", sharedKey); status != 204 {
+	if status, code, body := send("DELETE", "comp=indexes&name=bytotal", "", sharedKey); status != 204 { // names are case-insensitive
 		t.Fatalf("delete: %d %s %s", status, code, body)
 	}
-	if status, code, _ := send("DELETE", "comp=indexes&name=ByTotal", "", sharedKey); status != 404 || code != string(localtable.CodeResourceNotFound) {
-		t.Errorf("a delete of a dropped index: %d %s", status, code)
+	if status, code, body := send("DELETE", "comp=indexes&name=ByTotal", "", sharedKey); status != 404 || code != string(localtable.CodeIndexNotFound) || !strings.Contains(body, `has no index \"ByTotal\"`) {
+		t.Errorf("a delete of a dropped index: %d %s %s", status, code, body)
 	}
 	if idx, _ := srv.Account.Table("Orders").Indexes(ctx); len(idx) != 0 {
 		t.Fatalf("after delete: %v", idx)
 	}
+}
+
+// jsonText is s as it appears inside a JSON string.
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
 }
