@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/localtabletest"
@@ -113,4 +115,56 @@ func TestTableIndexOperations(t *testing.T) {
 func jsonText(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
+}
+
+// A Query Entities page names the index it read in X-Localtable-Index
+// (absent when it read none) and counts what it read in
+// X-Localtable-Scanned, on both of the server's query paths (entities
+// written from their records, and $select's), read here through the SDK.
+func TestQueryPlanHeaders(t *testing.T) {
+	srv := localtabletest.New(t)
+	ctx := context.Background()
+	tbl, err := srv.Account.CreateTable(ctx, "Orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%02d", i), Properties: localtable.Properties{
+			"Total": localtable.Int32Value(int32(i)), "Status": localtable.StringValue("open"),
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tbl.CreateIndex(ctx, "ByTotal", "Total"); err != nil {
+		t.Fatal(err)
+	}
+	client := srv.Client.NewClient("Orders")
+	page := func(filter, sel string) http.Header {
+		t.Helper()
+		var resp *http.Response
+		o := &aztables.ListEntitiesOptions{Filter: &filter}
+		if sel != "" {
+			o.Select = &sel
+		}
+		if _, err := client.NewListEntitiesPager(o).NextPage(runtime.WithCaptureResponse(ctx, &resp)); err != nil {
+			t.Fatalf("%s: %v", filter, err)
+		}
+		return resp.Header
+	}
+	for _, sel := range []string{"", "Total"} {
+		h := page("Total ge 48", sel)
+		if got := h.Get(server.IndexHeader); got != "ByTotal" {
+			t.Errorf("select %q: a filter on the indexed property: %s %q; want ByTotal", sel, server.IndexHeader, got)
+		}
+		if got := h.Get(server.ScannedHeader); got != "4" { // 2 index entries, 2 entities fetched
+			t.Errorf("select %q: a filter on the indexed property: %s %q; want 4", sel, server.ScannedHeader, got)
+		}
+		h = page("Status eq 'open'", sel)
+		if _, ok := h[server.IndexHeader]; ok {
+			t.Errorf("select %q: a filter no index serves: %s %q; want none", sel, server.IndexHeader, h.Get(server.IndexHeader))
+		}
+		if got := h.Get(server.ScannedHeader); got != "50" {
+			t.Errorf("select %q: a full scan: %s %q; want 50", sel, server.ScannedHeader, got)
+		}
+	}
 }

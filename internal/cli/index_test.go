@@ -228,6 +228,37 @@ func TestIndexCommandRemote(t *testing.T) {
 	}
 }
 
+// TestQueryExplainSameLocalAndRemote: query --explain on a server prints
+// what it prints on the data directory the server serves: the entities
+// scanned and returned, and the index read (or none), from the server's
+// X-Localtable-Scanned and X-Localtable-Index headers.
+func TestQueryExplainSameLocalAndRemote(t *testing.T) {
+	dir := t.TempDir()
+	runOut(t, "tables", "create", "Orders", "--location", dir)
+	for i := range 40 {
+		runOut(t, "put", "Orders", "p", fmt.Sprintf("%02d", i), fmt.Sprintf("Total@Edm.Double=%d.5", i), "--location", dir)
+	}
+	runOut(t, "index", "create", "Orders", "ByTotal", "Total", "--location", dir)
+	filters := []string{"Total gt 36.0", "PartitionKey eq 'p' and RowKey ge '35'"}
+	local := map[string]string{}
+	for _, f := range filters {
+		local[f] = runOut(t, "query", "Orders", "--filter", f, "--explain", "-o", "jsonl", "--location", dir)
+	}
+	if !strings.Contains(local[filters[0]], "scanned 8, returned 4, in 1 page(s)\nread through index ByTotal\n") || strings.Contains(local[filters[1]], "read through") {
+		t.Fatalf("on the data directory:\n%s\n%s", local[filters[0]], local[filters[1]])
+	}
+	stop, cs := serveUntilReady(t, "--location", dir)
+	defer stop()
+	for _, f := range filters {
+		got := runOut(t, "query", "Orders", "--filter", f, "--explain", "-o", "jsonl", "--connection-string", cs)
+		// The entities' lines hold their ETags and Timestamps, the same
+		// from the same data directory.
+		if got != local[f] {
+			t.Errorf("query --explain --filter %q on the server:\n%s\nwant as on the data directory:\n%s", f, got, local[f])
+		}
+	}
+}
+
 // serve --index makes the server's full-table filter read the index: with
 // a scan limit of 5 entities a page, the filter on Total pages through the
 // table 5 entities at a time without it, and answers in one page with it.
