@@ -40,6 +40,12 @@ const (
 	CodeInternalError                           ErrorCode = "InternalError"
 )
 
+// CodeIndexNotFound is localtable's own code (the service has no
+// indexes) of ErrIndexNotFound: a table's declared index that does not
+// exist. The HTTP server answers it 404, with its message, on its index
+// operations (a localtable extension).
+const CodeIndexNotFound ErrorCode = "IndexNotFound"
+
 // Error is the error type of every failed localtable operation that the
 // service would also reject. Code is the service's error code, what it
 // answers on the wire; Message says what was wrong and where. The HTTP

@@ -107,15 +107,23 @@ func (t *Table) Expiry(ctx context.Context) (string, error) {
 // an entity whose prop is an Edm.DateTime at or before the account's
 // clock is expired, invisible to every read and absent to every write,
 // and is deleted by the account's sweeper (see ExpiryOptions), each
-// deletion a ChangeExpired in the feed. An entity without prop, or whose
-// prop is of another type than Edm.DateTime, never expires.
+// deletion a ChangeExpired in the feed.
+//
+// Only an Edm.DateTime value expires. An entity without prop, or whose
+// prop is of another type (a String holding a date, such as a JSON
+// value sent over HTTP without its "prop@odata.type": "Edm.DateTime"
+// annotation, an Int64 of ticks or of Unix seconds), never expires, and
+// no write of it fails: the policy ignores it silently, as DynamoDB
+// ignores a TTL attribute that is not a Number.
 //
 // The sweeper reads an index on prop: SetExpiry uses an index of the
 // table whose leading property is prop, or declares and builds one
 // (named "expiry_" and the property, or "expiry" when the property's
 // name cannot name an index) first, as CreateIndex does. A table has one
-// expiry property; SetExpiry replaces the one it had. ClearExpiry removes
-// the policy and leaves the index.
+// expiry property; SetExpiry replaces the one it had. An index SetExpiry
+// declared is the policy's: when the policy moves to another property
+// (SetExpiry) or is removed (ClearExpiry), it is dropped in the same
+// commit; an index the table declared itself (CreateIndex) stays.
 //
 // A store whose tables have an expiry policy cannot be opened by a
 // localtable that predates expiry: it refuses their catalog records.
@@ -139,8 +147,9 @@ func (t *Table) SetExpiry(ctx context.Context, prop string) error {
 
 // ClearExpiry removes the table's expiry policy: entities the policy hid
 // are visible again, as stored (those the sweeper deleted are gone). The
-// index on the property stays; drop it with DropIndex if it has no other
-// use. A table without a policy is left as it is.
+// index SetExpiry declared for the policy, if it declared one, is dropped
+// in the same commit; an index of the table's own on the property stays.
+// A table without a policy is left as it is.
 func (t *Table) ClearExpiry(ctx context.Context) error {
 	a := t.a
 	if err := a.enter(ctx); err != nil {
@@ -189,10 +198,10 @@ func (t *Table) expiryIndex(ctx context.Context, prop string) error {
 	if n := "expiry_" + prop; len(n) <= maxIndexNameLen && asciiIdentifier(n) {
 		name = n
 	}
-	for i := 2; slices.ContainsFunc(defs, func(x indexDef) bool { return x.Name == name }); i++ {
+	for i := 2; findIndex(defs, name) >= 0; i++ {
 		name = fmt.Sprintf("expiry%d", i)
 	}
-	id, ready, err := t.declareIndex(ctx, name, []string{prop})
+	id, ready, err := t.declareIndex(ctx, name, []string{prop}, true)
 	if err != nil || ready {
 		return err
 	}
@@ -219,22 +228,35 @@ func isSystemProperty(name string) bool {
 
 // planSetExpiry decides SetExpiry (prop) or ClearExpiry (prop "") of
 // table name from its catalog record read: the record with the policy,
-// and its write; no writes when the record says so already. Setting a
-// policy needs an index on prop that is ready.
+// and its writes; no writes when the record says so already. Setting a
+// policy needs an index on prop that is ready. The indexes SetExpiry
+// declared for a policy (ForExpiry) on another leading property than
+// prop are dropped, with their entries, in the same commit.
 func planSetExpiry(name, lower string, cur []byte, found bool, prop string) (*tableRecord, []write, error) {
 	key := keyenc.CatalogKey(lower)
 	rec, err := decodeCatalogRecord(name, key, cur, found)
 	if err != nil {
 		return nil, nil, err
 	}
-	if rec.Expiry == prop {
+	var drops []write
+	keep := rec.Indexes[:0:0]
+	for _, x := range rec.Indexes {
+		if x.ForExpiry && x.Props[0] != prop {
+			prefix := keyenc.AppendIndexPrefix(nil, rec.ID, x.ID)
+			drops = append(drops, write{key: prefix, del: true, end: keyenc.PrefixEnd(prefix)})
+			continue
+		}
+		keep = append(keep, x)
+	}
+	if rec.Expiry == prop && drops == nil {
 		return &rec, nil, nil
 	}
+	rec.Indexes = keep
 	if prop != "" && expiryIndexOf(rec.Indexes, prop, true) == nil {
 		return nil, nil, newError(ErrInvalidInput, "table %q has no built index on %s, which its expiry policy needs (it was dropped meanwhile?)", name, prop)
 	}
 	rec.Expiry = prop
-	return &rec, []write{{key: key, value: rec.append(nil)}}, nil
+	return &rec, append([]write{{key: key, value: rec.append(nil)}}, drops...), nil
 }
 
 // checkDropExpiryIndex refuses the drop of index i of rec when the

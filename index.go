@@ -56,19 +56,58 @@ const (
 // and indexes, in one commit.
 var indexBuildChunk = 1000
 
-// ErrIndexNotFound is the error of DropIndex for an index the table does
-// not declare. Its code is ResourceNotFound; an Error of that code made
-// elsewhere does not match it (it matches ErrEntityNotFound).
-var ErrIndexNotFound = &Error{Code: CodeResourceNotFound, Message: "The specified index does not exist."}
+// ErrIndexNotFound is the error of DropIndex and RebuildIndex for an
+// index the table does not declare. Its code is IndexNotFound, a
+// localtable code (CodeIndexNotFound), which the HTTP server answers with
+// 404 and the same message: an Error of that code made elsewhere (such as
+// a client's, read from the server's answer) matches it.
+var ErrIndexNotFound = sentinel(CodeIndexNotFound, "The specified index does not exist.")
 
 // ErrIndexExists is the error of CreateIndex for a name the table already
-// declares on other properties. Its code is InvalidInput; an Error of
-// that code made elsewhere does not match it.
+// declares (in any case: index names are case-insensitive, as table names
+// are) on other properties, and, as a *DuplicateIndexError, for an index
+// on exactly the properties of one the table declares under another name.
+// Its code is InvalidInput; an Error of that code made elsewhere does not
+// match it.
 var ErrIndexExists = &Error{Code: CodeInvalidInput, Message: "The specified index already exists."}
 
+// DuplicateIndexError is the error of CreateIndex for an index on exactly
+// the properties, in the same order, of an index the table already
+// declares under another name: a second one would be kept on every write
+// and never read. It names the index declared, and matches ErrIndexExists
+// (errors.Is); its code is InvalidInput.
+type DuplicateIndexError struct {
+	Table      string   // the table
+	Name       string   // the name CreateIndex was given
+	Existing   string   // the index the table declares on Properties, as declared
+	Properties []string // the indexed properties
+}
+
+// Error says which index already covers the properties.
+func (e *DuplicateIndexError) Error() string { return e.Unwrap().Error() }
+
+// Unwrap returns the error as an *Error of kind ErrIndexExists, so that
+// errors.Is(err, ErrIndexExists) holds and errors.As reaches its code.
+func (e *DuplicateIndexError) Unwrap() error {
+	return newError(ErrIndexExists, "table %q already has index %q on %s: index %q would duplicate it (use %q, or drop it first)",
+		e.Table, e.Existing, strings.Join(e.Properties, ", "), e.Name, e.Existing)
+}
+
+// findIndex returns the position in defs of the index named name, compared
+// case-insensitively (as table names are: "ByScore" and "byscore" name one
+// index, displayed as it was declared), or -1.
+func findIndex(defs []indexDef, name string) int {
+	return slices.IndexFunc(defs, func(x indexDef) bool { return strings.EqualFold(x.Name, name) })
+}
+
+// errNoIndex is ErrIndexNotFound for index idx of table name.
+func errNoIndex(name, idx string) error {
+	return newError(ErrIndexNotFound, "table %q has no index %q", name, idx)
+}
+
 func init() {
-	// Each stands for itself alone: not for the sentinel of its code.
-	ErrIndexNotFound.kind, ErrIndexExists.kind = ErrIndexNotFound, ErrIndexExists
+	// It stands for itself alone: not for the sentinel of its code.
+	ErrIndexExists.kind = ErrIndexExists
 }
 
 // indexDef is an index as its table's catalog record declares it.
@@ -80,6 +119,10 @@ type indexDef struct {
 	// Cursor, while the index is built, is S(pk) S(rk) of the last entity
 	// the build has indexed (nil: none yet).
 	Cursor []byte
+	// ForExpiry marks an index SetExpiry declared for the table's expiry
+	// policy (expiry.go): the policy's change or removal drops it, in the
+	// same commit. CreateIndex of it by its name makes it the caller's.
+	ForExpiry bool
 }
 
 // IndexInfo describes an index a table declares.
@@ -155,6 +198,10 @@ func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 // writes of this process into the partitions of the entities it indexes,
 // and no others.
 //
+// Index names are case-insensitive, as table names are: "ByScore" and
+// "byscore" name the same index, which keeps the name it was declared
+// with (Indexes).
+//
 // CreateIndex is idempotent, so that an application may declare its
 // indexes at every start: an index the table already declares under the
 // same name on the same properties is not declared again (nil at once if
@@ -162,8 +209,12 @@ func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 // index stays declared and not ready, and queries do not use it;
 // CreateIndex with the same name and properties resumes the build where
 // it stopped. A name the table already declares on other properties is
-// ErrIndexExists. A table has at most 16 indexes. RebuildIndex rebuilds an
-// index Verify finds wrong.
+// ErrIndexExists; an index on exactly the properties of one the table
+// declares under another name is a *DuplicateIndexError (which matches
+// ErrIndexExists) naming that index. CreateIndex of the index SetExpiry
+// declared for the expiry policy, by its name, makes it the caller's:
+// ClearExpiry then leaves it. A table has at most 16 indexes.
+// RebuildIndex rebuilds an index Verify finds wrong.
 func (t *Table) CreateIndex(ctx context.Context, name string, props ...string) error {
 	if err := ValidateIndex(name, props...); err != nil {
 		return err
@@ -173,7 +224,7 @@ func (t *Table) CreateIndex(ctx context.Context, name string, props ...string) e
 		return err
 	}
 	defer a.exit()
-	id, ready, err := t.declareIndex(ctx, name, slices.Clone(props))
+	id, ready, err := t.declareIndex(ctx, name, slices.Clone(props), false)
 	if err != nil || ready {
 		return err
 	}
@@ -181,14 +232,15 @@ func (t *Table) CreateIndex(ctx context.Context, name string, props ...string) e
 }
 
 // declareIndex declares index name on props, not ready, unless it is
-// declared already, and returns its ID and whether it is ready.
-func (t *Table) declareIndex(ctx context.Context, name string, props []string) (uint32, bool, error) {
+// declared already, and returns its ID and whether it is ready. forExpiry
+// marks a new index as SetExpiry's (indexDef.ForExpiry).
+func (t *Table) declareIndex(ctx context.Context, name string, props []string, forExpiry bool) (uint32, bool, error) {
 	a := t.a
 	lower := strings.ToLower(t.name)
 	var id uint32
 	var ready bool
 	err := t.indexDDL(ctx, "declaring index "+name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
-		rec, def, ws, err := planCreateIndex(t.name, lower, rs.vals[0], rs.found[0], name, props)
+		rec, def, ws, err := planCreateIndex(t.name, lower, rs.vals[0], rs.found[0], name, props, forExpiry)
 		if err != nil {
 			return nil, err
 		}
@@ -205,9 +257,9 @@ func (t *Table) declareIndex(ctx context.Context, name string, props []string) (
 	return id, ready, err
 }
 
-// DropIndex removes the index named name from the table, with all its
-// entries, in one commit. An index the table does not declare is
-// ErrIndexNotFound.
+// DropIndex removes the index named name (in any case) from the table,
+// with all its entries, in one commit. An index the table does not
+// declare is ErrIndexNotFound.
 func (t *Table) DropIndex(ctx context.Context, name string) error {
 	a := t.a
 	if err := a.enter(ctx); err != nil {

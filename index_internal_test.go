@@ -90,7 +90,7 @@ func TestIndexBuildSteps(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			id, ready, err := tbl.declareIndex(ctx, "byV", []string{"V"})
+			id, ready, err := tbl.declareIndex(ctx, "byV", []string{"V"}, false)
 			if err != nil || ready {
 				t.Fatalf("declareIndex: %v, ready %v", err, ready)
 			}
@@ -289,7 +289,7 @@ func TestIndexBuildResumesAfterReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	id, _, err := tbl.declareIndex(ctx, "byV", []string{"V"})
+	id, _, err := tbl.declareIndex(ctx, "byV", []string{"V"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestIndexCrashChild(t *testing.T) {
 	case "rebuild":
 		id, err = tbl.restartIndex(ctx, "byV")
 	default: // build, resume: what CreateIndex does
-		id, _, err = tbl.declareIndex(ctx, "byV", []string{"V"})
+		id, _, err = tbl.declareIndex(ctx, "byV", []string{"V"}, false)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -79,9 +79,9 @@ func planRebuildIndex(name, lower string, cur []byte, found bool, idx string) (*
 	if err != nil {
 		return nil, indexDef{}, nil, err
 	}
-	i := slices.IndexFunc(rec.Indexes, func(x indexDef) bool { return x.Name == idx })
+	i := findIndex(rec.Indexes, idx)
 	if i < 0 {
-		return nil, indexDef{}, nil, newError(ErrIndexNotFound, "table %q has no index %q", name, idx)
+		return nil, indexDef{}, nil, errNoIndex(name, idx)
 	}
 	rec.Indexes = slices.Clone(rec.Indexes)
 	x := &rec.Indexes[i]

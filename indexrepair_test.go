@@ -149,7 +149,7 @@ func TestRebuildDuringAStep(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			id, _, err := tbl.declareIndex(ctx, "byV", []string{"V"})
+			id, _, err := tbl.declareIndex(ctx, "byV", []string{"V"}, false)
 			if err != nil {
 				t.Fatal(err)
 			}

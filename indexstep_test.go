@@ -26,7 +26,7 @@ func TestBuildStepHoldsItsPartitionsOnly(t *testing.T) {
 					}
 				}
 			}
-			id, _, err := tbl.declareIndex(ctx, "byV", []string{"V"})
+			id, _, err := tbl.declareIndex(ctx, "byV", []string{"V"}, false)
 			if err != nil {
 				t.Fatal(err)
 			}

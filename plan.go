@@ -327,30 +327,44 @@ func decodeCatalogRecord(name string, key, cur []byte, found bool) (tableRecord,
 
 // planCreateIndex decides CreateIndex of index idx on props of table name
 // from its catalog record read: the record with the index declared, not
-// ready, under the next index ID, and its write. An index of that name
-// and those properties declared already is returned with no writes (its
-// build resumes if it is not ready); of that name otherwise,
-// ErrIndexExists.
-func planCreateIndex(name, lower string, cur []byte, found bool, idx string, props []string) (*tableRecord, indexDef, []write, error) {
+// ready, under the next index ID, and its write. Index names are compared
+// case-insensitively (findIndex). An index of that name and those
+// properties declared already is returned with no writes (its build
+// resumes if it is not ready), or, when it is one SetExpiry declared
+// (forExpiry false: the caller's own declaration), with the write of the
+// record that makes it the caller's (its ForExpiry mark cleared, so that
+// the policy's end leaves it); of that name otherwise, ErrIndexExists;
+// another name on exactly those properties, a *DuplicateIndexError naming
+// the index declared. forExpiry marks a new index as SetExpiry's.
+func planCreateIndex(name, lower string, cur []byte, found bool, idx string, props []string, forExpiry bool) (*tableRecord, indexDef, []write, error) {
 	key := keyenc.CatalogKey(lower)
 	rec, err := decodeCatalogRecord(name, key, cur, found)
 	if err != nil {
 		return nil, indexDef{}, nil, err
 	}
+	if i := findIndex(rec.Indexes, idx); i >= 0 {
+		x := rec.Indexes[i]
+		if !slices.Equal(x.Props, props) {
+			return nil, indexDef{}, nil, newError(ErrIndexExists, "table %q already has an index %q on %s", name, x.Name, strings.Join(x.Props, ", "))
+		}
+		if !x.ForExpiry || forExpiry {
+			return &rec, x, nil, nil // declared already: nothing to write, a build to resume if not ready
+		}
+		rec.Indexes = slices.Clone(rec.Indexes)
+		rec.Indexes[i].ForExpiry = false
+		return &rec, rec.Indexes[i], []write{{key: key, value: rec.append(nil)}}, nil
+	}
 	next := uint32(1)
 	for _, x := range rec.Indexes {
-		if x.Name == idx {
-			if slices.Equal(x.Props, props) {
-				return &rec, x, nil, nil // declared already: nothing to write, a build to resume if not ready
-			}
-			return nil, indexDef{}, nil, newError(ErrIndexExists, "table %q already has an index %q on %s", name, idx, strings.Join(x.Props, ", "))
+		if slices.Equal(x.Props, props) {
+			return nil, indexDef{}, nil, &DuplicateIndexError{Table: name, Name: idx, Existing: x.Name, Properties: slices.Clone(props)}
 		}
 		next = max(next, x.ID+1)
 	}
 	if len(rec.Indexes) >= maxIndexes {
 		return nil, indexDef{}, nil, newError(ErrInvalidInput, "table %q has %d indexes, the most a table may have", name, len(rec.Indexes))
 	}
-	def := indexDef{ID: next, Name: idx, Props: props}
+	def := indexDef{ID: next, Name: idx, Props: props, ForExpiry: forExpiry}
 	rec.Indexes = append(slices.Clip(rec.Indexes), def)
 	return &rec, def, []write{{key: key, value: rec.append(nil)}}, nil
 }
@@ -364,9 +378,9 @@ func planDropIndex(name, lower string, cur []byte, found bool, idx string) (*tab
 	if err != nil {
 		return nil, nil, err
 	}
-	i := slices.IndexFunc(rec.Indexes, func(x indexDef) bool { return x.Name == idx })
+	i := findIndex(rec.Indexes, idx)
 	if i < 0 {
-		return nil, nil, newError(ErrIndexNotFound, "table %q has no index %q", name, idx)
+		return nil, nil, errNoIndex(name, idx)
 	}
 	if err := checkDropExpiryIndex(name, &rec, i); err != nil {
 		return nil, nil, err

@@ -3,6 +3,8 @@ package localtable
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/localtable/localtable/internal/keyenc"
@@ -213,35 +215,35 @@ func TestPlanDeleteTable(t *testing.T) {
 }
 
 func TestPlanIndexes(t *testing.T) {
-	if _, _, _, err := planCreateIndex("Gone", "gone", nil, false, "i", []string{"P"}); !errors.Is(err, ErrTableNotFound) {
+	if _, _, _, err := planCreateIndex("Gone", "gone", nil, false, "i", []string{"P"}, false); !errors.Is(err, ErrTableNotFound) {
 		t.Fatalf("CreateIndex on a missing table: %v", err)
 	}
 	rec := tableRecord{ID: 4, Name: "Orders", Indexes: []indexDef{{ID: 2, Name: "old", Props: []string{"P"}, Ready: true}}}
 	// Declared under the next ID, not ready.
-	got, def, ws, err := planCreateIndex("Orders", "orders", rec.append(nil), true, "byQ", []string{"Q", "R"})
+	got, def, ws, err := planCreateIndex("Orders", "orders", rec.append(nil), true, "byQ", []string{"Q", "R"}, false)
 	if err != nil || def.ID != 3 || def.Ready || len(got.Indexes) != 2 || len(ws) != 1 {
 		t.Fatalf("planCreateIndex = %+v, %+v, %v, %v", got, def, ws, err)
 	}
 	stored := ws[0].value
 	// The same again resumes: no writes; so does a ready index's (nothing
 	// to build). Another definition of the name is ErrIndexExists.
-	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q", "R"}); err != nil || ws != nil || def.ID != 3 {
+	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q", "R"}, false); err != nil || ws != nil || def.ID != 3 {
 		t.Fatalf("re-declaring a building index: %+v, %v, %v", def, ws, err)
 	}
-	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q"}); !errors.Is(err, ErrIndexExists) {
+	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q"}, false); !errors.Is(err, ErrIndexExists) {
 		t.Fatalf("another definition: %v", err)
 	}
-	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P"}); err != nil || ws != nil || !def.Ready || def.ID != 2 {
+	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P"}, false); err != nil || ws != nil || !def.Ready || def.ID != 2 {
 		t.Fatalf("re-declaring a ready index: %+v, %v, %v", def, ws, err)
 	}
-	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P", "Q"}); !errors.Is(err, ErrIndexExists) {
+	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P", "Q"}, false); !errors.Is(err, ErrIndexExists) {
 		t.Fatalf("another definition of a ready index: %v", err)
 	}
 	full := tableRecord{ID: 4, Name: "Orders"}
 	for i := range maxIndexes {
-		full.Indexes = append(full.Indexes, indexDef{ID: uint32(i + 1), Name: fmt.Sprint("i", i), Props: []string{"P"}})
+		full.Indexes = append(full.Indexes, indexDef{ID: uint32(i + 1), Name: fmt.Sprint("i", i), Props: []string{fmt.Sprint("P", i)}})
 	}
-	if _, _, _, err := planCreateIndex("Orders", "orders", full.append(nil), true, "more", []string{"P"}); !errors.Is(err, ErrInvalidInput) {
+	if _, _, _, err := planCreateIndex("Orders", "orders", full.append(nil), true, "more", []string{"P"}, false); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("one index too many: %v", err)
 	}
 
@@ -283,6 +285,93 @@ func TestPlanIndexes(t *testing.T) {
 	}
 	if _, _, err := planDropIndex("Orders", "orders", stored, true, "nope"); !errors.Is(err, ErrIndexNotFound) {
 		t.Fatalf("dropping no index: %v", err)
+	}
+}
+
+// TestPlanIndexNames: index names are case-insensitive for every lookup
+// (create, drop, repair), keep their case as declared, and a second index
+// on the same properties under another name is refused naming the first.
+func TestPlanIndexNames(t *testing.T) {
+	rec := tableRecord{ID: 4, Name: "Orders", Indexes: []indexDef{{ID: 2, Name: "ByScore", Props: []string{"Score"}, Ready: true}}}
+	stored := rec.append(nil)
+	// The same index in another case: declared already, its name as it was.
+	got, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "byscore", []string{"Score"}, false)
+	if err != nil || ws != nil || def.ID != 2 || def.Name != "ByScore" || len(got.Indexes) != 1 {
+		t.Fatalf("byscore on Score again: %+v, %v, %v", def, ws, err)
+	}
+	// Another definition of the name in another case: ErrIndexExists.
+	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "BYSCORE", []string{"Total"}, false); !errors.Is(err, ErrIndexExists) {
+		t.Fatalf("BYSCORE on Total: %v; want ErrIndexExists", err)
+	}
+	// The same properties under another name: a DuplicateIndexError naming ByScore.
+	_, _, _, err = planCreateIndex("Orders", "orders", stored, true, "other", []string{"Score"}, false)
+	var de *DuplicateIndexError
+	if !errors.As(err, &de) || de.Existing != "ByScore" || !errors.Is(err, ErrIndexExists) || !strings.Contains(err.Error(), `"ByScore"`) {
+		t.Fatalf("other on Score: %v; want a DuplicateIndexError naming ByScore", err)
+	}
+	var le *Error
+	if !errors.As(err, &le) || le.Code != CodeInvalidInput {
+		t.Fatalf("other on Score: %v; want code InvalidInput", err)
+	}
+	// Properties in another order are another index.
+	if _, _, ws, err := planCreateIndex("Orders", "orders", stored, true, "two", []string{"Total", "Score"}, false); err != nil || ws == nil {
+		t.Fatalf("two on Total, Score: %v, %v", ws, err)
+	}
+	// Drop and repair find it in any case.
+	if got, ws, err := planDropIndex("Orders", "orders", stored, true, "bySCORE"); err != nil || len(got.Indexes) != 0 || len(ws) != 2 {
+		t.Fatalf("drop bySCORE: %+v, %v, %v", got, ws, err)
+	}
+	if _, def, _, err := planRebuildIndex("Orders", "orders", stored, true, "byscore"); err != nil || def.ID != 2 {
+		t.Fatalf("repair byscore: %+v, %v", def, err)
+	}
+}
+
+// TestPlanExpiryIndex: an index SetExpiry declared (ForExpiry) is dropped
+// with its entries, in the policy's own commit, when the policy moves to
+// another property or is cleared; an index of the table's own stays; and
+// CreateIndex of the policy's index by its name makes it the table's own.
+func TestPlanExpiryIndex(t *testing.T) {
+	rec := tableRecord{ID: 4, Name: "Orders", Expiry: "A", Indexes: []indexDef{
+		{ID: 1, Name: "expiry_A", Props: []string{"A"}, Ready: true, ForExpiry: true},
+		{ID: 2, Name: "byB", Props: []string{"B"}, Ready: true},
+	}}
+	stored := rec.append(nil)
+	back, err := decodeTableRecord(stored)
+	if err != nil || !back.Indexes[0].ForExpiry || back.Indexes[1].ForExpiry {
+		t.Fatalf("the record round trip: %+v, %v", back, err)
+	}
+	dropped := func(ws []write, id uint32) bool {
+		prefix := keyenc.AppendIndexPrefix(nil, 4, id)
+		return slices.ContainsFunc(ws, func(w write) bool {
+			return w.del && string(w.key) == string(prefix) && string(w.end) == string(keyenc.PrefixEnd(prefix))
+		})
+	}
+	// Moved to B (the table's own index): expiry_A goes, in the same writes as the record.
+	got, ws, err := planSetExpiry("Orders", "orders", stored, true, "B")
+	if err != nil || got.Expiry != "B" || len(got.Indexes) != 1 || got.Indexes[0].Name != "byB" || !dropped(ws, 1) || string(ws[0].key) != string(keyenc.CatalogKey("orders")) {
+		t.Fatalf("SetExpiry B: %+v, %+v, %v", got, ws, err)
+	}
+	// Cleared: expiry_A goes too.
+	got, ws, err = planSetExpiry("Orders", "orders", stored, true, "")
+	if err != nil || got.Expiry != "" || len(got.Indexes) != 1 || !dropped(ws, 1) {
+		t.Fatalf("ClearExpiry: %+v, %+v, %v", got, ws, err)
+	}
+	// Set to A again: nothing to write.
+	if _, ws, err := planSetExpiry("Orders", "orders", stored, true, "A"); err != nil || ws != nil {
+		t.Fatalf("SetExpiry A again: %+v, %v", ws, err)
+	}
+	// A policy on B cleared leaves byB, the table's own.
+	onB := tableRecord{ID: 4, Name: "Orders", Expiry: "B", Indexes: []indexDef{{ID: 2, Name: "byB", Props: []string{"B"}, Ready: true}}}
+	if got, ws, err := planSetExpiry("Orders", "orders", onB.append(nil), true, ""); err != nil || len(got.Indexes) != 1 || dropped(ws, 2) {
+		t.Fatalf("ClearExpiry of a policy on the table's own index: %+v, %+v, %v", got, ws, err)
+	}
+	// CreateIndex of expiry_A (in any case) claims it: written without the mark.
+	got, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "Expiry_A", []string{"A"}, false)
+	if err != nil || len(ws) != 1 || def.ForExpiry || got.Indexes[0].ForExpiry || got.Indexes[0].Name != "expiry_A" {
+		t.Fatalf("claiming expiry_A: %+v, %+v, %v", def, ws, err)
+	}
+	if got, ws, err := planSetExpiry("Orders", "orders", ws[0].value, true, ""); err != nil || len(got.Indexes) != 2 || dropped(ws, 1) {
+		t.Fatalf("ClearExpiry after the claim: %+v, %+v, %v", got, ws, err)
 	}
 }
 

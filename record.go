@@ -712,8 +712,14 @@ func (w *recordWalker) fail() (string, Kind, int, bool, bool) {
 // them), adds after the policies:
 //
 //	uvarint index count; per index: uvarint ID, uvarint len + name,
-//	        uvarint property count, each uvarint len + name, byte ready
-//	        (0 building, 1 ready), uvarint len + build cursor
+//	        uvarint property count, each uvarint len + name, byte state
+//	        (bit 0: ready, else building; bit 1: declared by SetExpiry
+//	        for the expiry policy, which drops it), uvarint len + build
+//	        cursor
+//
+// (Bit 1 is set only on an index SetExpiry declares: a build that predates
+// it refuses such a record as corrupt rather than keep the index past the
+// policy.)
 //
 // Version 3, written only by a table with an expiry policy (expiry.go),
 // so that a localtable that predates expiry refuses the record rather
@@ -771,11 +777,14 @@ func (r tableRecord) append(dst []byte) []byte {
 			for _, p := range x.Props {
 				dst = appendString(dst, p)
 			}
-			ready := byte(0)
+			state := byte(0)
 			if x.Ready {
-				ready = 1
+				state |= 1
 			}
-			dst = append(dst, ready)
+			if x.ForExpiry {
+				state |= 2
+			}
+			dst = append(dst, state)
 			dst = appendString(dst, string(x.Cursor))
 		}
 	}
@@ -880,10 +889,10 @@ func decodeIndexDefs(r *tableRecord, b []byte) ([]byte, bool) {
 			}
 			x.Props = append(x.Props, p)
 		}
-		if len(b) == 0 || b[0] > 1 {
+		if len(b) == 0 || b[0] > 3 {
 			return nil, false
 		}
-		x.Ready, b = b[0] == 1, b[1:]
+		x.Ready, x.ForExpiry, b = b[0]&1 != 0, b[0]&2 != 0, b[1:]
 		var cur string
 		if cur, b, ok = readString(b); !ok {
 			return nil, false

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"iter"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -292,6 +293,11 @@ func (rc *reqCtx) queryEntities() {
 		rc.fail(err)
 		return
 	}
+	h := rc.w.Header()
+	if page.Stats.Index != "" {
+		h.Set(IndexHeader, page.Stats.Index)
+	}
+	h.Set(ScannedHeader, strconv.Itoa(page.Stats.Scanned))
 	if next.pk != "" {
 		rc.w.Header().Set("x-ms-continuation-NextPartitionKey", next.pk)
 	}

@@ -12,6 +12,23 @@ import (
 // alone (Shared Key or Shared Key Lite): an index changes how every query
 // of the table reads, so no SAS and no bearer token grants them.
 
+// The plan of a Query Entities page, in two localtable extension headers of
+// its response (the service sends neither; the SDKs ignore them):
+//
+//	X-Localtable-Index: <name>   the index the page read instead of its key
+//	                             ranges (localtable.QueryStats.Index), as
+//	                             declared; absent when it read none
+//	X-Localtable-Scanned: <n>    the entities (and, through an index, the
+//	                             index entries) the page read
+//	                             (localtable.QueryStats.Scanned)
+//
+// So a client, the request log of localtable serve, and query --explain on
+// a server can tell whether a filter reads an index.
+const (
+	IndexHeader   = "X-Localtable-Index"
+	ScannedHeader = "X-Localtable-Scanned"
+)
+
 // MaxIndexBody is the largest body of a Create Table Index request.
 const MaxIndexBody = 4 << 10
 

@@ -49,6 +49,7 @@ var statuses = map[localtable.ErrorCode]int{
 	localtable.CodeTooManyProperties:                       http.StatusBadRequest,
 	localtable.CodeUpdateConditionNotSatisfied:             http.StatusPreconditionFailed,
 	localtable.CodeInternalError:                           http.StatusInternalServerError,
+	localtable.CodeIndexNotFound:                           http.StatusNotFound, // localtable's own, of its index extension
 
 	// The Table service's codes the core does not produce.
 	codeAuthenticationFailed:           http.StatusForbidden,

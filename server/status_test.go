@@ -17,9 +17,11 @@ import (
 // documented is the status of each code as the service's error code
 // tables give it (Table service error codes; common REST API error codes;
 // CORS for CorsPreflightFailure), and localtable's own codes as its
-// README documents them (FeedCompacted, of the change feed's endpoint).
+// README documents them (FeedCompacted, of the change feed's endpoint;
+// IndexNotFound, of the index operations).
 var documented = map[localtable.ErrorCode]int{
 	"FeedCompacted":                           410,
+	"IndexNotFound":                           404,
 	"AuthenticationFailed":                    403,
 	"AuthorizationPermissionMismatch":         403,
 	"AuthorizationResourceTypeMismatch":       403,

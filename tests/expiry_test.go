@@ -574,9 +574,89 @@ func TestExpiryPolicy(t *testing.T) {
 			t.Fatalf("indexes after SetExpiry(Other) = %v; want byAt and expiry_Other", xs)
 		}
 		tabletest.Must(t, tbl.DropIndex(ctx, "byAt")) // no longer the expiry's
+		tabletest.Must(t, tbl.ClearExpiry(ctx))       // drops expiry_Other, the policy's own
+		tabletest.Must(t, tbl.ClearExpiry(ctx))       // none: no-op
+		if err := tbl.DropIndex(ctx, "expiry_Other"); !errors.Is(err, localtable.ErrIndexNotFound) {
+			t.Errorf("DropIndex of the index ClearExpiry dropped: %v; want ErrIndexNotFound", err)
+		}
+		mustVerify(t, a)
+	})
+}
+
+// TestExpiryPolicyIndexFollowsPolicy: the index SetExpiry declares for a
+// policy is dropped, with its entries, when the policy moves to another
+// property or is cleared; an index the table declared itself stays; the
+// policy's index claimed by CreateIndex under its name stays too; and the
+// mark survives a restart (pebble reopened).
+func TestExpiryPolicyIndexFollowsPolicy(t *testing.T) {
+	ctx := context.Background()
+	names := func(t *testing.T, tbl *localtable.Table) []string {
+		t.Helper()
+		xs, err := tbl.Indexes(ctx)
+		tabletest.Must(t, err)
+		var out []string
+		for _, x := range xs {
+			out = append(out, x.Name)
+		}
+		return out
+	}
+	check := func(t *testing.T, tbl *localtable.Table, what string, want ...string) {
+		t.Helper()
+		if got := names(t, tbl); !slices.Equal(got, want) {
+			t.Fatalf("indexes after %s = %v; want %v", what, got, want)
+		}
+	}
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
+		for i := range 20 {
+			_, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%02d", i), Properties: localtable.Properties{
+				"At": localtable.DateTimeValue(expiryT0), "Until": localtable.DateTimeValue(expiryT0), "Other": localtable.Int32Value(int32(i)),
+			}})
+			tabletest.Must(t, err)
+		}
+		tabletest.Must(t, tbl.CreateIndex(ctx, "byUntil", "Until"))
+		tabletest.Must(t, tbl.SetExpiry(ctx, "At"))
+		check(t, tbl, "SetExpiry(At)", "byUntil", "expiry_At")
+		tabletest.Must(t, tbl.SetExpiry(ctx, "Until")) // the table's own byUntil serves
+		check(t, tbl, "SetExpiry(Until)", "byUntil")
+		mustVerify(t, a) // expiry_At's entries went with it
+		tabletest.Must(t, tbl.SetExpiry(ctx, "At"))
 		tabletest.Must(t, tbl.ClearExpiry(ctx))
-		tabletest.Must(t, tbl.ClearExpiry(ctx)) // none: no-op
-		tabletest.Must(t, tbl.DropIndex(ctx, "expiry_Other"))
+		check(t, tbl, "ClearExpiry", "byUntil")
+		mustVerify(t, a)
+		// A policy on the table's own index leaves it.
+		tabletest.Must(t, tbl.SetExpiry(ctx, "Until"))
+		tabletest.Must(t, tbl.ClearExpiry(ctx))
+		check(t, tbl, "ClearExpiry of a policy on byUntil", "byUntil")
+		// The policy's index claimed by its name (in another case) stays.
+		tabletest.Must(t, tbl.SetExpiry(ctx, "At"))
+		tabletest.Must(t, tbl.CreateIndex(ctx, "Expiry_At", "At"))
+		tabletest.Must(t, tbl.ClearExpiry(ctx))
+		check(t, tbl, "ClearExpiry after CreateIndex claimed expiry_At", "byUntil", "expiry_At")
+		mustVerify(t, a)
+	})
+
+	t.Run("restart", func(t *testing.T) {
+		dir := t.TempDir()
+		open := func() *localtable.Account {
+			t.Helper()
+			db, err := pebble.Open(dir, nil)
+			tabletest.Must(t, err)
+			a, err := localtable.Open(&localtable.Options{Engine: db, Expiry: &localtable.ExpiryOptions{Interval: -1}})
+			tabletest.Must(t, err)
+			return a
+		}
+		a := open()
+		tbl, err := a.CreateTable(ctx, "ttl")
+		tabletest.Must(t, err)
+		tabletest.Must(t, tbl.SetExpiry(ctx, "At"))
+		tabletest.Must(t, a.Close())
+		a = open()
+		defer a.Close()
+		tbl = a.Table("ttl")
+		check(t, tbl, "reopening", "expiry_At")
+		tabletest.Must(t, tbl.ClearExpiry(ctx))
+		check(t, tbl, "ClearExpiry after reopening")
 		mustVerify(t, a)
 	})
 }

@@ -32,6 +32,37 @@ func mustVerify(t *testing.T, a *localtable.Account) {
 	}
 }
 
+// TestIndexNamesCaseInsensitive: index names are one name in any case, as
+// table names are, displayed as declared; a second index on the same
+// properties under another name is refused, naming the first.
+func TestIndexNamesCaseInsensitive(t *testing.T) {
+	ctx := context.Background()
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+		a, tbl := tabletest.NewTable(t, eng)
+		tabletest.Must(t, tbl.CreateIndex(ctx, "ByScore", "Score"))
+		if err := tbl.CreateIndex(ctx, "byscore", "Total"); !errors.Is(err, localtable.ErrIndexExists) {
+			t.Errorf("CreateIndex(byscore, Total) beside ByScore: %v; want ErrIndexExists", err)
+		}
+		if err := tbl.CreateIndex(ctx, "BYSCORE", "Score"); err != nil {
+			t.Errorf("CreateIndex(BYSCORE, Score), ByScore declared: %v; want nil (the same index)", err)
+		}
+		err := tbl.CreateIndex(ctx, "Scores", "Score")
+		var de *localtable.DuplicateIndexError
+		if !errors.As(err, &de) || de.Existing != "ByScore" || !errors.Is(err, localtable.ErrIndexExists) {
+			t.Errorf("CreateIndex(Scores, Score) beside ByScore: %v; want a DuplicateIndexError naming ByScore", err)
+		}
+		if got, err := tbl.Indexes(ctx); err != nil || len(got) != 1 || got[0].Name != "ByScore" {
+			t.Fatalf("Indexes = %v, %v; want ByScore alone, as declared", got, err)
+		}
+		tabletest.Must(t, tbl.RebuildIndex(ctx, "bySCORE"))
+		tabletest.Must(t, tbl.DropIndex(ctx, "byscore"))
+		if got, err := tbl.Indexes(ctx); err != nil || len(got) != 0 {
+			t.Fatalf("after DropIndex(byscore), Indexes = %v, %v; want none", got, err)
+		}
+		mustVerify(t, a)
+	})
+}
+
 func TestIndexDeclareListDrop(t *testing.T) {
 	ctx := context.Background()
 	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {

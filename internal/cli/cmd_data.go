@@ -47,10 +47,12 @@ paging through the whole result (or the first --top). -o table prints
 columns (long values cut), -o json a JSON array and -o jsonl one entity a
 line, in the service's JSON format with its type annotations, odata.etag and
 Timestamp. --explain prints the planner's key ranges and residual filter,
-then (on a data directory) the entities scanned and returned, and a hint for
-each comparison whose literal is of another type than the property's in the
-entities scanned ("Total eq '12'" for a Double Total matches nothing, as in
-the service).` + "\n" + sourceHelp,
+then the entities scanned and returned and the index the query read, if
+any (on a data directory, or on a localtable server, from its
+X-Localtable-Scanned and X-Localtable-Index headers), and (on a data
+directory) a hint for each comparison whose literal is of another type
+than the property's in the entities scanned ("Total eq '12'" for a Double
+Total matches nothing, as in the service).` + "\n" + sourceHelp,
 		examples: `
 localtable query Orders --location ./data
 localtable query Orders --filter "PartitionKey eq 'smith' and Total gt 100.0" --select Total,Status --location ./data
@@ -292,7 +294,7 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 				fmt.Fprintf(e.stdout, "read through index %s\n", stats.Index)
 			}
 		} else {
-			fmt.Fprintf(e.stdout, "returned %d, in %d page(s) (a server does not report the entities it scanned)\n", n, pages)
+			fmt.Fprintf(e.stdout, "returned %d, in %d page(s) (the server does not report the entities it scanned, nor the index it read: it is not localtable)\n", n, pages)
 		}
 		if q.Check != nil {
 			for _, h := range q.Check.Hints() {

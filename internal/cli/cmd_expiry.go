@@ -28,10 +28,14 @@ invisible at once to every read (a Get answers 404, queries skip it) and
 absent to every write (an insert writes over it; an update or delete 404s),
 and the server's sweeper deletes it in the background, each deletion a
 change of kind Expired in the change feed. An entity without the property,
-or whose property is of another type, never expires. set declares an index
-on the property (or uses one the table has), which the sweeper reads, and
-waits for its build; clear removes the policy and leaves the index. Expiry
-is a localtable extension: the Azure Table service has none.
+or whose property is of another type, never expires, and nothing warns: a
+date written as a string (put ExpiresAt=2030-01-01T00:00:00Z rather than
+ExpiresAt@Edm.DateTime=2030-01-01T00:00:00Z, or JSON without
+"ExpiresAt@odata.type") never expires. set declares an index on the
+property (or uses one the table has), which the sweeper reads, and waits
+for its build; clear removes the policy and drops the index set declared
+for it (an index of the table's own stays), as a set of another property
+does. Expiry is a localtable extension: the Azure Table service has none.
 
 On a running server (--endpoint, --connection-string or the environment) it
 uses the server's expiry operations (GET, PUT and DELETE /ACCOUNT/TABLE?

@@ -24,10 +24,13 @@ func init() {
 		details: `An index keeps a table's entities in the order of up to 4 of their
 properties, so that a query comparing the leading one reads only the
 entities it selects instead of the whole table (query --explain names the
-index a query uses). list prints each index's name, properties and state:
+index a query uses, on a data directory or a server). list prints each index's name, properties and state:
 ready, or building while the entities a table already held are indexed
 (create waits for that). create of an index the table already declares
-on the same properties does nothing, or resumes its build if it stopped.
+on the same properties does nothing, or resumes its build if it stopped;
+create of another name on exactly those properties is refused, naming the
+index declared. Index names are case-insensitive (drop Orders bytotal
+drops ByTotal), and keep the case they were declared with.
 repair rebuilds an index from the table's entities, as create builds
 one, while writes go on; queries do not read it until it is ready again
 (check names an index that needs it: one with an entry missing, extra
@@ -248,7 +251,7 @@ func declareIndexes(ctx context.Context, acct *localtable.Account, account strin
 				}
 				break
 			}
-			if ix.Name == s.name() {
+			if strings.EqualFold(ix.Name, s.name()) {
 				return fmt.Errorf("--index %s: account %s: table %s already has an index %s on %s", flag, account, s.table, ix.Name, strings.Join(ix.Properties, ","))
 			}
 		}

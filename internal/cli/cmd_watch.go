@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/localtable/localtable"
@@ -236,9 +237,18 @@ func answerError(resp *http.Response, body []byte) *remoteError {
 	json.Unmarshal(body, &l)
 	le := &localtable.Error{Code: localtable.ErrorCode(resp.Header.Get("x-ms-error-code")), Message: resp.Status}
 	if l.Error != nil {
-		le.Message = l.Error.Message.Value
+		le.Message = serviceMessage(l.Error.Message.Value)
 	}
 	return &remoteError{status: resp.StatusCode, err: le}
+}
+
+// serviceMessage is the message of a service's error without the
+// "\nRequestId:…\nTime:…" the service appends to it: the message the Go
+// API gives for the same failure, so that a command's error reads the
+// same on a data directory and on a server.
+func serviceMessage(msg string) string {
+	msg, _, _ = strings.Cut(msg, "\nRequestId:")
+	return strings.TrimSpace(msg)
 }
 
 // signSharedKeyLite signs req for account with key: Authorization

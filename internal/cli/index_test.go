@@ -52,12 +52,46 @@ func TestIndexCommandOffline(t *testing.T) {
 		t.Fatalf("after drop:\n%s", got)
 	}
 	err = run(context.Background(), append([]string{"index", "drop", "Orders", "ByTotal"}, loc...), &bytes.Buffer{}, &bytes.Buffer{})
-	if err == nil || !strings.Contains(err.Error(), "ResourceNotFound") {
+	if err == nil || !strings.Contains(err.Error(), "IndexNotFound") {
 		t.Fatalf("drop of a dropped index: %v", err)
 	}
 	for _, bad := range [][]string{{"index", "list"}, {"index", "frob", "Orders"}, {"index", "create", "Orders", "X"}, {"index", "drop", "Orders"}} {
 		if err := run(context.Background(), append(bad, loc...), &bytes.Buffer{}, &bytes.Buffer{}); exitCode(err) != 2 {
 			t.Errorf("%v: %v, want a usage error", bad, err)
+		}
+	}
+}
+
+// TestIndexErrorsSameLocalAndRemote: index drop, repair and create fail
+// with the same words on a data directory and on a server serving it: the
+// Go API's code (IndexNotFound, a localtable code; InvalidInput) and
+// message, which the server answers and the command reads back.
+func TestIndexErrorsSameLocalAndRemote(t *testing.T) {
+	dir := t.TempDir()
+	runOut(t, "tables", "create", "Orders", "--location", dir)
+	runOut(t, "index", "create", "Orders", "ByTotal", "Total", "--location", dir)
+	cases := [][]string{
+		{"index", "drop", "Orders", "Nope"},
+		{"index", "repair", "Orders", "Nope"},
+		{"index", "create", "Orders", "Totals", "Total"},  // the properties of ByTotal
+		{"index", "create", "Orders", "bytotal", "Other"}, // the name of ByTotal, in another case
+	}
+	local := make([]error, len(cases))
+	for i, c := range cases {
+		local[i] = run(context.Background(), append(c, "--location", dir), io.Discard, io.Discard)
+		if local[i] == nil {
+			t.Fatalf("%v on a data directory: no error", c)
+		}
+	}
+	if !strings.Contains(local[0].Error(), `IndexNotFound: table "Orders" has no index "Nope"`) || !strings.Contains(local[2].Error(), `"ByTotal"`) {
+		t.Fatalf("local errors: %v", local)
+	}
+	stop, cs := serveUntilReady(t, "--location", dir)
+	defer stop()
+	for i, c := range cases {
+		err := run(context.Background(), append(c, "--connection-string", cs), io.Discard, io.Discard)
+		if err == nil || err.Error() != local[i].Error() || exitCode(err) != exitCode(local[i]) {
+			t.Errorf("%v on a server: %v (exit %d); want as on a data directory: %v (exit %d)", c, err, exitCode(err), local[i], exitCode(local[i]))
 		}
 	}
 }
@@ -183,7 +217,7 @@ func TestIndexCommandRemote(t *testing.T) {
 	}
 	runOut(t, append([]string{"index", "drop", "Orders", "Total"}, srv...)...)
 	err = run(context.Background(), append([]string{"index", "drop", "Orders", "Total"}, srv...), io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if err == nil || !strings.Contains(err.Error(), `IndexNotFound: table "Orders" has no index "Total"`) {
 		t.Fatalf("a drop of a dropped index: %v", err)
 	}
 	if got := runOut(t, append([]string{"index", "list", "Orders"}, srv...)...); strings.Join(strings.Fields(got), " ") != "NAME PROPERTIES STATE ByStatus Status,Total ready" {
@@ -191,6 +225,37 @@ func TestIndexCommandRemote(t *testing.T) {
 	}
 	if err := run(context.Background(), append([]string{"index", "list", "Nope"}, srv...), io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "TableNotFound") {
 		t.Fatalf("list of a missing table: %v", err)
+	}
+}
+
+// TestQueryExplainSameLocalAndRemote: query --explain on a server prints
+// what it prints on the data directory the server serves: the entities
+// scanned and returned, and the index read (or none), from the server's
+// X-Localtable-Scanned and X-Localtable-Index headers.
+func TestQueryExplainSameLocalAndRemote(t *testing.T) {
+	dir := t.TempDir()
+	runOut(t, "tables", "create", "Orders", "--location", dir)
+	for i := range 40 {
+		runOut(t, "put", "Orders", "p", fmt.Sprintf("%02d", i), fmt.Sprintf("Total@Edm.Double=%d.5", i), "--location", dir)
+	}
+	runOut(t, "index", "create", "Orders", "ByTotal", "Total", "--location", dir)
+	filters := []string{"Total gt 36.0", "PartitionKey eq 'p' and RowKey ge '35'"}
+	local := map[string]string{}
+	for _, f := range filters {
+		local[f] = runOut(t, "query", "Orders", "--filter", f, "--explain", "-o", "jsonl", "--location", dir)
+	}
+	if !strings.Contains(local[filters[0]], "scanned 8, returned 4, in 1 page(s)\nread through index ByTotal\n") || strings.Contains(local[filters[1]], "read through") {
+		t.Fatalf("on the data directory:\n%s\n%s", local[filters[0]], local[filters[1]])
+	}
+	stop, cs := serveUntilReady(t, "--location", dir)
+	defer stop()
+	for _, f := range filters {
+		got := runOut(t, "query", "Orders", "--filter", f, "--explain", "-o", "jsonl", "--connection-string", cs)
+		// The entities' lines hold their ETags and Timestamps, the same
+		// from the same data directory.
+		if got != local[f] {
+			t.Errorf("query --explain --filter %q on the server:\n%s\nwant as on the data directory:\n%s", f, got, local[f])
+		}
 	}
 }
 

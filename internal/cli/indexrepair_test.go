@@ -71,7 +71,7 @@ func TestIndexRepairCommand(t *testing.T) {
 		t.Fatalf("query after the repair:\n%s", got)
 	}
 	err = run(context.Background(), append([]string{"index", "repair", "Orders", "Nope"}, loc...), io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "index Nope of Orders") || !strings.Contains(err.Error(), "ResourceNotFound") {
+	if err == nil || !strings.Contains(err.Error(), "index Nope of Orders") || !strings.Contains(err.Error(), "IndexNotFound") {
 		t.Fatalf("repair of no index: %v", err)
 	}
 	if err := run(context.Background(), append([]string{"index", "repair", "Orders"}, loc...), io.Discard, io.Discard); exitCode(err) != 2 {

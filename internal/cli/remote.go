@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -20,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/entityjson"
+	"github.com/localtable/localtable/server"
 )
 
 // remoteStore is a running server's account, through aztables: the code
@@ -38,8 +40,11 @@ type remoteStore struct {
 // rawKey carries a *rawBody in a request's context.
 type rawKey struct{}
 
-// rawBody receives a response body.
-type rawBody struct{ b []byte }
+// rawBody receives a response body, and its headers.
+type rawBody struct {
+	b []byte
+	h http.Header
+}
 
 // keepBody is a per-call policy that copies the response body into the
 // context's *rawBody, if any.
@@ -56,7 +61,7 @@ func (keepBody) Do(req *policy.Request) (*http.Response, error) {
 		if err != nil {
 			return resp, err
 		}
-		rb.b = b
+		rb.b, rb.h = b, resp.Header
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 	}
 	return resp, nil
@@ -200,7 +205,19 @@ func (r *remoteStore) Query(ctx context.Context, table string, q queryReq) (quer
 		}
 		page.Entities = append(page.Entities, e)
 	}
+	page.Stats = planHeaders(rb.h, len(page.Entities))
 	return page, nil
+}
+
+// planHeaders reads a localtable server's query plan headers
+// (server.ScannedHeader, server.IndexHeader) into the page's stats; nil
+// from a server that sends none (the service, Azurite).
+func planHeaders(h http.Header, returned int) *localtable.QueryStats {
+	n, err := strconv.Atoi(h.Get(server.ScannedHeader))
+	if err != nil {
+		return nil
+	}
+	return &localtable.QueryStats{Scanned: n, Returned: returned, Index: h.Get(server.IndexHeader)}
 }
 
 func (r *remoteStore) Get(ctx context.Context, table, pk, rk string) (localtable.Entity, error) {

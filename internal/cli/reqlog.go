@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +17,10 @@ import (
 const maxLoggedBody = 16 << 10
 
 // logRequests logs one line per request at info: method, path, the Table
-// service operation, table, status, error code, duration and request id.
+// service operation, table, status, error code, for a query its plan
+// (plan=index index=NAME, or plan=scan, and scanned=N, from the server's
+// X-Localtable-Index and X-Localtable-Scanned headers), duration and
+// request id.
 // At debug it also logs the request and response bodies (the first
 // maxLoggedBody bytes of each). Health checks are logged at debug.
 func logRequests(log *slog.Logger, next http.Handler) http.Handler {
@@ -59,6 +63,17 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 		attrs = append(attrs, slog.Int("status", rw.status))
 		if code := rw.Header().Get("X-Ms-Error-Code"); code != "" {
 			attrs = append(attrs, slog.String("error", code))
+		}
+		if scanned := rw.Header().Get(server.ScannedHeader); scanned != "" {
+			// A query's plan, from the server's extension headers.
+			if ix := rw.Header().Get(server.IndexHeader); ix != "" {
+				attrs = append(attrs, slog.String("plan", "index"), slog.String("index", ix))
+			} else {
+				attrs = append(attrs, slog.String("plan", "scan"))
+			}
+			if n, err := strconv.Atoi(scanned); err == nil {
+				attrs = append(attrs, slog.Int("scanned", n))
+			}
 		}
 		attrs = append(attrs, slog.Duration("dur", time.Since(start)))
 		if id := rw.Header().Get("X-Ms-Request-Id"); id != "" {

@@ -1,10 +1,20 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/localtabletest"
 )
 
 func TestClassify(t *testing.T) {
@@ -86,4 +96,67 @@ func TestClassifySecondary(t *testing.T) {
 			t.Errorf("GET %s: %s %q, want %s \"Orders\"", target, op, table, want)
 		}
 	}
+}
+
+// TestLogQueryPlan: the request line of a query says whether it read an
+// index (plan=index index=NAME) or scanned (plan=scan), and what it read
+// (scanned=N), from the server's X-Localtable-Index and
+// X-Localtable-Scanned headers; other requests carry neither.
+func TestLogQueryPlan(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	srv := localtabletest.New(t, localtabletest.WithMiddleware(func(h http.Handler) http.Handler { return logRequests(log, h) }))
+	ctx := context.Background()
+	tbl, err := srv.Account.CreateTable(ctx, "Orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := tbl.Insert(ctx, localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%02d", i), Properties: localtable.Properties{"Total": localtable.Int32Value(int32(i))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tbl.CreateIndex(ctx, "ByTotal", "Total"); err != nil {
+		t.Fatal(err)
+	}
+	client := srv.Client.NewClient("Orders")
+	for _, f := range []string{"Total eq 7", "PartitionKey eq 'p' and RowKey ge 'r25'"} {
+		if _, err := client.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &f}).NextPage(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := client.GetEntity(ctx, "p", "r01", nil); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("log:\n%s", buf.String())
+	}
+	for i, want := range []string{"op=QueryEntities table=Orders status=200 plan=index index=ByTotal scanned=2 ", "op=QueryEntities table=Orders status=200 plan=scan scanned=5 "} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d: %s\nwant it to hold %q", i, lines[i], want)
+		}
+	}
+	if strings.Contains(lines[2], "plan=") || strings.Contains(lines[2], "scanned=") {
+		t.Errorf("a point read's line: %s; want no plan", lines[2])
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a log handler may write from several
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -643,6 +643,9 @@ func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.
 	for _, ix := range cfg.indexes {
 		fmt.Fprintf(w, "  index:     %s on %s\n", ix.table, strings.Join(ix.props, ", "))
 	}
+	for _, x := range cfg.expiries {
+		fmt.Fprintf(w, "  expiry:    %s on %s (Edm.DateTime values only; %s)\n", x.table, x.prop, sweeperNote(cfg.expiryInterval))
+	}
 	if cfg.testControls {
 		fmt.Fprintf(w, "  controls:  %s://%s/ACCOUNT/%s (test controls, signed with the account key; docs/test-controls.md)\n", scheme, host, server.TestControlPath)
 	}
@@ -652,6 +655,18 @@ func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.
 		fmt.Fprintln(w, server.ConnectionString(endpoint, a.Name, base64.StdEncoding.EncodeToString(a.Key)))
 	}
 	fmt.Fprintf(w, "localtable: ready (%s://%s%s)\n", scheme, host, server.HealthPath)
+}
+
+// sweeperNote says, for the banner's expiry lines, what the expiry
+// sweeper of --expiry-interval d does.
+func sweeperNote(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "no sweeper: expired entities are hidden, not deleted"
+	case d == 0:
+		d = localtable.DefaultExpiryInterval
+	}
+	return "swept every " + d.String()
 }
 
 // isLoopback reports whether a listener's address is a loopback one

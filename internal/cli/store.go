@@ -54,7 +54,7 @@ type queryReq struct {
 type queryPage struct {
 	Entities []localtable.Entity
 	Next     localtable.Continuation
-	Stats    *localtable.QueryStats // the work the page took; nil over HTTP
+	Stats    *localtable.QueryStats // the work the page took; nil from a server that is not localtable (planHeaders)
 }
 
 // scan calls fn for each entity of a query, paging, up to limit entities

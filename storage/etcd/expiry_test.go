@@ -110,3 +110,41 @@ func TestExpiryOneSweeper(t *testing.T) {
 		t.Fatalf("Verify: %v %v", err, rep.Problems)
 	}
 }
+
+// TestExpiryPolicyIndexDroppedElsewhere: on a shared engine, the index one
+// process's SetExpiry declared is dropped with the policy another process
+// clears, and the first, which still wrote through it, stops maintaining
+// it: Verify of both finds no entry of it left.
+func TestExpiryPolicyIndexDroppedElsewhere(t *testing.T) {
+	prefix := newPrefix("expiryindex")
+	var accounts []*localtable.Account
+	for range 2 {
+		e := openEngine(t, &etcd.Options{Prefix: prefix})
+		a, err := localtable.Open(&localtable.Options{Engine: e, Expiry: &localtable.ExpiryOptions{Interval: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		accounts = append(accounts, a)
+	}
+	tbl, err := accounts[0].CreateTable(bg(), "Sessions")
+	must(t, err)
+	must(t, tbl.SetExpiry(bg(), "ExpiresAt"))
+	at := localtable.DateTimeValue(time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC))
+	for i := range 10 {
+		_, err := tbl.Insert(bg(), localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i), Properties: localtable.Properties{"ExpiresAt": at}})
+		must(t, err)
+	}
+	must(t, accounts[1].Table("Sessions").ClearExpiry(bg()))
+	_, err = tbl.Insert(bg(), localtable.Entity{PartitionKey: "p", RowKey: "after", Properties: localtable.Properties{"ExpiresAt": at}})
+	must(t, err)
+	for i, a := range accounts {
+		if xs, err := a.Table("Sessions").Indexes(bg()); err != nil || len(xs) != 0 {
+			t.Fatalf("account %d: Indexes after the other cleared the policy = %v, %v; want none", i, xs, err)
+		}
+		rep, err := a.Verify(bg())
+		if err != nil || !rep.OK() {
+			t.Fatalf("account %d: Verify = %+v, %v", i, rep, err)
+		}
+	}
+}
