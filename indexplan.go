@@ -189,13 +189,23 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 	}
 	best.use = true
 	if best.exact {
-		best.why = fmt.Sprintf("index %s on %s: %d entries in %d spans, counted without fetching an entity (the filter is exactly their values), fewer than the table holds (more than %d)",
-			best.def.Name, strings.Join(best.def.Props, ", "), best.entries, best.spans, cost)
+		best.why = fmt.Sprintf("read through index %s on %s: %d entries in %s, counted without fetching an entity (the filter is exactly their values), fewer than the table holds (more than %d)",
+			best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), cost)
 		return best, nil
 	}
-	best.why = fmt.Sprintf("index %s on %s: %d entries in %d spans, %d entities to fetch, fewer than the key ranges hold (more than %d)",
-		best.def.Name, strings.Join(best.def.Props, ", "), best.entries, best.spans, len(best.cands), cost)
+	best.why = fmt.Sprintf("read through index %s on %s: %d entries in %s, %d entities to fetch, fewer than the key ranges hold (more than %d)",
+		best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), len(best.cands), cost)
 	return best, nil
+}
+
+// valueSpansText says how many spans of the index's values a plan reads:
+// one per value range and Edm type a value in it may have (a number may be
+// an Int32, an Int64 or a Double; see valueSpans).
+func valueSpansText(n int) string {
+	if n == 1 {
+		return "1 span of values"
+	}
+	return fmt.Sprintf("%d spans of values (one per range and Edm type)", n)
 }
 
 // readCandidates reads the entries of index x in the value ranges vr, and
@@ -397,6 +407,7 @@ func (t *Table) Explain(ctx context.Context, opts *QueryOptions) (string, error)
 	}
 	defer snap.Close()
 	var b strings.Builder
+	used, proven := false, false // the page reads an index; its candidates all match
 	ip, ok := o.Filter.(IndexPredicate)
 	switch {
 	case len(*lt.indexes.Load()) == 0:
@@ -427,15 +438,28 @@ func (t *Table) Explain(ctx context.Context, opts *QueryOptions) (string, error)
 		} else {
 			b.WriteString("no index: " + pl.why)
 		}
+		used, proven = pl.use, pl.proven
 	}
 	b.WriteByte('\n')
-	if full {
+	switch {
+	case used && full:
+		b.WriteString("key ranges: the whole table, not scanned: the index is read instead")
+	case used:
+		fmt.Fprintf(&b, "key ranges: %d, not scanned: the index is read instead (its candidates are kept within them)", len(ranges))
+	case full:
 		b.WriteString("key ranges: full scan")
-	} else {
+	default:
 		fmt.Fprintf(&b, "key ranges: %d", len(ranges))
 	}
 	if e, ok := o.Filter.(interface{ Explain() string }); ok {
-		b.WriteString("\nfilter plan:\n" + e.Explain())
+		switch {
+		case used && proven:
+			b.WriteString("\nthe filter's own plan (not checked: every entity fetched matches, the filter being exactly the index's values):\n" + e.Explain())
+		case used:
+			b.WriteString("\nthe filter's own plan (checked on each entity fetched):\n" + e.Explain())
+		default:
+			b.WriteString("\nfilter plan:\n" + e.Explain())
+		}
 	}
 	return b.String(), nil
 }

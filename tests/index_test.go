@@ -351,7 +351,10 @@ func TestIndexPlanner(t *testing.T) {
 			}
 			plan, err := tbl.Explain(ctx, &localtable.QueryOptions{Filter: f})
 			tabletest.Must(t, err)
-			if c.index != "" && !strings.HasPrefix(plan, "index: index "+c.index) {
+			if c.index != "" && (!strings.HasPrefix(plan, "index: read through index "+c.index) || !strings.Contains(plan, "not scanned: the index is read instead")) {
+				t.Errorf("%s: Explain = %q", c.filter, plan)
+			}
+			if c.index == "" && strings.Contains(plan, "the index is read") {
 				t.Errorf("%s: Explain = %q", c.filter, plan)
 			}
 			if c.index == "" && !strings.HasPrefix(plan, "no index: ") {
