@@ -37,7 +37,8 @@ func main() {
 	feedOnlyFlag := flag.Bool("feed-only", false, "run only the change feed's workloads; keep the other figures of -out's results.json")
 	entities := flag.Int("entities", 0, "the embedded data set's size: a multiple of 2,000 up to 2,000,000 (default 200,000; 10,000 with -quick)")
 	scale := flag.String("scale", "", "run only the scaling measurements at these sizes (e.g. 20000,200000,2000000), each system in a process of its own; keep the other figures of -out's results.json")
-	scaleSystemsFlag := flag.String("scale-systems", strings.Join(scaleSystems, ","), "with -scale: the systems to measure, comma-separated")
+	scaleSystemsFlag := flag.String("scale-systems", strings.Join(scaleSystems, ","), "with -scale: the systems to measure, comma-separated (empty: none, with -scale-hot)")
+	scaleHot := flag.Bool("scale-hot", false, "with -scale: also measure the memory engine's in-place reads and the raw B-tree's read into a reused buffer at each size")
 	scaleTimeout := flag.Duration("scale-timeout", 30*time.Minute, "with -scale: the longest one system at one size may take")
 	child := flag.String("child", "", "internal (-scale): load this one system, run its workloads, print its figures as JSON")
 	childConfig := flag.String("child-config", "", "internal (-scale): the child's configuration, as JSON")
@@ -102,11 +103,18 @@ func main() {
 			fail(err)
 		}
 		cmd := cmdline(true, " -scale "+*scale)
-		systems := strings.Split(*scaleSystemsFlag, ",")
+		var systems []string
+		if *scaleSystemsFlag != "" { // none: the hot-path systems alone (-scale-hot)
+			systems = strings.Split(*scaleSystemsFlag, ",")
+		}
 		for _, s := range systems {
 			if !slices.Contains(scaleSystems, s) {
 				fail(fmt.Errorf("-scale-systems: %q is not one of %q", s, scaleSystems))
 			}
+		}
+		if *scaleHot {
+			systems = append(systems, scaleHotSystems...)
+			cmd += " -scale-hot"
 		}
 		if *scaleSystemsFlag != strings.Join(scaleSystems, ",") {
 			cmd += " -scale-systems '" + *scaleSystemsFlag + "'"

@@ -152,3 +152,34 @@ func TestIndexWritesKeepSize(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleHot runs the hot-path systems of -scale-hot at two sizes: each
+// reads only (get, range, full scan) in a child of its own, and the
+// report says how the in-place full scan grew against the raw B-tree's.
+func TestScaleHot(t *testing.T) {
+	cfg := tinyConfig()
+	sizes := []int{300, 600}
+	sr, err := runScale(cfg, sizes, scaleHotSystems, 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Missing) > 0 || len(sr.Points) != len(sizes)*len(scaleHotSystems) {
+		t.Fatalf("%d points, missing %q", len(sr.Points), sr.Missing)
+	}
+	for _, pt := range sr.Points {
+		for _, w := range []string{wGet, wRange, wFull} {
+			checkFigure(t, pt.Figures, w, pt.System, cfg.Rounds)
+		}
+		for _, f := range pt.Figures {
+			if f.System != pt.System || f.Workload == wInsert {
+				t.Errorf("point of %s holds %s of %s", pt.System, f.Workload, f.System)
+			}
+		}
+	}
+	md := scaleMarkdown(&results{Scaling: sr}, "scaling.svg")
+	for _, s := range []string{"| full-table filter, 1% match, localtable memory, in place |", "| full-table filter, 1% match, raw btree, no alloc |", "Target 2 (the in-place scan grows no faster than the raw B-tree's)"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the scaling section lacks %q:\n%s", s, md)
+		}
+	}
+}
