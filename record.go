@@ -582,6 +582,35 @@ func (w *recordWalker) readAt(k uint64, name string, i int) (string, Kind, int, 
 	return name, kind, at, true, true
 }
 
+// findAt returns property k of record rec if it is named name: a Row's
+// read of a name where the last entity had it, in a version 2 record,
+// without the walk init and find make. ok false says only that it is not
+// there (or rec is another version, or has more than 127 properties):
+// find then searches. It checks the layout of what it reads, as find.
+func findAt(rec []byte, name string, k uint64) (v Value, ok bool) {
+	if len(rec) < 11 || rec[0] != recordVersion || rec[9] >= 0x80 {
+		return Value{}, false
+	}
+	n, width := uint64(rec[9]), int(rec[10])
+	if k >= n || width != 1 && width != 2 && width != 4 {
+		return Value{}, false
+	}
+	bodyAt := 11 + int(n-1)*width
+	if bodyAt > len(rec) || offsetWidth(len(rec)-bodyAt) != width {
+		return Value{}, false
+	}
+	w := recordWalker{b: rec[bodyAt:], n: n, offs: rec[11:bodyAt], width: width}
+	w.s = bytesView(w.b)
+	got, i := w.nameAt(k)
+	if i < 0 || got != name {
+		return Value{}, false
+	}
+	if _, kind, at, _, ok := w.readAt(k, got, i); ok {
+		return w.value(kind, at), true
+	}
+	return Value{}, false
+}
+
 // nameAt returns the name of property k of a version 2 record and where
 // it ends, or end -1 if its offset or length is out of the body.
 func (w *recordWalker) nameAt(k uint64) (name string, end int) {

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,6 +93,9 @@ func FuzzFindProperty(f *testing.F) {
 	f.Add(appendRecord(nil, 1, Properties{"Long": StringValue(strings.Repeat("x", 300)), "Z": Int32Value(1)}), "Z")
 	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f}, "x")
 	f.Fuzz(func(t *testing.T, b []byte, name string) {
+		for k := range uint64(4) { // never a panic, whatever the bytes
+			findAt(b, name, k)
+		}
 		v, ok, err := findProperty(b, name)
 		_, props, derr := decodeRecord(b, nil)
 		if derr != nil {
@@ -109,6 +114,17 @@ func FuzzFindProperty(f *testing.F) {
 		}
 		if v, ok, err := findProperty(b, "\xff"); ok || err != nil {
 			t.Fatalf("findProperty(%x, past all) = %v, %v, %v", b, v, ok, err)
+		}
+		// findAt finds a property at its place, and nowhere else; in a
+		// version 1 record, nowhere.
+		names := slices.Sorted(maps.Keys(props))
+		for k, name := range names {
+			for j := range len(names) + 1 {
+				v, ok := findAt(b, name, uint64(j))
+				if want := j == k && b[0] == recordVersion && len(names) < 0x80; ok != want || ok && !v.Equal(props[name]) {
+					t.Fatalf("findAt(%x, %q, %d) = %v, %v; the decoder has it at %d", b, name, j, v, ok, k)
+				}
+			}
 		}
 		// Whatever the hint, find agrees: a hint is only a first guess.
 		for name, want := range props {

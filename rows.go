@@ -142,12 +142,6 @@ func (r *Row) Property(name string) (Value, bool) {
 	if r.rec == nil || name == "" {
 		return Value{}, false
 	}
-	if r.last == "" || !nameLess(r.last, name) {
-		if _, err := r.at.init(r.rec, true); err != nil {
-			r.fail(err)
-			return Value{}, false
-		}
-	}
 	hint, slot := noHint, -1
 	for j := range r.hints {
 		// A filter reads the same string for each entity: its bytes are
@@ -156,6 +150,20 @@ func (r *Row) Property(name string) (Value, bool) {
 		if len(h.name) == len(name) && (unsafe.StringData(h.name) == unsafe.StringData(name) || h.name == name) {
 			hint, slot = h.k, j
 			break
+		}
+	}
+	if slot >= 0 {
+		// Where the last entity had it: read without a walk, and the
+		// next read starts afresh.
+		if v, ok := findAt(r.rec, name, hint); ok {
+			r.last = ""
+			return v, true
+		}
+	}
+	if r.last == "" || !nameLess(r.last, name) {
+		if _, err := r.at.init(r.rec, true); err != nil {
+			r.fail(err)
+			return Value{}, false
 		}
 	}
 	got, kind, at, found, ok := r.at.find(name, hint)
