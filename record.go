@@ -371,14 +371,13 @@ func decodeInto(b []byte, sel selection, props Properties, view bool) (ticks int
 // stored (storedVisit); recordTicks, which init calls, reads the header
 // alone.
 type recordWalker struct {
-	b     []byte // the body
-	s     string // s[i:] is b[i:] as a string
-	i     int    // the read position in b and s
-	n, p  uint64 // the property count, and the properties read
-	prev  string // the name last read
-	offs  []byte // a version 2 record's offsets (nil in version 1)
-	width int    // the width of an offset; 0 in a version 1 record
-	err   error
+	b    []byte  // the body
+	s    string  // s[i:] is b[i:] as a string
+	i    int     // the read position in b and s
+	n, p uint64  // the property count, and the properties read
+	prev string  // the name last read
+	offs offsets // a version 2 record's; width 0 in version 1
+	err  error
 }
 
 // init starts reading record b and returns its Timestamp ticks. With
@@ -429,7 +428,7 @@ func (w *recordWalker) init(b []byte, view bool) (ticks int64, err error) {
 	// The fields are set one by one: a composite literal is built aside
 	// and copied in wide moves, which stall on the narrow stores just made.
 	w.b, w.s, w.i, w.n, w.p, w.prev, w.err = b, "", 0, n, 0, "", nil
-	w.offs, w.width = offs, width
+	w.offs = offsets{offs, width}
 	if n > 0 {
 		if view {
 			w.s = bytesView(b)
@@ -440,20 +439,27 @@ func (w *recordWalker) init(b []byte, view bool) (ticks int64, err error) {
 	return ticks, nil
 }
 
-// start returns where property k starts in a version 2 record's body,
-// as its offset says: the caller checks it against the body.
-func (w *recordWalker) start(k uint64) int {
+// offsets are a version 2 record's offsets: where its properties 1 to
+// n-1 start in its body, each width bytes, big endian.
+type offsets struct {
+	b     []byte
+	width int // 0: a version 1 record, which has none
+}
+
+// start returns where property k starts, as its offset says: the caller
+// checks it against the body.
+func (o offsets) start(k uint64) int {
 	if k == 0 {
 		return 0
 	}
-	o := w.offs[(k-1)*uint64(w.width):]
-	switch w.width {
+	b := o.b[(k-1)*uint64(o.width):]
+	switch o.width {
 	case 1:
-		return int(o[0])
+		return int(b[0])
 	case 2:
-		return int(binary.BigEndian.Uint16(o))
+		return int(binary.BigEndian.Uint16(b))
 	}
-	return int(binary.BigEndian.Uint32(o))
+	return int(binary.BigEndian.Uint32(b))
 }
 
 // refuse is init's failure: a walker that reads nothing.
@@ -489,7 +495,7 @@ func (w *recordWalker) next() (name string, v Value, ok bool) {
 	if !ok {
 		return "", Value{}, false
 	}
-	if w.width != 0 && w.p > 1 && w.start(w.p-1) != start {
+	if w.offs.width != 0 && w.p > 1 && w.offs.start(w.p-1) != start {
 		w.fail()
 		return "", Value{}, false
 	}
@@ -525,7 +531,7 @@ const noHint = ^uint64(0)
 // record whose names are out of order, it may miss a property, but it
 // never reads out of the record.
 func (w *recordWalker) find(target string, hint uint64) (name string, kind Kind, at int, found, ok bool) {
-	if w.width == 0 || target == "" {
+	if w.offs.width == 0 || target == "" {
 		return w.seek(target)
 	}
 	lo, hi := w.p, w.n
@@ -534,7 +540,7 @@ func (w *recordWalker) find(target string, hint uint64) (name string, kind Kind,
 		if hint >= lo && hint < hi {
 			m, hint = hint, noHint
 		}
-		got, i := w.nameAt(m)
+		got, i := nameAt(w.b, w.s, w.offs.start(m))
 		if i < 0 {
 			return w.fail()
 		}
@@ -555,7 +561,7 @@ func (w *recordWalker) find(target string, hint uint64) (name string, kind Kind,
 		return "", 0, 0, false, false
 	}
 	// The next property, named past target.
-	got, i := w.nameAt(lo)
+	got, i := nameAt(w.b, w.s, w.offs.start(lo))
 	if i < 0 {
 		return w.fail()
 	}
@@ -567,19 +573,21 @@ func (w *recordWalker) find(target string, hint uint64) (name string, kind Kind,
 // at i, checks that it ends where property k+1 starts (or the body ends),
 // and goes on from there.
 func (w *recordWalker) readAt(k uint64, name string, i int) (string, Kind, int, bool, bool) {
-	kind, at, end := w.payload(i)
-	if end < 0 {
-		return w.fail()
-	}
-	next := len(w.b)
-	if k+1 < w.n {
-		next = w.start(k + 1)
-	}
-	if end != next {
+	kind, at, end := payloadAt(w.b, i)
+	if end < 0 || end != w.offs.end(w.b, w.n, k) {
 		return w.fail()
 	}
 	w.i, w.p = end, k+1
 	return name, kind, at, true, true
+}
+
+// end returns where property k of n ends in body b: where the next
+// starts, or the body's end.
+func (o offsets) end(b []byte, n, k uint64) int {
+	if k+1 < n {
+		return o.start(k + 1)
+	}
+	return len(b)
 }
 
 // findAt returns property k of record rec if it is named name: a Row's
@@ -599,30 +607,30 @@ func findAt(rec []byte, name string, k uint64) (v Value, ok bool) {
 	if bodyAt > len(rec) || offsetWidth(len(rec)-bodyAt) != width {
 		return Value{}, false
 	}
-	w := recordWalker{b: rec[bodyAt:], n: n, offs: rec[11:bodyAt], width: width}
-	w.s = bytesView(w.b)
-	got, i := w.nameAt(k)
+	b, o := rec[bodyAt:], offsets{rec[11:bodyAt], width}
+	str := bytesView(b)
+	got, i := nameAt(b, str, o.start(k))
 	if i < 0 || got != name {
 		return Value{}, false
 	}
-	if _, kind, at, _, ok := w.readAt(k, got, i); ok {
-		return w.value(kind, at), true
+	kind, at, end := payloadAt(b, i)
+	if end < 0 || end != o.end(b, n, k) {
+		return Value{}, false
 	}
-	return Value{}, false
+	return valueAt(b, str, kind, at, end), true
 }
 
-// nameAt returns the name of property k of a version 2 record and where
-// it ends, or end -1 if its offset or length is out of the body.
-func (w *recordWalker) nameAt(k uint64) (name string, end int) {
-	start := w.start(k)
-	if start >= len(w.b) {
+// nameAt returns the name of the property that starts at start in body
+// b (s is b as a string) and where it ends, or end -1 if it is out of b.
+func nameAt(b []byte, s string, start int) (name string, end int) {
+	if start < 0 || start >= len(b) {
 		return "", -1
 	}
-	start, end = lengthAt(w.b, start)
+	start, end = lengthAt(b, start)
 	if end < 0 {
 		return "", -1
 	}
-	return w.s[start:end], end
+	return s[start:end], end
 }
 
 // seek steps over the properties named below target, and returns the
@@ -644,7 +652,7 @@ func (w *recordWalker) seek(target string) (name string, kind Kind, at int, foun
 			return w.fail()
 		}
 		name, i = s[start:end], end
-		kind, at, i = w.payload(i)
+		kind, at, i = payloadAt(b, i)
 		if i < 0 {
 			return w.fail()
 		}
@@ -671,12 +679,11 @@ func (w *recordWalker) seek(target string) (name string, kind Kind, at int, foun
 	return "", 0, 0, false, false
 }
 
-// payload reads the kind and payload of a property whose name ends at
-// i: it returns the kind, where the payload starts and where it ends, or
+// payloadAt reads the kind and payload of a property whose name ends at
+// b[i]: it returns the kind, where the payload starts and where it ends, or
 // end -1 if the kind is unknown or the payload is not whole (or, for a
 // Bool, not 0 or 1).
-func (w *recordWalker) payload(i int) (kind Kind, at, end int) {
-	b := w.b
+func payloadAt(b []byte, i int) (kind Kind, at, end int) {
 	if i >= len(b) {
 		return 0, 0, -1
 	}
@@ -710,15 +717,21 @@ func (w *recordWalker) payload(i int) (kind Kind, at, end int) {
 // value returns the value of the property seek last returned, of kind and
 // with its payload at b[at:i].
 func (w *recordWalker) value(kind Kind, at int) Value {
+	return valueAt(w.b, w.s, kind, at, w.i)
+}
+
+// valueAt returns the value of kind whose payload is b[at:end] (s is b as
+// a string).
+func valueAt(b []byte, s string, kind Kind, at, end int) Value {
 	switch kind {
 	case KindInt32:
-		return Int32Value(int32(binary.BigEndian.Uint32(w.b[at:])))
+		return Int32Value(int32(binary.BigEndian.Uint32(b[at:])))
 	case KindInt64, KindDouble, KindDateTime:
-		return Value{kind: kind, num: binary.BigEndian.Uint64(w.b[at:])}
+		return Value{kind: kind, num: binary.BigEndian.Uint64(b[at:])}
 	case KindBool:
-		return BoolValue(w.b[at] == 1)
+		return BoolValue(b[at] == 1)
 	}
-	return Value{kind: kind, str: w.s[at:w.i]}
+	return Value{kind: kind, str: s[at:end]}
 }
 
 // fail stops the walk at a corruption.

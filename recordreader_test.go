@@ -224,7 +224,7 @@ func TestRecordWalkerCorrupt(t *testing.T) {
 // width and offsets.
 func recordAsV1(rec []byte) []byte {
 	var w recordWalker
-	if _, err := w.init(rec, true); err != nil || w.width == 0 {
+	if _, err := w.init(rec, true); err != nil || w.offs.width == 0 {
 		panic("recordAsV1 of a record that is not a sound version 2 one")
 	}
 	out := append([]byte{recordV1}, rec[1:9]...)
