@@ -134,3 +134,47 @@ func TestEmbeddedOnly(t *testing.T) {
 		t.Errorf("results.md (%v):\n%s", err, md)
 	}
 }
+
+// TestHTTPOnly checks that -http-only replaces the figures over HTTP (the
+// servers', and the index's server's), keeps the other sections of the
+// results it runs on, and says how the HTTP figures were measured.
+func TestHTTPOnly(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Azurite = false
+	out := t.TempDir()
+	kept := &results{Mode: "kept", Versions: map[string]string{}, Config: cfg,
+		Embedded: []figure{{Workload: wGet, System: "old", NsPerOp: []float64{1}, Median: 1}},
+		HTTP:     []httpFigure{{Workload: hwGet, Server: "old"}},
+		Index:    &indexResults{Entries: 7}}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "results.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := httpOnly(cfg, out, "", "the command", t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res results
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != "kept" || find(res.Embedded, wGet, "old") == nil || res.Index == nil || res.Index.Entries != 7 {
+		t.Errorf("the other sections were not kept: %+v", res)
+	}
+	if findHTTP(res.HTTP, hwGet, "old") != nil || findHTTP(res.HTTP, hwGet, hLtMem) == nil || len(res.Servers) != 2 || len(res.Index.HTTP) == 0 {
+		t.Errorf("HTTP figures: %+v, servers %+v, index %+v", res.HTTP, res.Servers, res.Index.HTTP)
+	}
+	if res.HTTPApart == nil || res.HTTPApart.Command != "the command" {
+		t.Errorf("http_apart: %+v", res.HTTPApart)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "results.md"))
+	if err != nil || !strings.Contains(string(md), "(and the servers' table below, and the index's over HTTP) were measured apart") {
+		t.Errorf("results.md (%v):\n%s", err, md)
+	}
+}

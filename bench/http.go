@@ -479,3 +479,52 @@ func runHTTP(cfg config, root, work string, az *azurite, res *results, logf func
 	}
 	return nil
 }
+
+// httpOnly runs only the workloads over HTTP (the servers', and the
+// index's on a server started with --index), keeping the other figures of
+// out's results.json, and writes the outputs.
+func httpOnly(cfg config, out, doc, cmd string, logf func(string, ...any)) error {
+	dir, err := benchDir()
+	if err != nil {
+		return err
+	}
+	return measureApart(cfg, out, doc, cmd, "localtable-bench-http-", func(res *results, work, version string) error {
+		if k := res.Config; len(res.HTTP) > 0 && (k.HTTPData != cfg.HTTPData || k.Rounds != cfg.Rounds || k.HTTPPhase != cfg.HTTPPhase) {
+			return fmt.Errorf("-http-only: %s/results.json was measured with %d entities over HTTP, %d rounds of %v, not %d, %d of %v: write elsewhere (-out)",
+				out, k.HTTPData.n(), k.Rounds, k.HTTPPhase, cfg.HTTPData.n(), cfg.Rounds, cfg.HTTPPhase)
+		}
+		apart := &apartRun{Command: cmd, Version: version, Started: time.Now().UTC(), LoadStart: loadAvg()}
+		fresh := &results{Config: cfg, Machine: res.Machine, Versions: res.Versions}
+		if fresh.Versions == nil {
+			fresh.Versions = map[string]string{}
+		}
+		var az *azurite
+		if cfg.Azurite {
+			var skip string
+			if az, skip = setupAzurite(dir, cfg.InstallTimeout, logf); skip != "" {
+				logf("%s", skip)
+				fresh.Skipped = append(fresh.Skipped, skip)
+			} else {
+				fresh.Versions["Azurite"] = az.version + " (node " + az.node + ")"
+			}
+		}
+		if err := runHTTP(cfg, filepath.Dir(dir), work, az, fresh, logf); err != nil {
+			return err
+		}
+		apart.LoadEnd = loadAvg()
+		res.HTTP, res.Servers, res.HTTPApart = fresh.HTTP, fresh.Servers, apart
+		if fresh.Index != nil {
+			if res.Index == nil {
+				res.Index = &indexResults{}
+			}
+			res.Index.HTTP, res.Index.Server = fresh.Index.HTTP, fresh.Index.Server
+		}
+		if res.Versions == nil {
+			res.Versions = map[string]string{}
+		}
+		if v, ok := fresh.Versions["Azurite"]; ok {
+			res.Versions["Azurite"] = v
+		}
+		return nil
+	})
+}

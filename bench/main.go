@@ -43,6 +43,7 @@ func main() {
 	child := flag.String("child", "", "internal (-scale): load this one system, run its workloads, print its figures as JSON")
 	childConfig := flag.String("child-config", "", "internal (-scale): the child's configuration, as JSON")
 	embeddedOnlyFlag := flag.Bool("embedded-only", false, "run only the embedded workloads (not the index's); keep the other figures of -out's results.json")
+	httpOnlyFlag := flag.Bool("http-only", false, "run only the workloads over HTTP (the servers' and the index's server); keep the other figures of -out's results.json")
 	indexOnlyFlag := flag.Bool("index-only", false, "run only the secondary index's workloads; keep the other figures of -out's results.json")
 	indexBuildOnlyFlag := flag.Bool("index-build-only", false, "run only the index build's workloads; keep the other figures of -out's results.json")
 	indexBuildEntities := flag.Int("index-build-entities", 0, "the size of the table the index build's workloads build on (default 1,000,000; 50,000 with -quick)")
@@ -138,6 +139,13 @@ func main() {
 	}
 	if *feedOnlyFlag {
 		if err := feedOnly(cfg, *out, *doc, cmdline(true, " -feed-only"), logf); err != nil {
+			fail(err)
+		}
+		logf("wrote %s", *out)
+		return
+	}
+	if *httpOnlyFlag {
+		if err := httpOnly(cfg, *out, *doc, cmdline(*az, " -http-only"), logf); err != nil {
 			fail(err)
 		}
 		logf("wrote %s", *out)

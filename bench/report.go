@@ -384,6 +384,9 @@ func markdown(res *results, l links) string {
 		p("## Over HTTP: the Go SDK against each server\n\n")
 		p("The official Go SDK (aztables, retries off), %d concurrent workers, against each server running as a child process; %s entities (%d partitions × %s rows) loaded in transactions of 100. ", res.Config.Workers, fmtInt(h.n()), h.Parts, fmtInt(h.Rows))
 		p("Each workload ran for %v per server per round. Server CPU is utime+stime from /proc/<pid>/stat (10 ms ticks) over the phase, divided by the operations; latencies are seen by the client, on a machine whose %d cores the client shares with the server.\n\n", res.Config.HTTPPhase, res.Machine.NProc)
+		if a := res.HTTPApart; a != nil {
+			p("These figures (and the servers' table below, and the index's over HTTP) were measured apart from the rest of the report, on %s (localtable %s; load average %s at the start, %s at the end), with:\n\n```sh\n%s\n```\n\n", a.Started.Format("2006-01-02"), a.Version, a.LoadStart, a.LoadEnd, a.Command)
+		}
 		p("| workload | server | ops/s | server CPU/op | ÷ Azurite | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
 		for _, w := range httpWorkloads {
 			az := findHTTP(res.HTTP, w, hAzurit)

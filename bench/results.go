@@ -23,6 +23,9 @@ type results struct {
 	// HTTP has one figure per workload and server; Servers one per server.
 	HTTP    []httpFigure   `json:"http"`
 	Servers []serverFigure `json:"servers"`
+	// HTTPApart says how HTTP, Servers and the index's HTTP figures were
+	// measured when apart from the rest of the run (-http-only).
+	HTTPApart *apartRun `json:"http_apart,omitempty"`
 	// Feed has the change feed's figures.
 	Feed *feedResults `json:"feed,omitempty"`
 	// Scaling has the figures of each system at several sizes (-scale).
