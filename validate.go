@@ -41,8 +41,15 @@ const (
 var ErrKeyTooLarge = sentinel(CodeKeyValueTooLarge, "The key value exceeds the maximum allowed size (1KB).")
 
 // utf16Len returns the number of UTF-16 code units of s: 2 for characters
-// above U+FFFF, 1 otherwise.
+// above U+FFFF, 1 otherwise (an invalid byte counts 1).
 func utf16Len(s string) int {
+	n, _ := utf16LenValid(s)
+	return n
+}
+
+// utf16LenValid returns utf16Len(s) and whether s is valid UTF-8
+// (utf8.ValidString), in one pass.
+func utf16LenValid(s string) (int, bool) {
 	// ASCII, eight bytes at a time: one code unit a byte.
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
@@ -52,7 +59,7 @@ func utf16Len(s string) int {
 			break
 		}
 	}
-	n := i
+	n, valid := i, true
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -61,14 +68,18 @@ func utf16Len(s string) int {
 			continue
 		}
 		r, w := utf8.DecodeRuneInString(s[i:])
-		if r >= 0x10000 {
+		switch {
+		case r >= 0x10000:
 			n += 2
-		} else {
+		case r == utf8.RuneError && w == 1:
+			valid = false
+			n++
+		default:
 			n++
 		}
 		i += w
 	}
-	return n
+	return n, valid
 }
 
 // EntitySize returns the size of an entity as the service measures it
@@ -273,6 +284,18 @@ func ValidatePropertyName(name string) error {
 	return checkSystemName(name)
 }
 
+// checkPropertyName is ValidatePropertyName that also returns the name's
+// length in UTF-16 code units (its measure in EntitySize).
+func checkPropertyName(name string) (int, error) {
+	if asciiIdentifier(name) {
+		return len(name), checkSystemName(name)
+	}
+	if err := ValidatePropertyName(name); err != nil {
+		return 0, err
+	}
+	return utf16Len(name), nil
+}
+
 // identifierChars reports whether name, valid UTF-8, is made of the
 // characters of a property name: a letter or '_' first, then letters,
 // digits, '_' and combining marks. If not, it returns the first character
@@ -303,15 +326,36 @@ func asciiIdentifier(name string) bool {
 	if name == "" || len(name) > MaxPropertyNameLen {
 		return false
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if l := c | 0x20; 'a' <= l && l <= 'z' || c == '_' || i > 0 && '0' <= c && c <= '9' {
-			continue
-		}
+	if identByte[name[0]]&identFirst == 0 {
 		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if identByte[name[i]] == 0 {
+			return false
+		}
 	}
 	return true
 }
+
+// identByte classes the bytes of ASCII identifiers: identFirst for those
+// that may begin one (letters and '_'), identNext for those that may
+// follow (digits too), 0 for the others.
+var identByte = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '_':
+			t[c] = identFirst | identNext
+		case '0' <= c && c <= '9':
+			t[c] = identNext
+		}
+	}
+	return t
+}()
+
+const (
+	identFirst = 1 << iota
+	identNext
+)
 
 // checkSystemName rejects the names of the system properties.
 func checkSystemName(name string) error {
@@ -322,32 +366,32 @@ func checkSystemName(name string) error {
 	return nil
 }
 
-// validateValue checks one property value.
-func validateValue(name string, v Value) error {
+// checkValue checks one property value, and returns valueSize(v).
+func checkValue(name string, v Value) (int, error) {
 	switch v.kind {
 	case KindString:
-		if !utf8.ValidString(v.str) {
-			return newError(ErrInvalidInput, "property %q: string is not valid UTF-8", name)
+		n, ok := utf16LenValid(v.str)
+		if !ok {
+			return 0, newError(ErrInvalidInput, "property %q: string is not valid UTF-8", name)
 		}
-		if len(v.str) > MaxStringUTF16 { // cheap bound first: bytes >= code units
-			if n := utf16Len(v.str); n > MaxStringUTF16 {
-				return newError(ErrPropertyValueTooLarge, "property %q: string is %d UTF-16 code units; the limit is %d (64 KiB)", name, n, MaxStringUTF16)
-			}
+		if n > MaxStringUTF16 {
+			return 0, newError(ErrPropertyValueTooLarge, "property %q: string is %d UTF-16 code units; the limit is %d (64 KiB)", name, n, MaxStringUTF16)
 		}
+		return 4 + 2*n, nil
 	case KindBinary:
 		if len(v.str) > MaxBinaryLen {
-			return newError(ErrPropertyValueTooLarge, "property %q: binary is %d bytes; the limit is %d (64 KiB)", name, len(v.str), MaxBinaryLen)
+			return 0, newError(ErrPropertyValueTooLarge, "property %q: binary is %d bytes; the limit is %d (64 KiB)", name, len(v.str), MaxBinaryLen)
 		}
 	case KindDateTime:
 		t := int64(v.num)
 		if t < minTicks || t > maxTicks {
-			return newError(ErrOutOfRangeInput, "property %q: DateTime is outside %s..%s", name, edmfmt.DateTime(MinDateTime), edmfmt.DateTime(MaxDateTime))
+			return 0, newError(ErrOutOfRangeInput, "property %q: DateTime is outside %s..%s", name, edmfmt.DateTime(MinDateTime), edmfmt.DateTime(MaxDateTime))
 		}
 	case KindInt32, KindInt64, KindDouble, KindBool, KindGUID, KindNull:
 	default:
-		return newError(ErrInvalidValueType, "property %q: unknown kind %d", name, v.kind)
+		return 0, newError(ErrInvalidValueType, "property %q: unknown kind %d", name, v.kind)
 	}
-	return nil
+	return valueSize(v), nil
 }
 
 var (
@@ -383,13 +427,15 @@ func checkEntity(e *Entity, ps []namedValue) ([]namedValue, int, error) {
 			continue
 		}
 		n++
-		if err := ValidatePropertyName(name); err != nil {
+		units, err := checkPropertyName(name)
+		if err != nil {
 			return ps, 0, err
 		}
-		if err := validateValue(name, v); err != nil {
+		vsize, err := checkValue(name, v)
+		if err != nil {
 			return ps, 0, err
 		}
-		size += 8 + 2*utf16Len(name) + valueSize(v)
+		size += 8 + 2*units + vsize
 		payload += payloadPropSize(name, v)
 		ps = append(ps, namedValue{name: name, v: v})
 	}

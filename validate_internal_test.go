@@ -1,10 +1,13 @@
 package localtable
 
 import (
+	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // TestUTF16Len checks utf16Len, whose ASCII fast path reads eight bytes at
@@ -21,25 +24,35 @@ func TestUTF16Len(t *testing.T) {
 		if got, want := utf16Len(s), len(utf16.Encode([]rune(s))); got != want {
 			t.Fatalf("utf16Len(%q) = %d, want %d", s, got, want)
 		}
+		if n, ok := utf16LenValid(s); n != utf16Len(s) || ok != utf8.ValidString(s) {
+			t.Fatalf("utf16LenValid(%q) = %d, %v; want %d, %v", s, n, ok, utf16Len(s), utf8.ValidString(s))
+		}
 	}
 }
 
 // TestSortByName checks the insertion sort against the library's on
-// shuffled names, below and above the length where it hands over.
+// shuffled names, below and above the length where it hands over: short
+// names, names that share a long prefix, names with NUL bytes and
+// repeated names. The values travel with their names.
 func TestSortByName(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"A", "B", "a", "z", "Property", "PropertyName", "\x00", "\xff", "_"}
 	for n := range 40 {
-		ps := make([]namedValue, n)
-		for i := range ps {
-			ps[i].name = string(rune('A' + r.IntN(26)))
-			if r.IntN(2) == 0 {
-				ps[i].name += string(rune('a' + r.IntN(26)))
+		for range 50 {
+			ps := make([]namedValue, n)
+			for i := range ps {
+				for range 1 + r.IntN(3) {
+					ps[i].name += pieces[r.IntN(len(pieces))]
+				}
+				ps[i].v = StringValue(ps[i].name)
 			}
-		}
-		sortByName(ps)
-		for i := 1; i < n; i++ {
-			if ps[i].name < ps[i-1].name {
-				t.Fatalf("n=%d: %q before %q", n, ps[i-1].name, ps[i].name)
+			want := slices.Clone(ps)
+			slices.SortStableFunc(want, func(a, b namedValue) int { return strings.Compare(a.name, b.name) })
+			sortByName(ps)
+			for i := range ps {
+				if ps[i].name != want[i].name || ps[i].v.str != ps[i].name {
+					t.Fatalf("n=%d: sorted %v, want %v", n, ps, want)
+				}
 			}
 		}
 	}
@@ -115,6 +128,86 @@ func TestValidateKeyFastPath(t *testing.T) {
 	for _, bad := range []string{"a/b", `a\b`, "a#b", "a?b", "a\x00", "a\x1f", "\x7f", "a\u0085"} {
 		if validateKey(RowKeyName, bad) == nil {
 			t.Errorf("validateKey(%q) accepted it", bad)
+		}
+	}
+}
+
+// BenchmarkAppendValidRecord measures the stateless part of a write of
+// one entity: the checks of the typical entity of benchProps and the
+// encoding of its record, in one pass.
+func BenchmarkAppendValidRecord(b *testing.B) {
+	e := Entity{PartitionKey: "p42", RowKey: "r12345", Properties: benchProps()}
+	var buf []byte
+	for b.Loop() {
+		var err error
+		if buf, _, err = appendValidRecord(buf[:0], &e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestASCIIIdentifier checks asciiIdentifier's table against the rule it
+// encodes (ASCII letters and '_', then digits too) for every byte, first
+// and after the first, and at the length limit.
+func TestASCIIIdentifier(t *testing.T) {
+	rule := func(name string) bool {
+		if name == "" || len(name) > MaxPropertyNameLen {
+			return false
+		}
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+			if !letter && c != '_' && (i == 0 || c < '0' || c > '9') {
+				return false
+			}
+		}
+		return true
+	}
+	names := []string{"", strings.Repeat("a", MaxPropertyNameLen), strings.Repeat("a", MaxPropertyNameLen+1)}
+	for c := range 256 {
+		b := string([]byte{byte(c)})
+		names = append(names, b, "a"+b, b+"a", "_"+b+"9")
+	}
+	for _, name := range names {
+		if got, want := asciiIdentifier(name), rule(name); got != want {
+			t.Errorf("asciiIdentifier(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestCheckEntitySizeAtLimit checks that the size appendValidRecord
+// measures, in its one pass, is EntitySize's, for names and strings
+// beyond ASCII (counted in UTF-16 code units, two for characters above
+// U+FFFF): an entity padded to exactly MaxEntitySize passes, one byte more
+// fails with ErrEntityTooLarge.
+func TestCheckEntitySizeAtLimit(t *testing.T) {
+	props := Properties{
+		"Näme":  StringValue("é中😀 and ASCII"),
+		"名前":    StringValue(strings.Repeat("😀", 1000)),
+		"ǅx_1":  StringValue(strings.Repeat("中", 3000)),
+		"Plain": StringValue("plain"),
+		"N":     Int64Value(1),
+	}
+	for i := range 15 {
+		props["Big"+strings.Repeat("é", i)] = BinaryValue(make([]byte, MaxBinaryLen))
+	}
+	e := Entity{PartitionKey: "pé", RowKey: "r😀", Properties: props}
+	const pad = "Pad"
+	room := MaxEntitySize - EntitySize(&e) - (8 + 2*len(pad) + 4)
+	if room < 0 || room >= MaxBinaryLen {
+		t.Fatalf("the padding would be %d bytes; the test needs 0 to %d", room, MaxBinaryLen-1)
+	}
+	for _, extra := range []int{0, 1} {
+		props[pad] = BinaryValue(make([]byte, room+extra))
+		if got := EntitySize(&e); got != MaxEntitySize+extra {
+			t.Fatalf("EntitySize = %d, want %d", got, MaxEntitySize+extra)
+		}
+		_, _, err := appendValidRecord(nil, &e)
+		if extra == 0 && err != nil {
+			t.Errorf("an entity of exactly MaxEntitySize: %v", err)
+		}
+		if extra == 1 && !errors.Is(err, ErrEntityTooLarge) {
+			t.Errorf("an entity one byte over MaxEntitySize: %v, want ErrEntityTooLarge", err)
 		}
 	}
 }
