@@ -216,7 +216,7 @@ func TestFeedCompressesOnPebble(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.feed.compress != true {
+		if !a.feed.compress {
 			t.Fatal("pebble's feed does not compress")
 		}
 		a.feed.compress = compress
