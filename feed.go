@@ -43,7 +43,9 @@ type FeedOptions struct {
 // change takes its entity's record, its table's name and keys and about 4
 // bytes more; each commit 19 bytes more (see feedlog.go). On the memory
 // engine, a commit of one entity shares its record with the entity while
-// the entity is not replaced or deleted, for 9 bytes more.
+// the entity is not replaced or deleted, for 9 bytes more; on pebble and
+// etcd, the changes of a commit that take 1 KiB or more (a transaction's)
+// are stored compressed.
 const DefaultFeedChanges = 100_000
 
 // ChangeKind is the kind of a change.

@@ -2,13 +2,21 @@ package localtable
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 	"unsafe"
+
+	"github.com/golang/snappy"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 	"github.com/localtable/localtable/storage/memory"
+	"github.com/localtable/localtable/storage/pebble"
 )
 
 // TestFeedRecordVersions: a record of version 1 reads as the same changes
@@ -118,4 +126,215 @@ func TestFeedNestsSingleWrites(t *testing.T) {
 		}
 	}
 	var _ storage.NestedSetter = eng.NewBatch().(storage.NestedSetter)
+}
+
+// TestFeedRecordCompressed: a record of version 1 whose changes are large
+// compresses into one of version 3 that reads as the same changes; small
+// or incompressible changes stay version 1; a version 3 record cut short,
+// or whose block claims more than a record can hold, is corrupt.
+func TestFeedRecordCompressed(t *testing.T) {
+	const ticks = 638000000000000000
+	var changes []change
+	for i := range 100 {
+		changes = append(changes, change{kind: changeInsert, table: "Orders",
+			key: keyenc.AppendEntityKey(nil, 3, "p", fmt.Sprintf("r%03d", i)),
+			new: appendRecord(nil, ticks, Properties{"Name": StringValue("a customer name"), "N": Int32Value(int32(i))})})
+	}
+	v1 := appendFeedRecord(nil, feedRecordV1, ticks, changes, len(changes))
+	prefix := []byte("key+next.........") // what precedes the record in the commit's scratch
+	c := new(commitContext)
+	v3 := compressFeedRecord(c, append(append([]byte(nil), prefix...), v1...), len(prefix))
+	if string(v3[:len(prefix)]) != string(prefix) {
+		t.Fatalf("the bytes before the record changed: %q", v3[:len(prefix)])
+	}
+	v3 = v3[len(prefix):]
+	if v3[0] != feedRecordV3 || len(v3) > len(v1)/2 {
+		t.Fatalf("a transaction's record of %d bytes compressed to version %d of %d bytes", len(v1), v3[0], len(v3))
+	}
+	read := func(rec []byte) []Change {
+		var cs []Change
+		if _, err := decodeFeedRecord(keyenc.FeedKey(5), rec, 0, func(c *Change) bool { cs = append(cs, *c); return true }); err != nil {
+			t.Fatalf("version %d: %v", rec[0], err)
+		}
+		return cs
+	}
+	c1, c3 := read(v1), read(v3)
+	if len(c3) != 100 || c3[99].Revision != 104 || !c3[99].Last || c3[42].Entity.RowKey != "r042" || c3[42].Entity.Properties["N"].Int32() != 42 {
+		t.Fatalf("version 3 read as %d changes, the 43rd %+v", len(c3), c3[42])
+	}
+	if !reflect.DeepEqual(c1, c3) {
+		t.Errorf("version 3 does not read as version 1")
+	}
+	// Resuming inside the record skips the changes up to after.
+	var got []Revision
+	if _, err := decodeFeedRecord(keyenc.FeedKey(5), v3, 100, func(c *Change) bool { got = append(got, c.Revision); return true }); err != nil || len(got) != 4 || got[0] != 101 {
+		t.Errorf("after revision 100: %v, %v", got, err)
+	}
+	// The head reads without decompressing (retention, the next revision).
+	if first, at, ok := feedRecordHead(keyenc.FeedKey(5), v3); !ok || first != 5 || at != ticks {
+		t.Errorf("head of version 3: %d %d %v", first, at, ok)
+	}
+	for n := 10; n < len(v3); n++ {
+		if _, err := decodeFeedRecord(keyenc.FeedKey(5), v3[:n], 0, func(*Change) bool { return true }); err == nil {
+			t.Errorf("a record of version 3 cut at %d of %d bytes read without an error", n, len(v3))
+		}
+	}
+	// A block that claims 1 GiB: corrupt, and nothing of that size made.
+	bomb := append(append([]byte(nil), v3[:11]...), binary.AppendUvarint(nil, 1<<30)...)
+	bomb = append(bomb, 0)
+	if _, err := decodeFeedRecord(keyenc.FeedKey(5), bomb, 0, func(*Change) bool { return true }); !errors.Is(err, errCorruptFeed) {
+		t.Errorf("a block claiming 1 GiB: %v", err)
+	}
+	// Small changes, and changes that do not compress, stay version 1.
+	small := appendFeedRecord(nil, feedRecordV1, ticks, changes[:1], 1)
+	if r := compressFeedRecord(c, small, 0); r[0] != feedRecordV1 || string(r) != string(small) {
+		t.Errorf("a small record became version %d", r[0])
+	}
+	noise := make([]byte, 4096)
+	rand.NewChaCha8([32]byte{1}).Read(noise)
+	random := appendFeedRecord(nil, feedRecordV1, ticks, []change{{kind: changeInsert, table: "T", key: changes[0].key,
+		new: appendRecord(nil, ticks, Properties{"B": BinaryValue(noise)})}}, 1)
+	if r := compressFeedRecord(c, random, 0); r[0] != feedRecordV1 || string(r) != string(random) {
+		t.Errorf("an incompressible record became version %d", r[0])
+	}
+}
+
+// TestFeedCompressesOnPebble: on pebble a transaction's feed record is
+// stored compressed (version 3), and a store whose feed holds records of
+// version 1, as earlier builds wrote them, reads on after a reopen, its
+// changes and the new ones in order, each once, with their entities.
+func TestFeedCompressesOnPebble(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	open := func(compress bool) (*Account, *pebble.DB) {
+		t.Helper()
+		db, err := pebble.Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Open(&Options{Engine: db, Feed: &FeedOptions{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !a.feed.compress {
+			t.Fatal("pebble's feed does not compress")
+		}
+		a.feed.compress = compress
+		return a, db
+	}
+	tx := func(tbl *Table, from int) {
+		t.Helper()
+		acts := make([]Action, 100)
+		for i := range acts {
+			acts[i] = Action{Type: ActionInsert, Entity: Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%04d", from+i),
+				Properties: Properties{"Name": StringValue("a customer name"), "N": Int64Value(int64(from + i))}}}
+		}
+		if _, err := tbl.Transact(ctx, acts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	versions := func(eng storage.Engine) (vs []byte, sizes []int) {
+		t.Helper()
+		it, err := eng.NewIter(feedBounds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		for ok := it.First(); ok; ok = it.Next() {
+			vs, sizes = append(vs, it.Value()[0]), append(sizes, len(it.Value()))
+		}
+		return vs, sizes
+	}
+
+	a, db := open(false) // as earlier builds wrote the feed
+	tbl, err := a.CreateTable(ctx, "Orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx(tbl, 0)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	a, db = open(true)
+	defer db.Close()
+	defer a.Close()
+	tbl = a.Table("Orders")
+	tx(tbl, 100)
+	if _, err := tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "single"}); err != nil {
+		t.Fatal(err)
+	}
+	vs, sizes := versions(db)
+	if string(vs) != string([]byte{feedRecordV1, feedRecordV1, feedRecordV3, feedRecordV1}) {
+		t.Fatalf("feed records of versions %v; want the table's 1, the old transaction's 1, the new one's 3, the insert's 1", vs)
+	}
+	if sizes[2] > sizes[1]/2 {
+		t.Errorf("the compressed transaction's record takes %d bytes, the other %d", sizes[2], sizes[1])
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var got []Change
+	for c, err := range a.Watch(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
+		if len(got) == 202 {
+			break
+		}
+	}
+	for i, c := range got {
+		if c.Revision != Revision(i+1) {
+			t.Fatalf("change %d has revision %d", i, c.Revision)
+		}
+		if i == 0 || i == 201 {
+			continue // the table's creation, the single insert
+		}
+		if want := fmt.Sprintf("r%04d", i-1); c.Kind != ChangeInsert || c.Entity.RowKey != want || c.Entity.Properties["N"].Int64() != int64(i-1) || c.Entity.Properties["Name"].String() != "a customer name" {
+			t.Fatalf("change %d: %+v, want the insert of %s", i, c, want)
+		}
+	}
+	if got[201].Entity.RowKey != "single" {
+		t.Errorf("last change: %+v", got[201])
+	}
+	rep, err := a.Verify(ctx)
+	if err != nil || !rep.OK() {
+		t.Errorf("Verify: %+v, %v", rep, err)
+	}
+}
+
+// FuzzFeedRecord: a feed record of any version and any bytes decodes
+// without a panic, and a record of version 1 that decodes compresses into
+// one that decodes to as many changes, and holds its changes' bytes.
+func FuzzFeedRecord(f *testing.F) {
+	const ticks = 638000000000000000
+	var changes []change
+	for i := range 20 {
+		changes = append(changes, change{kind: changeInsert, table: "T",
+			key: keyenc.AppendEntityKey(nil, 3, "p", fmt.Sprintf("r%03d", i)),
+			new: appendRecord(nil, ticks, Properties{"Name": StringValue("a customer name"), "N": Int32Value(int32(i))})})
+	}
+	v1 := appendFeedRecord(nil, feedRecordV1, ticks, changes, len(changes))
+	f.Add(v1)
+	f.Add(appendFeedRecord(nil, feedRecordV2, ticks, changes[:1], 1))
+	f.Add(compressFeedRecord(new(commitContext), v1, 0))
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		n := 0
+		_, err := decodeFeedRecord(keyenc.FeedKey(1), rec, 0, func(*Change) bool { n++; return true })
+		if err != nil || rec[0] != feedRecordV1 {
+			return
+		}
+		z := compressFeedRecord(new(commitContext), rec, 0)
+		m := 0
+		if _, err := decodeFeedRecord(keyenc.FeedKey(1), z, 0, func(*Change) bool { m++; return true }); err != nil || m != n {
+			t.Fatalf("version %d of a record of version 1 reads %d changes of %d: %v", z[0], m, n, err)
+		}
+		if z[0] == feedRecordV3 {
+			_, w := uvarint(rec[9:])
+			if body, err := snappy.Decode(nil, z[9+w:]); err != nil || string(body) != string(rec[9+w:]) {
+				t.Fatalf("version 3 holds other changes: %v", err)
+			}
+		}
+	})
 }

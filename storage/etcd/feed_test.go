@@ -105,3 +105,54 @@ func TestFeedTwoAccounts(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedTransaction: on etcd, whose feed stores a transaction's changes
+// compressed, a transaction of 100 entities written by one account reaches
+// a watcher of another account on the prefix whole: its 100 changes, in
+// order, under one commit, each with its entity.
+func TestFeedTransaction(t *testing.T) {
+	prefix := newPrefix("feedtx")
+	var accounts []*localtable.Account
+	for range 2 {
+		a, err := localtable.Open(&localtable.Options{Engine: openEngine(t, &etcd.Options{Prefix: prefix}), Feed: &localtable.FeedOptions{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		accounts = append(accounts, a)
+	}
+	tbl, err := accounts[0].CreateTable(bg(), "Orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := make([]localtable.Action, localtable.MaxTransactionActions)
+	for i := range acts {
+		acts[i] = localtable.Action{Type: localtable.ActionInsert, Entity: localtable.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%03d", i),
+			Properties: localtable.Properties{"Name": localtable.StringValue("a customer name"), "N": localtable.Int64Value(int64(i))}}}
+	}
+	if _, err := tbl.Transact(bg(), acts); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(bg(), time.Minute)
+	defer cancel()
+	var got []localtable.Change
+	for c, err := range accounts[1].Watch(ctx, &localtable.WatchOptions{After: 1}) { // after the table's creation
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
+		if c.Last {
+			break
+		}
+	}
+	if len(got) != len(acts) {
+		t.Fatalf("%d changes, want %d", len(got), len(acts))
+	}
+	for i, c := range got {
+		want := acts[i].Entity
+		if c.Revision != localtable.Revision(i+2) || c.Commit != 2 || c.Kind != localtable.ChangeInsert || c.Entity.RowKey != want.RowKey ||
+			c.Entity.Properties["N"] != want.Properties["N"] || c.Entity.Properties["Name"] != want.Properties["Name"] || c.Entity.ETag == "" {
+			t.Fatalf("change %d: %+v, want the insert of %s", i, c, want.RowKey)
+		}
+	}
+}
