@@ -173,6 +173,11 @@ func TestHTTPOnly(t *testing.T) {
 	if res.HTTPApart == nil || res.HTTPApart.Command != "the command" {
 		t.Errorf("http_apart: %+v", res.HTTPApart)
 	}
+	for _, s := range res.Servers {
+		if s.Version != res.HTTPApart.Version {
+			t.Errorf("server %s measured on %q, not this localtable (%q)", s.Server, s.Version, res.HTTPApart.Version)
+		}
+	}
 	md, err := os.ReadFile(filepath.Join(out, "results.md"))
 	if err != nil || !strings.Contains(string(md), "(and the servers' table below, and the index's over HTTP) were measured apart") {
 		t.Errorf("results.md (%v):\n%s", err, md)
