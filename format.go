@@ -21,7 +21,9 @@ import (
 // key written, see recordFormat).
 //
 // Version 2 is version 1 with entity records of version 2 (record.go)
-// written from then on: a version 1 store is read as it is, and Open
+// and, on engines whose reads are not stable, compressed change feed
+// records of version 3 (feedlog.go) written from then on: a version 1
+// store is read as it is, and Open
 // raises its recorded version to 2, so that a localtable that predates
 // version 2 refuses the store rather than misread its new records.
 const formatVersion = 2
