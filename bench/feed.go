@@ -324,7 +324,7 @@ func feedMarkdown(res *results) string {
 		p("\n")
 	}
 	if len(over) > 0 {
-		p("\nThe target is **not met** for: %s. Each change is written twice: the entity and its feed record.\n", strings.Join(over, "; "))
+		p("\nThe target is **not met** for: %s. Each entity is written twice: itself, and its copy in the feed record (on pebble compressed in one block when a commit's changes take 1 KiB or more), which pebble's log, flushes and compactions then carry.\n", strings.Join(over, "; "))
 	} else {
 		p("\nThe target is met on every row.\n")
 	}
