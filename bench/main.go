@@ -35,7 +35,7 @@ func main() {
 	az := flag.Bool("azurite", true, "compare against Azurite when node and npm are present")
 	render := flag.String("render", "", "run nothing: write the outputs again from this results.json")
 	feedOnlyFlag := flag.Bool("feed-only", false, "run only the change feed's workloads; keep the other figures of -out's results.json")
-	entities := flag.Int("entities", 0, "the embedded data set's size: a multiple of 2,000 up to 2,000,000 (default 200,000; 10,000 with -quick)")
+	entities := flag.Int("entities", 0, "the embedded data set's size: a multiple of 2,000 up to 10,000,000 (default 200,000; 10,000 with -quick)")
 	scale := flag.String("scale", "", "run only the scaling measurements at these sizes (e.g. 20000,200000,2000000), each system in a process of its own; keep the other figures of -out's results.json")
 	scaleSystemsFlag := flag.String("scale-systems", strings.Join(scaleSystems, ","), "with -scale: the systems to measure, comma-separated (empty: none, with -scale-hot)")
 	scaleHot := flag.Bool("scale-hot", false, "with -scale: also measure the memory engine's in-place reads and the raw B-tree's read into a reused buffer at each size")

@@ -87,19 +87,27 @@ func TestScale(t *testing.T) {
 
 // TestShapeOf checks the sizes -entities and -scale take.
 func TestShapeOf(t *testing.T) {
-	for n, want := range map[int]shape{300: {1, 300}, 2000: {1, 2000}, 20000: {10, 2000}, 2_000_000: {1000, 2000}} {
+	for n, want := range map[int]shape{300: {1, 300}, 2000: {1, 2000}, 20000: {10, 2000}, 2_000_000: {1000, 2000}, 10_000_000: {5000, 2000}} {
 		if got, err := shapeOf(n); err != nil || got != want {
 			t.Errorf("shapeOf(%d) = %v, %v; want %v", n, got, err, want)
 		}
 	}
-	for _, n := range []int{0, -1, 3000, 2_002_000} {
+	for _, n := range []int{0, -1, 3000, 2_001_000, 10_002_000} {
 		if _, err := shapeOf(n); err == nil {
 			t.Errorf("shapeOf(%d): no error", n)
 		}
 	}
-	// PartitionKeys must sort as their numbers: the largest is p999.
+	// Up to 2,000,000 entities the PartitionKeys sort as their numbers (the
+	// largest is p999); above, they stay distinct.
 	if pk(999) >= "p999~" || pk(998) >= pk(999) {
 		t.Errorf("pk(999) = %q", pk(999))
+	}
+	seen := map[string]bool{}
+	for p := range 5000 {
+		if seen[pk(p)] {
+			t.Fatalf("pk(%d) = %q again", p, pk(p))
+		}
+		seen[pk(p)] = true
 	}
 }
 
