@@ -21,12 +21,15 @@ export class TestControlError extends Error {
 
 export class TestControls {
   /**
-   * @param {string} endpoint the account's table endpoint, http://127.0.0.1:10002/devstoreaccount1
+   * @param {string} endpoint the account's table endpoint, http://127.0.0.1:10002/devstoreaccount1,
+   *   or the server's, http://127.0.0.1:10002 (the account's name is then added)
    * @param {string} account the account's name
    * @param {string} key the account's key, base64
    */
   constructor(endpoint, account, key) {
-    this.url = new URL(endpoint.replace(/\/$/, "") + "/$test");
+    const base = new URL(endpoint);
+    if (base.pathname === "/" || base.pathname === "") base.pathname = "/" + account;
+    this.url = new URL(base.href.replace(/\/$/, "") + "/$test");
     this.account = account;
     this.key = Buffer.from(key, "base64");
   }

@@ -37,8 +37,12 @@ class TestControls:
     __test__ = False  # not a test case, whatever its name
 
     def __init__(self, endpoint, account, key):
-        """endpoint is the account's table endpoint (http://127.0.0.1:10002/devstoreaccount1),
+        """endpoint is the account's table endpoint (http://127.0.0.1:10002/devstoreaccount1)
+        or the server's (http://127.0.0.1:10002: the account's name is then added),
         account its name and key its key (base64)."""
+        parts = urllib.parse.urlsplit(endpoint)
+        if parts.path in ("", "/"):
+            endpoint = urllib.parse.urlunsplit(parts._replace(path="/" + account))
         self.url = endpoint.rstrip("/") + "/$test"
         self.account = account
         self.key = base64.b64decode(key)

@@ -7,6 +7,7 @@ connection string is in LOCALTABLE_CONNECTION_STRING.
 """
 
 import datetime
+import urllib.parse
 import os
 import unittest
 
@@ -78,6 +79,15 @@ class TestControlsTest(unittest.TestCase):
     def test_reset_between_tests_2_gone(self):
         # unittest runs the tests in name order: this runs after _1_write.
         self.assertEqual([e["RowKey"] for e in self.client.list_entities()], [])
+
+    def test_server_endpoint_without_account(self):
+        parts = dict(p.split("=", 1) for p in CS.split(";") if p)
+        u = urllib.parse.urlsplit(parts["TableEndpoint"])
+        bare = TestControls(urllib.parse.urlunsplit(u._replace(path="/")), parts["AccountName"], parts["AccountKey"])
+        self.client.create_entity({"PartitionKey": "p", "RowKey": "bare"})
+        bare.reset()  # the account's tables are gone with their entities
+        with self.assertRaises(HttpResponseError):
+            self.client.get_entity("p", "bare")
 
     def test_snapshot_restore(self):
         self.client.create_entity({"PartitionKey": "p", "RowKey": "fixture"})

@@ -97,3 +97,12 @@ test("a frozen clock stamps entities with the time it was set to", async () => {
   const ms = new Date(e.timestamp).getTime() - new Date(at).getTime();
   assert.ok(ms >= 0 && ms < 1, `Timestamp ${e.timestamp}, want ${at}`);
 });
+
+test("the server's endpoint without the account's path serves too", async () => {
+  const server = new URL(parts.TableEndpoint);
+  server.pathname = "/";
+  const bare = new TestControls(server.href, parts.AccountName, parts.AccountKey);
+  await client.createEntity({ partitionKey: "p", rowKey: "bare" });
+  await bare.reset();
+  await assert.rejects(client.getEntity("p", "bare"), (err) => err.statusCode === 404);
+});
