@@ -208,6 +208,24 @@ func (v Value) Int64() int64 { v.mustBe(KindInt64); return int64(v.num) }
 // Double returns the value of an Edm.Double. It panics for other kinds.
 func (v Value) Double() float64 { v.mustBe(KindDouble); return math.Float64frombits(v.num) }
 
+// Number returns the value of a number of any Edm type, Int32, Int64 or
+// Double, as a float64 (an Int64 beyond 2^53 rounded to the nearest), and
+// ok false for the other kinds. A property that holds numbers of more than
+// one type (an SDK sends 5 as an Edm.Int32 and 5.5 as an Edm.Double; the
+// service's filters compare them alike) reads with it where the accessor
+// of one type would panic.
+func (v Value) Number() (f float64, ok bool) {
+	switch v.kind {
+	case KindInt32:
+		return float64(int32(int64(v.num))), true
+	case KindInt64:
+		return float64(int64(v.num)), true
+	case KindDouble:
+		return math.Float64frombits(v.num), true
+	}
+	return 0, false
+}
+
 // Bool returns the value of an Edm.Boolean. It panics for other kinds.
 func (v Value) Bool() bool { v.mustBe(KindBool); return v.num != 0 }
 

@@ -192,3 +192,14 @@ func (e *TransactionError) Error() string {
 
 // Unwrap returns Err.
 func (e *TransactionError) Unwrap() error { return e.Err }
+
+// messageOf returns an error's message without its code and prefix: an
+// *Error's Message, another error's text. An error about a part of the
+// input quotes the part's own error with it, under its own code, rather
+// than nest one code inside another.
+func messageOf(err error) string {
+	if e := (*Error)(nil); errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
+}

@@ -345,3 +345,21 @@ func ExampleValue() {
 	// Edm.DateTime 2013-08-02T17:37:43.0090043Z
 	// Edm.Binary U29tZUJpbmFyeQ==
 }
+
+// A property that holds numbers of several Edm types, as SDKs write them
+// (5 as an Int32, 250.5 as a Double), reads with Number; Double would
+// panic on the Int32.
+func ExampleValue_Number() {
+	sum := 0.0
+	for _, v := range []localtable.Value{localtable.Int32Value(5), localtable.DoubleValue(250.5), localtable.Int64Value(1 << 40), localtable.StringValue("5")} {
+		if n, ok := v.Number(); ok {
+			sum += n
+		} else {
+			fmt.Println("not a number:", v.Kind())
+		}
+	}
+	fmt.Println(sum)
+	// Output:
+	// not a number: Edm.String
+	// 1.0995116280315e+12
+}

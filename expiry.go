@@ -129,7 +129,7 @@ func (t *Table) Expiry(ctx context.Context) (string, error) {
 // localtable that predates expiry: it refuses their catalog records.
 func (t *Table) SetExpiry(ctx context.Context, prop string) error {
 	if err := ValidatePropertyName(prop); err != nil {
-		return newError(ErrInvalidInput, "expiry property %q: %v", abbrev(prop), err)
+		return newError(ErrInvalidInput, "expiry property %q: %s", abbrev(prop), messageOf(err))
 	}
 	if isSystemProperty(prop) {
 		return newError(ErrInvalidInput, "expiry property %q: a system property cannot be the expiry property", prop)

@@ -156,11 +156,7 @@ func ValidateIndex(name string, props ...string) error {
 	}
 	for i, p := range props {
 		if err := ValidatePropertyName(p); err != nil {
-			why := err.Error()
-			if e := (*Error)(nil); errors.As(err, &e) {
-				why = e.Message
-			}
-			return newError(ErrInvalidInput, "index %q: property %q cannot be indexed: %s", name, abbrev(p), why)
+			return newError(ErrInvalidInput, "index %q: property %q cannot be indexed: %s", name, abbrev(p), messageOf(err))
 		}
 		if slices.Contains(props[:i], p) {
 			return newError(ErrInvalidInput, "index %q names property %q twice", name, p)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -549,8 +550,13 @@ func TestExpiryPolicy(t *testing.T) {
 			t.Fatalf("Expiry of a new table = %q, %v", p, err)
 		}
 		for _, bad := range []string{"", "PartitionKey", "Timestamp", "1x", "a b"} {
-			if err := tbl.SetExpiry(ctx, bad); !errors.Is(err, localtable.ErrInvalidInput) {
+			err := tbl.SetExpiry(ctx, bad)
+			if !errors.Is(err, localtable.ErrInvalidInput) {
 				t.Errorf("SetExpiry(%q): %v; want ErrInvalidInput", bad, err)
+			}
+			// One code, one prefix: the name's own error is quoted, not nested.
+			if err != nil && strings.Count(err.Error(), "localtable:") != 1 {
+				t.Errorf("SetExpiry(%q): %q nests an error", bad, err)
 			}
 		}
 		if err := a.Table("nope").SetExpiry(ctx, "At"); !errors.Is(err, localtable.ErrTableNotFound) {
