@@ -353,6 +353,9 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 	// Every key read here lies in the predicate's own ranges, so the
 	// conditions those ranges decide need not be checked again.
 	m.inRanges, _ = opts.Filter.(RangeReaderPredicate)
+	if m.view {
+		return m.scanAhead(it)
+	}
 	for ok := it.First(); ok; ok = it.Next() {
 		end, err := m.visit(it.Key(), it.Value())
 		if err != nil {
@@ -374,6 +377,54 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 	return false, false, it.Error()
 }
 
+// scanAhead is scanRange's loop on an engine whose reads are stable
+// (see storage.StableReader), which reads the entities a few at a time:
+// it takes the next scanAheadBatch keys and records from the iterator,
+// reads the first byte of each record, then visits them. Those reads do
+// not depend on one another, so the cache misses of entities spread over
+// memory overlap instead of following one another, as they do when each
+// entity is read only once the one before it is done with.
+func (m *matcher) scanAhead(it storage.Iterator) (done, more bool, err error) {
+	var keys, vals [scanAheadBatch][]byte
+	ok := it.First()
+	for ok {
+		n := 0
+		for ; ok && n < len(keys); ok = it.Next() {
+			keys[n], vals[n] = it.Key(), it.Value()
+			n++
+		}
+		var warm byte
+		for _, v := range vals[:n] {
+			if len(v) > 0 {
+				warm += v[0]
+			}
+		}
+		m.warm += warm // kept, so the reads are made
+		for j := range n {
+			end, err := m.visit(keys[j], vals[j])
+			if err != nil {
+				return false, false, err
+			}
+			if !end {
+				continue
+			}
+			if m.spec.final && m.page.Stats.Returned == m.spec.top {
+				return true, false, nil
+			}
+			pk, rk, err := keyenc.DecodeEntityKey(keys[j])
+			if err != nil {
+				return false, false, err
+			}
+			m.page.Continuation = continuationAfter(pk, rk)
+			return true, j+1 < n || ok, it.Error()
+		}
+	}
+	return false, false, it.Error()
+}
+
+// scanAheadBatch is how many entities scanAhead reads ahead.
+const scanAheadBatch = 16
+
 // matcher matches the entities a page reads, in (PartitionKey, RowKey)
 // order, and adds the matches to the page: the one body of a scan of key
 // ranges and of a read through an index.
@@ -392,6 +443,7 @@ type matcher struct {
 	dec      entityDecoder
 	row      *Row // what rp reads
 	scratch  Entity
+	warm     byte // scanAhead's reads of records, kept
 }
 
 func (t *Table) newMatcher(ctx context.Context, opts QueryOptions, sel selection, spec scanSpec, page *QueryPage) *matcher {

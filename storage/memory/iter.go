@@ -26,12 +26,20 @@ const (
 // the next call, so direction changes at the edges are always correct.
 type memIter struct {
 	iterBase
+	// end is the tree's first item at or past the upper bound, if endOK
+	// (looked for once endKnown): a forward move checks that it has not
+	// reached it by the item, not by comparing its key with the bound, so
+	// that a scan does not read the keys it visits. The tree is
+	// published, so never changes.
+	end             item
+	endKnown, endOK bool
 }
 
 // iterBase is what the engine's iterators (memIter, mergeIter) share:
 // the tree's read-only iterator, the bounds, where they stand and the
 // current item.
 type iterBase struct {
+	tree         *tree
 	it           btree.IterG[item]
 	lower, upper []byte // nil means unbounded
 	pos          iterPos
@@ -43,7 +51,7 @@ type iterBase struct {
 }
 
 func newIterBase(t *tree, opts *storage.IterOptions) iterBase {
-	b := iterBase{it: t.Iter()}
+	b := iterBase{tree: t, it: t.Iter()}
 	if opts != nil {
 		b.lower = cloneBound(opts.LowerBound)
 		b.upper = cloneBound(opts.UpperBound)
@@ -52,7 +60,7 @@ func newIterBase(t *tree, opts *storage.IterOptions) iterBase {
 }
 
 func newMemIter(t *tree, opts *storage.IterOptions) *memIter {
-	return &memIter{newIterBase(t, opts)}
+	return &memIter{iterBase: newIterBase(t, opts)}
 }
 
 // cloneBound copies b, keeping nil as nil (unbounded) and a non-nil empty
@@ -73,6 +81,33 @@ func (i *memIter) settle(ok bool, dir int) bool {
 	return i.check(ok, dir)
 }
 
+// next is Next from a position within the bounds: the step forward
+// reaches the upper bound exactly at the tree's first item past it, so
+// it checks the item, not its key.
+func (i *memIter) next() bool {
+	ok := i.it.Next()
+	if ok {
+		i.cur = i.it.Item()
+		if i.upper != nil {
+			if !i.endKnown {
+				i.findEnd()
+			}
+			ok = !i.endOK || i.cur != i.end
+		}
+	}
+	return i.check(ok, 0)
+}
+
+// findEnd finds the tree's first item at or past the upper bound.
+func (i *memIter) findEnd() {
+	it := i.tree.Iter()
+	if it.Seek(probe(i.upper)) {
+		i.end, i.endOK = it.Item(), true
+	}
+	it.Release()
+	i.endKnown = true
+}
+
 // check records the position after a move in direction dir (> 0:
 // forward) that found cur (ok), checking cur against the bounds.
 func (i *iterBase) check(ok bool, dir int) bool {
@@ -85,7 +120,7 @@ func (i *iterBase) check(ok bool, dir int) bool {
 	}
 	if !ok {
 		i.cur = item{}
-		if dir > 0 {
+		if dir >= 0 { // 0: forward, the bound checked by the caller
 			i.pos = posAfter
 		} else {
 			i.pos = posBefore
@@ -148,7 +183,7 @@ func (i *iterBase) clamp(key []byte) ([]byte, bool) {
 func (i *memIter) Next() bool {
 	switch i.pos {
 	case posValid:
-		return i.settle(i.it.Next(), +1)
+		return i.next()
 	case posUnset, posBefore:
 		return i.First()
 	default:
