@@ -362,14 +362,9 @@ func (t *Table) scanRange(ctx context.Context, snap storage.Snapshot, lo, hi []b
 			return false, false, err
 		}
 		if end {
-			if spec.final && page.Stats.Returned == spec.top {
-				return true, false, nil
+			if last, err := m.endAt(it.Key()); err != nil || last {
+				return err == nil, false, err
 			}
-			pk, rk, err := keyenc.DecodeEntityKey(it.Key())
-			if err != nil {
-				return false, false, err
-			}
-			page.Continuation = continuationAfter(pk, rk)
 			more := it.Next()
 			return true, more, it.Error()
 		}
@@ -408,18 +403,28 @@ func (m *matcher) scanAhead(it storage.Iterator) (done, more bool, err error) {
 			if !end {
 				continue
 			}
-			if m.spec.final && m.page.Stats.Returned == m.spec.top {
-				return true, false, nil
+			if last, err := m.endAt(keys[j]); err != nil || last {
+				return err == nil, false, err
 			}
-			pk, rk, err := keyenc.DecodeEntityKey(keys[j])
-			if err != nil {
-				return false, false, err
-			}
-			m.page.Continuation = continuationAfter(pk, rk)
 			return true, j+1 < n || ok, it.Error()
 		}
 	}
 	return false, false, it.Error()
+}
+
+// endAt ends the page at the entity of engine key key, the last one it
+// reads: with the query's Limit reached, the query ends there (last);
+// otherwise the page's continuation is set to follow that entity.
+func (m *matcher) endAt(key []byte) (last bool, err error) {
+	if m.spec.final && m.page.Stats.Returned == m.spec.top {
+		return true, nil
+	}
+	pk, rk, err := keyenc.DecodeEntityKey(key)
+	if err != nil {
+		return false, err
+	}
+	m.page.Continuation = continuationAfter(pk, rk)
+	return false, nil
 }
 
 // scanAheadBatch is how many entities scanAhead reads ahead.
