@@ -99,24 +99,7 @@ func TestEmbeddedOnly(t *testing.T) {
 	kept := &results{Mode: "kept", Versions: map[string]string{}, Config: cfg,
 		Embedded: []figure{{Workload: wGet, System: "old", NsPerOp: []float64{1}, Median: 1}},
 		Feed:     &feedResults{Command: "feed cmd"}}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(out, "results.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := embeddedOnly(cfg, out, "", "the command", t.Logf); err != nil {
-		t.Fatal(err)
-	}
-	b, err = os.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res results
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := runApart(t, kept, out, func() error { return embeddedOnly(cfg, out, "", "the command", t.Logf) })
 	if res.Mode != "kept" || res.Feed == nil || res.Feed.Command != "feed cmd" || res.Index != nil {
 		t.Errorf("the other sections were not kept: %+v", res)
 	}
@@ -146,24 +129,7 @@ func TestHTTPOnly(t *testing.T) {
 		Embedded: []figure{{Workload: wGet, System: "old", NsPerOp: []float64{1}, Median: 1}},
 		HTTP:     []httpFigure{{Workload: hwGet, Server: "old"}},
 		Index:    &indexResults{Entries: 7}}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(out, "results.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := httpOnly(cfg, out, "", "the command", t.Logf); err != nil {
-		t.Fatal(err)
-	}
-	b, err = os.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res results
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := runApart(t, kept, out, func() error { return httpOnly(cfg, out, "", "the command", t.Logf) })
 	if res.Mode != "kept" || find(res.Embedded, wGet, "old") == nil || res.Index == nil || res.Index.Entries != 7 {
 		t.Errorf("the other sections were not kept: %+v", res)
 	}
@@ -182,4 +148,29 @@ func TestHTTPOnly(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "(and the servers' table below, and the index's over HTTP) were measured apart") {
 		t.Errorf("results.md (%v):\n%s", err, md)
 	}
+}
+
+// runApart writes kept as out's results.json, runs one of the measures
+// made apart from a full run (-embedded-only, -http-only), and returns
+// the results.json it leaves.
+func runApart(t *testing.T, kept *results, out string, run func() error) results {
+	t.Helper()
+	b, err := json.Marshal(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "results.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = os.ReadFile(filepath.Join(out, "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	var res results
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
