@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -190,9 +189,9 @@ func (a *Account) copyBack(ctx context.Context, snap storage.Snapshot) error {
 	// Every key starts with a prefix byte below 0xff (internal/keyenc).
 	keepFeed := a.feed != nil
 	if keepFeed {
-		err := b.DeleteRange([]byte{}, []byte{keyenc.PrefixFeed})
+		err := b.DeleteRange([]byte{}, feedDataBounds.LowerBound)
 		if err == nil {
-			err = b.DeleteRange([]byte{keyenc.PrefixFeed + 1}, []byte{0xff})
+			err = b.DeleteRange(feedDataBounds.UpperBound, []byte{0xff})
 		}
 		if err != nil {
 			return err
@@ -212,7 +211,7 @@ func (a *Account) copyBack(ctx context.Context, snap storage.Snapshot) error {
 				mark = max(mark, t)
 			}
 			continue
-		case keepFeed && (len(k) > 0 && k[0] == keyenc.PrefixFeed || string(k) == string(metaFeedRev)):
+		case keepFeed && (inFeedData(k) || string(k) == string(metaFeedRev)):
 			continue // the feed is kept
 		case string(k) == string(metaNextID):
 			if n, ok := decodeTicks(it.Value()); ok {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,25 @@ import (
 // engine keeps version 1: a record there is read as stored, and
 // compressing it would cost the write for no I/O saved.
 //
+// On such an engine that the account owns alone (pebble), where the
+// entity's own write and its copy in the feed both cost their bytes
+// again, a record names its entities instead of copying them: version 4
+// has the same head, then per change
+//
+//	  byte    kind (ChangeKind)
+//	  uvarint len, table name
+//	  uvarint len k, the entity's engine key (empty for a table's changes)
+//	  k bytes, the key
+//
+// (version 5 is version 4 compressed, as version 3 is version 1), and an
+// entity change stands for the entity under that key as it was at
+// the record's time, which is its Timestamp (a commit stamps its entities
+// with its time, and no two writes of an entity share one). A reader
+// finds it there while it is not overwritten; a commit that overwrites or
+// deletes an entity, deletes its table or restores the account first
+// keeps an image of what it replaces (feedimage.go), which the reader
+// finds instead, until the feed no longer keeps the change.
+//
 // Each commit raises the next revision by the n changes of its record,
 // which have the revisions first … first+n-1. On a shared engine the next revision is stored,
 // metaFeedRev, read and written by every commit, which is conditioned on
@@ -78,6 +98,8 @@ const (
 	feedRecordV1 = 1 // keys without their table's prefix
 	feedRecordV2 = 2 // the engine key, then the record, at each change's end
 	feedRecordV3 = 3 // version 1 with its changes compressed
+	feedRecordV4 = 4 // the entities' keys, not their records
+	feedRecordV5 = 5 // version 4 with its changes compressed
 )
 
 // feedCompressMin is the size of the changes of a record of version 1
@@ -91,8 +113,8 @@ const feedCompressMin = 1024
 // (checkTransactionSize), take less than this with their names and keys.
 const maxFeedRecordBody = 64 << 20
 
-// compressFeedRecord turns the record of version 1 that ends buf, from
-// byte at, into one of version 3, in the commit's scratch, unless its
+// compressFeedRecord turns the record of version 1 (or 4) that ends buf,
+// from byte at, into one of version 3 (or 5), in the commit's scratch, unless its
 // changes are small or compress badly: it returns buf with the record
 // replaced (or buf as it was).
 func compressFeedRecord(c *commitContext, buf []byte, at int) []byte {
@@ -105,12 +127,29 @@ func compressFeedRecord(c *commitContext, buf []byte, at int) []byte {
 	}
 	out := c.scratch(at + head + snappy.MaxEncodedLen(len(body)))
 	out = append(append(out, buf[:at]...), rec[:head]...)
-	out[at] = feedRecordV3
+	out[at] = compressed(rec[0])
 	z := snappy.Encode(out[len(out):cap(out)], body)
 	if len(z) > len(body)-len(body)/8 {
 		return buf // not worth a decompression at each read
 	}
 	return out[:len(out)+len(z)]
+}
+
+// compressed returns the version of a feed record of version v with its
+// changes compressed: 3 for 1, 5 for 4.
+func compressed(v byte) byte {
+	if v == feedRecordV4 {
+		return feedRecordV5
+	}
+	return feedRecordV3
+}
+
+// uncompressed is compressed's inverse.
+func uncompressed(v byte) byte {
+	if v == feedRecordV5 {
+		return feedRecordV4
+	}
+	return feedRecordV1
 }
 
 // metaFeedRev holds the next revision of the feed.
@@ -140,6 +179,10 @@ type feedLog struct {
 	// the memory engine's are), so it does not keep its data in memory
 	// as written, and large records are compressed (feedRecordV3).
 	compress bool
+	// refs: compress, and the engine is the account's alone; records
+	// name their entities (feedRecordV4), and images keep what their
+	// overwrites replace (feedimage.go).
+	refs bool
 
 	// rev is, on an engine the account owns alone, the next revision: set
 	// at open (load), raised once a commit is made (advance, which sets it
@@ -159,6 +202,7 @@ func newFeedLog(a *Account, opts FeedOptions) *feedLog {
 	_, f.nests = b.(storage.NestedSetter)
 	b.Close()
 	f.compress = !stableReads(a.eng)
+	f.refs = f.compress && a.strategy.alone()
 	f.advance = func() {
 		f.rev.Store(uint64(f.pending))
 		f.b.wake()
@@ -265,16 +309,24 @@ func (f *feedLog) contribute(c *commitContext) error {
 	// write in the record's, which ends with the entity's key and record.
 	nest := f.nests && n == 1 && len(c.changes) == 1 && c.changes[0].new != nil
 	v := byte(feedRecordV1)
-	if nest {
+	switch {
+	case nest:
 		v = feedRecordV2
+	case f.refs && stampedAt(c.changes, now):
+		v = feedRecordV4
 	}
 	buf = appendFeedRecord(buf, v, now, c.changes, n)
-	if f.compress && v == feedRecordV1 {
+	if f.compress && v != feedRecordV2 {
 		buf = compressFeedRecord(c, buf, 17)
 	}
 	c.set(buf[:9:9], buf[17:])
 	if nest {
 		nestEntityWrite(c.writes, c.changes[0].key)
+	}
+	if f.refs {
+		if err := f.keepImages(c, first); err != nil {
+			return err
+		}
 	}
 	if !alone || pruning {
 		c.set(metaFeedRev, buf[9:17:17])
@@ -335,15 +387,17 @@ func (f *feedLog) prune(c *commitContext, last Revision, now int64) error {
 	}
 	if cut > 1 {
 		c.delRange(keyenc.FeedKey(0), keyenc.FeedKey(uint64(cut)))
+		return f.pruneImages(c, cut)
 	}
 	return nil
 }
 
-// feedCopy appends to ws the writes that make the feed's records those of
-// snap: the deletion of the feed's, then a copy of each of snap's.
+// feedCopy appends to ws the writes that make the feed's records and
+// images those of snap: the deletion of the feed's, then a copy of each
+// of snap's.
 func feedCopy(ws []write, snap storage.Snapshot) ([]write, error) {
-	ws = append(ws, write{key: feedBounds.LowerBound, del: true, end: feedBounds.UpperBound})
-	it, err := snap.NewIter(feedBounds)
+	ws = append(ws, write{key: feedDataBounds.LowerBound, del: true, end: feedDataBounds.UpperBound})
+	it, err := snap.NewIter(feedDataBounds)
 	if err != nil {
 		return nil, err
 	}
@@ -357,6 +411,18 @@ func feedCopy(ws []write, snap storage.Snapshot) ([]write, error) {
 var feedBounds = &storage.IterOptions{
 	LowerBound: []byte{keyenc.PrefixFeed},
 	UpperBound: []byte{keyenc.PrefixFeed + 1},
+}
+
+// feedDataBounds are the bounds of the feed's records and images
+// (feedimage.go): what a Restore keeps of the account's data.
+var feedDataBounds = &storage.IterOptions{
+	LowerBound: []byte{keyenc.PrefixFeed},
+	UpperBound: []byte{keyenc.PrefixFeedImage + 1},
+}
+
+// inFeedData reports whether key is one of the feed's records or images.
+func inFeedData(key []byte) bool {
+	return len(key) > 0 && key[0] >= keyenc.PrefixFeed && key[0] <= keyenc.PrefixFeedImage
 }
 
 // appendFeedRecord appends the feed record, of version v, of the first n
@@ -384,7 +450,8 @@ func appendFeedRecord(dst []byte, v byte, now int64, changes []change, n int) []
 func appendFeedChange(dst []byte, v byte, kind changeKind, table string, key, rec []byte) []byte {
 	dst = append(dst, byte(kind))
 	dst = appendString(dst, table)
-	if v == feedRecordV1 {
+	switch v {
+	case feedRecordV1:
 		var keys []byte
 		if len(key) > keyenc.TablePrefixLen {
 			keys = key[keyenc.TablePrefixLen:]
@@ -393,6 +460,9 @@ func appendFeedChange(dst []byte, v byte, kind changeKind, table string, key, re
 		dst = append(dst, keys...)
 		dst = binary.AppendUvarint(dst, uint64(len(rec)))
 		return append(dst, rec...)
+	case feedRecordV4:
+		dst = binary.AppendUvarint(dst, uint64(len(key)))
+		return append(dst, key...)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(key)))
 	dst = binary.AppendUvarint(dst, uint64(len(rec)))
@@ -401,40 +471,50 @@ func appendFeedChange(dst []byte, v byte, kind changeKind, table string, key, re
 }
 
 // readFeedChange reads the keys and record of a change of a feed record
-// of version v, from b after the kind and table name; it returns the rest
-// of b.
-func readFeedChange(v byte, b []byte) (keys, rec, rest []byte, ok bool) {
-	if v == feedRecordV1 {
+// of version v, from b after the kind and table name, and the entity's
+// engine key where the record holds it (versions 2 and 4); it returns the
+// rest of b.
+func readFeedChange(v byte, b []byte) (keys, key, rec, rest []byte, ok bool) {
+	switch v {
+	case feedRecordV1:
 		l, w := uvarint(b)
 		if w <= 0 || l > uint64(len(b)-w) {
-			return nil, nil, nil, false
+			return nil, nil, nil, nil, false
 		}
 		keys, b = b[w:w+int(l)], b[w+int(l):]
 		l, w = uvarint(b)
 		if w <= 0 || l > uint64(len(b)-w) {
-			return nil, nil, nil, false
+			return nil, nil, nil, nil, false
 		}
-		return keys, b[w : w+int(l)], b[w+int(l):], true
+		return keys, nil, b[w : w+int(l)], b[w+int(l):], true
+	case feedRecordV4:
+		k, w := uvarint(b)
+		if w <= 0 || k > uint64(len(b)-w) {
+			return nil, nil, nil, nil, false
+		}
+		key, b = b[w:w+int(k)], b[w+int(k):]
+	default:
+		k, w := uvarint(b)
+		if w <= 0 {
+			return nil, nil, nil, nil, false
+		}
+		b = b[w:]
+		r, w := uvarint(b)
+		if w <= 0 || k > uint64(len(b)-w) || r > uint64(len(b)-w)-k {
+			return nil, nil, nil, nil, false
+		}
+		b = b[w:]
+		key, rec, b = b[:k], b[k:k+r], b[k+r:]
 	}
-	k, w := uvarint(b)
-	if w <= 0 {
-		return nil, nil, nil, false
-	}
-	b = b[w:]
-	r, w := uvarint(b)
-	if w <= 0 || k > uint64(len(b)-w) || r > uint64(len(b)-w)-k {
-		return nil, nil, nil, false
-	}
-	b = b[w:]
-	key := b[:k]
 	switch {
-	case k == 0:
-	case k <= keyenc.TablePrefixLen:
-		return nil, nil, nil, false
+	case len(key) == 0:
+		key = nil
+	case len(key) <= keyenc.TablePrefixLen || key[0] != keyenc.PrefixEntity:
+		return nil, nil, nil, nil, false
 	default:
 		keys = key[keyenc.TablePrefixLen:]
 	}
-	return keys, b[k : k+r], b[k+r:], true
+	return keys, key, rec, b, true
 }
 
 var errCorruptFeed = errors.New("localtable: corrupt feed record")
@@ -442,17 +522,30 @@ var errCorruptFeed = errors.New("localtable: corrupt feed record")
 // feedRecordHead returns the first revision and the time of a feed
 // record.
 func feedRecordHead(key, rec []byte) (first Revision, ticks int64, ok bool) {
-	if len(key) != 9 || len(rec) < 9 || rec[0] < feedRecordV1 || rec[0] > feedRecordV3 {
+	if len(key) != 9 || len(rec) < 9 || rec[0] < feedRecordV1 || rec[0] > feedRecordV5 {
 		return 0, 0, false
 	}
 	return Revision(binary.BigEndian.Uint64(key[1:])), int64(binary.BigEndian.Uint64(rec[1:9])), true
 }
 
-// decodeFeedRecord calls fn with each change after revision after of the
-// feed record under key (the record's changes are numbered from its first
-// revision), until fn returns false; it reports whether fn always returned
-// true. The changes up to after are checked but not decoded.
-func decodeFeedRecord(key, rec []byte, after Revision, fn func(c *Change) bool) (bool, error) {
+// feedChange is one change of a feed record as walkFeedRecord reads it:
+// views of the record's bytes (or of its decompressed changes).
+type feedChange struct {
+	rev   Revision
+	last  bool // the record's last change
+	kind  changeKind
+	table string
+	// keys are the entity's keys as its engine key encodes them after
+	// its table's prefix; key the whole engine key, where the record
+	// holds it (versions 2 and 4); rec the entity's record, where the
+	// record holds it (versions 1 to 3, not after a delete).
+	keys, key, rec []byte
+}
+
+// walkFeedRecord calls fn with each change of the feed record under key,
+// in order, until fn returns false; it reports whether fn always returned
+// true. Every change is checked, whatever fn says of those before.
+func walkFeedRecord(key, rec []byte, fn func(c *feedChange) bool) (bool, error) {
 	first, _, ok := feedRecordHead(key, rec)
 	if !ok {
 		return false, errCorruptFeed
@@ -464,7 +557,7 @@ func decodeFeedRecord(key, rec []byte, after Revision, fn func(c *Change) bool) 
 	}
 	b = b[w:]
 	v := rec[0]
-	if v == feedRecordV3 {
+	if v == feedRecordV3 || v == feedRecordV5 {
 		// A fresh buffer: what the changes read from it is copied
 		// (decodeSelected, keyenc.DecodePair), but a buffer reused
 		// across records would not be worth the risk.
@@ -475,53 +568,89 @@ func decodeFeedRecord(key, rec []byte, after Revision, fn func(c *Change) bool) 
 		if b, err = snappy.Decode(make([]byte, l), b); err != nil {
 			return false, errCorruptFeed
 		}
-		v = feedRecordV1
+		v = uncompressed(v)
 	}
+	more := true
 	for i := range n {
 		if len(b) < 1 {
 			return false, errCorruptFeed
 		}
-		c := Change{Revision: first + Revision(i), Commit: first, Last: i == n-1, Kind: ChangeKind(b[0])}
-		if !inFeed(changeKind(c.Kind)) {
+		c := feedChange{rev: first + Revision(i), last: i == n-1, kind: changeKind(b[0])}
+		if !inFeed(c.kind) {
 			return false, errCorruptFeed
 		}
 		var ok bool
-		if c.Table, b, ok = readString(b[1:]); !ok {
+		if c.table, b, ok = readString(b[1:]); !ok {
 			return false, errCorruptFeed
 		}
-		keys, entity, rest, ok := readFeedChange(v, b)
-		if !ok {
+		if c.keys, c.key, c.rec, b, ok = readFeedChange(v, b); !ok {
 			return false, errCorruptFeed
 		}
-		b = rest
-		var pk, rk string
-		if len(keys) > 0 {
-			var err error
-			if pk, rk, err = keyenc.DecodePair(keys); err != nil {
-				return false, errCorruptFeed
-			}
-		}
-		if c.Revision <= after {
-			continue
-		}
-		if c.Kind.IsEntity() {
-			c.Entity = Entity{PartitionKey: pk, RowKey: rk}
-			if len(entity) > 0 {
-				ticks, props, err := decodeSelected(entity, selection{})
-				if err != nil {
-					return false, err
-				}
-				c.Entity = makeEntity(pk, rk, ticks, props)
-			}
-		}
-		if !fn(&c) {
-			return false, nil
+		if more {
+			more = fn(&c)
 		}
 	}
 	if len(b) != 0 {
 		return false, errCorruptFeed
 	}
-	return true, nil
+	return more, nil
+}
+
+// decodeFeedRecord calls fn with each change after revision after of the
+// feed record under key (the record's changes are numbered from its first
+// revision), until fn returns false; it reports whether fn always returned
+// true. The changes up to after are checked but not decoded. An entity
+// change of a record of version 4, which names its entity, has its keys
+// alone unless look is set, which finds the entity.
+func decodeFeedRecord(key, rec []byte, after Revision, fn func(c *Change) bool) (bool, error) {
+	return decodeFeed(nil, key, rec, after, fn)
+}
+
+// decodeFeed is decodeFeedRecord with the entities of a record of version
+// 4 found by look (nil: not found).
+func decodeFeed(look *feedLookup, key, rec []byte, after Revision, fn func(c *Change) bool) (bool, error) {
+	commit, ticks, _ := feedRecordHead(key, rec)
+	var err error
+	more, werr := walkFeedRecord(key, rec, func(fc *feedChange) bool {
+		var pk, rk string
+		if len(fc.keys) > 0 {
+			if pk, rk, err = keyenc.DecodePair(fc.keys); err != nil {
+				err = errCorruptFeed
+				return false
+			}
+		}
+		if fc.rev <= after {
+			return true
+		}
+		c := Change{Revision: fc.rev, Commit: commit, Last: fc.last, Kind: ChangeKind(fc.kind), Table: fc.table}
+		if c.Kind.IsEntity() {
+			c.Entity = Entity{PartitionKey: pk, RowKey: rk}
+			entity := fc.rec
+			if look != nil && namesEntities(rec) && fc.kind != changeDelete && fc.kind != changeExpired {
+				var cl io.Closer
+				if entity, cl, err = look.entity(fc.key, ticks, fc.rev); err != nil {
+					return false
+				}
+				defer cl.Close()
+			}
+			if len(entity) > 0 {
+				var at int64
+				var props Properties
+				if at, props, err = decodeSelected(entity, selection{}); err != nil {
+					return false
+				}
+				c.Entity = makeEntity(pk, rk, at, props)
+			}
+		}
+		return fn(&c)
+	})
+	if werr != nil {
+		return false, werr
+	}
+	if err != nil {
+		return false, err
+	}
+	return more, nil
 }
 
 // next returns the feed's next revision.
@@ -578,12 +707,20 @@ func (f *feedLog) read(ctx context.Context, after Revision, fn func(c *Change) b
 	} else {
 		it.Last()
 	}
+	var look *feedLookup
+	if f.refs {
+		look = &feedLookup{ctx: ctx, r: a.eng}
+	}
 	n := 0
 	for ; it.Valid(); it.Next() {
-		more, err := decodeFeedRecord(it.Key(), it.Value(), after, func(c *Change) bool {
+		more, err := decodeFeed(look, it.Key(), it.Value(), after, func(c *Change) bool {
 			n++
 			return fn(c)
 		})
+		var gone *imageGoneError
+		if errors.As(err, &gone) {
+			return 0, f.gone(ctx, gone)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("%w (key %q)", err, it.Key())
 		}

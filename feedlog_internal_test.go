@@ -199,14 +199,15 @@ func TestFeedRecordCompressed(t *testing.T) {
 	}
 }
 
-// TestFeedCompressesOnPebble: on pebble a transaction's feed record is
-// stored compressed (version 3), and a store whose feed holds records of
-// version 1, as earlier builds wrote them, reads on after a reopen, its
-// changes and the new ones in order, each once, with their entities.
+// TestFeedCompressesOnPebble: on pebble a feed record names its entities
+// (version 4); a store whose feed holds records of version 1 and of
+// version 3 (a transaction's compressed), as earlier builds wrote them,
+// reads on after a reopen, its changes and the new ones in order, each
+// once, with their entities, also the one a later write replaced.
 func TestFeedCompressesOnPebble(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	open := func(compress bool) (*Account, *pebble.DB) {
+	open := func(compress, refs bool) (*Account, *pebble.DB) {
 		t.Helper()
 		db, err := pebble.Open(dir, nil)
 		if err != nil {
@@ -219,7 +220,10 @@ func TestFeedCompressesOnPebble(t *testing.T) {
 		if !a.feed.compress {
 			t.Fatal("pebble's feed does not compress")
 		}
-		a.feed.compress = compress
+		if !a.feed.refs {
+			t.Fatal("pebble's feed does not name its entities")
+		}
+		a.feed.compress, a.feed.refs = compress, refs
 		return a, db
 	}
 	tx := func(tbl *Table, from int) {
@@ -246,7 +250,7 @@ func TestFeedCompressesOnPebble(t *testing.T) {
 		return vs, sizes
 	}
 
-	a, db := open(false) // as earlier builds wrote the feed
+	a, db := open(false, false) // as earlier builds wrote the feed
 	tbl, err := a.CreateTable(ctx, "Orders")
 	if err != nil {
 		t.Fatal(err)
@@ -257,17 +261,33 @@ func TestFeedCompressesOnPebble(t *testing.T) {
 	}
 	db.Close()
 
-	a, db = open(true)
-	defer db.Close()
-	defer a.Close()
+	a, db = open(true, false) // as the previous build wrote it
 	tbl = a.Table("Orders")
 	tx(tbl, 100)
 	if _, err := tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "single"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	a, db = open(true, true)
+	defer db.Close()
+	defer a.Close()
+	tbl = a.Table("Orders")
+	tx(tbl, 200)
+	// Replacing r0250, inserted by the transaction just made, keeps an
+	// image of it: its insert still reads as inserted.
+	if _, err := tbl.Upsert(ctx, Entity{PartitionKey: "p", RowKey: "r0250", Properties: Properties{"N": Int64Value(-1)}}, nil); err != nil {
+		t.Fatal(err)
+	}
 	vs, sizes := versions(db)
-	if string(vs) != string([]byte{feedRecordV1, feedRecordV1, feedRecordV3, feedRecordV1}) {
-		t.Fatalf("feed records of versions %v; want the table's 1, the old transaction's 1, the new one's 3, the insert's 1", vs)
+	if string(vs) != string([]byte{feedRecordV1, feedRecordV1, feedRecordV3, feedRecordV1, feedRecordV5, feedRecordV4}) {
+		t.Fatalf("feed records of versions %v; want the table's 1, the first transaction's 1, the next one's 3, the insert's 1, the last transaction's 5, the replace's 4", vs)
+	}
+	if sizes[4] >= sizes[2] {
+		t.Errorf("the record naming a transaction's entities takes %d bytes, the one copying them %d", sizes[4], sizes[2])
 	}
 	if sizes[2] > sizes[1]/2 {
 		t.Errorf("the compressed transaction's record takes %d bytes, the other %d", sizes[2], sizes[1])
@@ -280,7 +300,7 @@ func TestFeedCompressesOnPebble(t *testing.T) {
 			t.Fatal(err)
 		}
 		got = append(got, c)
-		if len(got) == 202 {
+		if len(got) == 303 {
 			break
 		}
 	}
@@ -288,15 +308,24 @@ func TestFeedCompressesOnPebble(t *testing.T) {
 		if c.Revision != Revision(i+1) {
 			t.Fatalf("change %d has revision %d", i, c.Revision)
 		}
-		if i == 0 || i == 201 {
+		j := i - 1 // the entity's number
+		switch {
+		case i == 0 || i == 201:
 			continue // the table's creation, the single insert
+		case i == 302:
+			if c.Kind != ChangeReplace || c.Entity.RowKey != "r0250" || c.Entity.Properties["N"].Int64() != -1 {
+				t.Fatalf("last change: %+v", c)
+			}
+			continue
+		case i > 201:
+			j--
 		}
-		if want := fmt.Sprintf("r%04d", i-1); c.Kind != ChangeInsert || c.Entity.RowKey != want || c.Entity.Properties["N"].Int64() != int64(i-1) || c.Entity.Properties["Name"].String() != "a customer name" {
+		if want := fmt.Sprintf("r%04d", j); c.Kind != ChangeInsert || c.Entity.RowKey != want || c.Entity.Properties["N"].Int64() != int64(j) || c.Entity.Properties["Name"].String() != "a customer name" {
 			t.Fatalf("change %d: %+v, want the insert of %s", i, c, want)
 		}
 	}
 	if got[201].Entity.RowKey != "single" {
-		t.Errorf("last change: %+v", got[201])
+		t.Errorf("change 201: %+v", got[201])
 	}
 	rep, err := a.Verify(ctx)
 	if err != nil || !rep.OK() {
@@ -305,8 +334,9 @@ func TestFeedCompressesOnPebble(t *testing.T) {
 }
 
 // FuzzFeedRecord: a feed record of any version and any bytes decodes
-// without a panic, and a record of version 1 that decodes compresses into
-// one that decodes to as many changes, and holds its changes' bytes.
+// without a panic, also with the entities of version 4 looked up; a
+// record of version 1 (or 4) that decodes compresses into one that
+// decodes to as many changes, and holds its changes' bytes.
 func FuzzFeedRecord(f *testing.F) {
 	const ticks = 638000000000000000
 	var changes []change
@@ -319,21 +349,38 @@ func FuzzFeedRecord(f *testing.F) {
 	f.Add(v1)
 	f.Add(appendFeedRecord(nil, feedRecordV2, ticks, changes[:1], 1))
 	f.Add(compressFeedRecord(new(commitContext), v1, 0))
+	v4 := appendFeedRecord(nil, feedRecordV4, ticks, changes, len(changes))
+	f.Add(v4)
+	f.Add(compressFeedRecord(new(commitContext), v4, 0))
+	// The entities that records of version 4 name are looked up, in an
+	// engine that holds one of them.
+	eng := memory.New(nil)
+	b := eng.NewBatch()
+	if err := b.Set(changes[3].key, changes[3].new); err != nil {
+		f.Fatal(err)
+	}
+	if err := b.Commit(false); err != nil {
+		f.Fatal(err)
+	}
+	look := &feedLookup{ctx: context.Background(), r: eng}
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		n := 0
 		_, err := decodeFeedRecord(keyenc.FeedKey(1), rec, 0, func(*Change) bool { n++; return true })
-		if err != nil || rec[0] != feedRecordV1 {
+		if _, lerr := decodeFeed(look, keyenc.FeedKey(1), rec, 0, func(*Change) bool { return true }); err != nil && lerr == nil {
+			t.Fatalf("a record that does not decode (%v) decodes with its entities looked up", err)
+		}
+		if err != nil || rec[0] != feedRecordV1 && rec[0] != feedRecordV4 {
 			return
 		}
 		z := compressFeedRecord(new(commitContext), rec, 0)
 		m := 0
 		if _, err := decodeFeedRecord(keyenc.FeedKey(1), z, 0, func(*Change) bool { m++; return true }); err != nil || m != n {
-			t.Fatalf("version %d of a record of version 1 reads %d changes of %d: %v", z[0], m, n, err)
+			t.Fatalf("version %d of a record of version %d reads %d changes of %d: %v", z[0], rec[0], m, n, err)
 		}
-		if z[0] == feedRecordV3 {
+		if z[0] != rec[0] {
 			_, w := uvarint(rec[9:])
 			if body, err := snappy.Decode(nil, z[9+w:]); err != nil || string(body) != string(rec[9+w:]) {
-				t.Fatalf("version 3 holds other changes: %v", err)
+				t.Fatalf("version %d holds other changes: %v", z[0], err)
 			}
 		}
 	})

@@ -26,7 +26,13 @@ import (
 // store is read as it is, and Open
 // raises its recorded version to 2, so that a localtable that predates
 // version 2 refuses the store rather than misread its new records.
-const formatVersion = 2
+//
+// Version 3 is version 2 with change feed records of version 4, which
+// name their entities instead of copying them, and the feed's images
+// beside them (feedimage.go), on engines whose reads are not stable that
+// the account owns alone (pebble): Open raises a store of version 1 or 2
+// to 3 likewise.
+const formatVersion = 3
 
 // metaFormat is the key of the store's format version: 8 bytes, big
 // endian, as the other metadata.
@@ -57,7 +63,7 @@ func planFormat(stored []byte, found bool) ([]write, error) {
 	switch got := binary.BigEndian.Uint64(stored); got {
 	case formatVersion:
 		return nil, nil
-	case 1:
+	case 1, 2:
 		return raise, nil
 	default:
 		return nil, fmt.Errorf("%w: the store is of format version %d; this localtable reads versions 1 to %d", ErrUnknownFormat, got, formatVersion)

@@ -24,23 +24,23 @@ func setKey(t *testing.T, eng storage.Engine, k, v []byte) {
 }
 
 // A store without a format version (every store written before it was
-// recorded) or of version 1 gets version 2 recorded; version 2 checks; a
+// recorded) or of version 1 or 2 gets version 3 recorded; version 3 checks; a
 // later version, or one that does not decode, is refused with
 // ErrUnknownFormat naming it.
 func TestPlanFormat(t *testing.T) {
-	for _, stored := range [][]byte{nil, encodeFormat(1)} {
-		if ws, err := planFormat(stored, stored != nil); err != nil || len(ws) != 1 || string(ws[0].key) != string(metaFormat) || string(ws[0].value) != string(encodeFormat(2)) {
+	for _, stored := range [][]byte{nil, encodeFormat(1), encodeFormat(2)} {
+		if ws, err := planFormat(stored, stored != nil); err != nil || len(ws) != 1 || string(ws[0].key) != string(metaFormat) || string(ws[0].value) != string(encodeFormat(3)) {
 			t.Fatalf("stored %x: %+v, %v", stored, ws, err)
 		}
 	}
-	if ws, err := planFormat(encodeFormat(2), true); err != nil || ws != nil {
-		t.Fatalf("version 2: %+v, %v", ws, err)
+	if ws, err := planFormat(encodeFormat(3), true); err != nil || ws != nil {
+		t.Fatalf("version 3: %+v, %v", ws, err)
 	}
 	for _, c := range []struct {
 		v    []byte
 		want string
 	}{
-		{encodeFormat(3), "format version 3; this localtable reads versions 1 to 2"},
+		{encodeFormat(4), "format version 4; this localtable reads versions 1 to 3"},
 		{encodeFormat(0), "format version 0"},
 		{[]byte{1}, "not 8 bytes"},
 	} {
@@ -61,7 +61,7 @@ func TestOpenChecksFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, c, err := eng.Get(metaFormat)
-	if err != nil || string(v) != string(encodeFormat(2)) {
+	if err != nil || string(v) != string(encodeFormat(formatVersion)) {
 		t.Fatalf("after Open: %x, %v", v, err)
 	}
 	c.Close()
@@ -77,22 +77,22 @@ func TestOpenChecksFormat(t *testing.T) {
 			eng, other = store.Open(), store.Open()
 			defer other.Close()
 		}
-		setKey(t, other, metaFormat, encodeFormat(3)) // a newer localtable's store
+		setKey(t, other, metaFormat, encodeFormat(4)) // a newer localtable's store
 		if _, err := Open(&Options{Engine: eng}); !errors.Is(err, ErrUnknownFormat) {
-			t.Fatalf("%s: Open of a version 3 store: %v", name, err)
+			t.Fatalf("%s: Open of a version 4 store: %v", name, err)
 		}
 		if name == "memory" {
 			continue // a failed Open closes its engine
 		}
 		v, c, err := other.Get(metaFormat)
-		if err != nil || string(v) != string(encodeFormat(3)) {
-			t.Fatalf("%s: the version 3 was overwritten: %x, %v", name, v, err)
+		if err != nil || string(v) != string(encodeFormat(4)) {
+			t.Fatalf("%s: the version 4 was overwritten: %x, %v", name, v, err)
 		}
 		c.Close()
 	}
 }
 
-// Verify knows the format key: a store with version 2 recorded is clean,
+// Verify knows the format key: a store with version 3 recorded is clean,
 // another version is a problem.
 func TestVerifyFormatKey(t *testing.T) {
 	ctx := context.Background()
@@ -104,12 +104,12 @@ func TestVerifyFormatKey(t *testing.T) {
 	defer acct.Close()
 	rep, err := acct.Verify(ctx)
 	if err != nil || !rep.OK() {
-		t.Fatalf("version 2 recorded: %v %+v", err, rep)
-	}
-	setKey(t, eng, metaFormat, encodeFormat(3))
-	rep, err = acct.Verify(ctx)
-	if err != nil || rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "format version is 3") {
 		t.Fatalf("version 3 recorded: %v %+v", err, rep)
+	}
+	setKey(t, eng, metaFormat, encodeFormat(4))
+	rep, err = acct.Verify(ctx)
+	if err != nil || rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "format version is 4") {
+		t.Fatalf("version 4 recorded: %v %+v", err, rep)
 	}
 }
 

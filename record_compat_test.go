@@ -97,8 +97,8 @@ func TestRecordV1Store(t *testing.T) {
 	defer a.Close()
 	// Open raised the store's format, so that an older localtable refuses
 	// it rather than misread the records this one writes.
-	if f := format(); string(f) != string(encodeFormat(2)) {
-		t.Errorf("the store's format after Open: %x, want 2", f)
+	if f := format(); string(f) != string(encodeFormat(formatVersion)) {
+		t.Errorf("the store's format after Open: %x, want %d", f, formatVersion)
 	}
 	tbl := a.Table("Old")
 	for i := range 300 {

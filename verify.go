@@ -70,7 +70,9 @@ func addProblem(list *[]string, more *int, format string, args ...any) {
 // value differs, are reported, and the index is named in the table's
 // RepairIndexes, for Table.RebuildIndex; an index being built is checked
 // up to the entity its build reached); the metadata decodes; no other key
-// exists. Problems
+// exists; the change feed's records decode, and each entity a change
+// names is in its table at the change's time or among the feed's images,
+// each of which has its marker. Problems
 // are reported, not returned as errors: the error is for failing to read.
 func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 	if err := a.check(ctx); err != nil {
@@ -96,6 +98,7 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 	var maxTicks int64
 	var maxTicksAt string
 	lastTable, lastPK := -1, ""
+	images := imageCheck{}
 	for ok := it.First(); ok; ok = it.Next() {
 		if rep.Keys%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -208,11 +211,17 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 			if _, err := decodeFeedRecord(k, v, 0, func(*Change) bool { return true }); err != nil {
 				addProblem(&rep.Problems, &more, "feed record %q does not decode: %v", k, err)
 			}
+		case keyenc.PrefixFeedImage:
+			images.key(k, v, &rep.Problems, &more)
 		default:
 			addProblem(&rep.Problems, &more, "unknown key %q", k)
 		}
 	}
 	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	images.unmarked(&rep.Problems, &more)
+	if err := verifyFeedRefs(ctx, snap, &rep.Problems, &more); err != nil {
 		return nil, err
 	}
 	for ti, ic := range idx {

@@ -3,6 +3,7 @@ package tests
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -38,29 +39,61 @@ func BenchmarkFeedWrite(b *testing.B) {
 				}
 				reportCPU(b, cpu)
 			})
-			b.Run(fmt.Sprintf("%s/%s/Transact100", eng.Name, name), func(b *testing.B) {
-				a := tabletest.OpenAccount(b, eng, opts)
-				tbl, err := a.CreateTable(ctx, "Bench")
-				if err != nil {
-					b.Fatal(err)
-				}
-				acts := make([]localtable.Action, localtable.MaxTransactionActions)
-				i := 0
-				cpu := cpuTime()
-				for b.Loop() {
-					pk := fmt.Sprintf("p%03d", (i/len(acts))%100)
-					for j := range acts {
-						acts[j] = localtable.Action{Type: localtable.ActionInsert, Entity: benchEntity(pk, fmt.Sprintf("r%09d", i))}
-						i++
-					}
-					if _, err := tbl.Transact(ctx, acts); err != nil {
+			// Transact100 writes the same values into every entity, which
+			// compress well; Transact100Varied values that differ from one
+			// entity to the next, as most data does.
+			for _, tx := range []struct {
+				name   string
+				entity func(pk, rk string, i int) localtable.Entity
+			}{
+				{"Transact100", func(pk, rk string, _ int) localtable.Entity { return benchEntity(pk, rk) }},
+				{"Transact100Varied", variedEntity},
+			} {
+				b.Run(fmt.Sprintf("%s/%s/%s", eng.Name, name, tx.name), func(b *testing.B) {
+					a := tabletest.OpenAccount(b, eng, opts)
+					tbl, err := a.CreateTable(ctx, "Bench")
+					if err != nil {
 						b.Fatal(err)
 					}
-				}
-				reportCPU(b, cpu)
-			})
+					acts := make([]localtable.Action, localtable.MaxTransactionActions)
+					i := 0
+					cpu := cpuTime()
+					for b.Loop() {
+						pk := fmt.Sprintf("p%03d", (i/len(acts))%100)
+						for j := range acts {
+							acts[j] = localtable.Action{Type: localtable.ActionInsert, Entity: tx.entity(pk, fmt.Sprintf("r%09d", i), i)}
+							i++
+						}
+						if _, err := tbl.Transact(ctx, acts); err != nil {
+							b.Fatal(err)
+						}
+					}
+					reportCPU(b, cpu)
+				})
+			}
 		}
 	}
+}
+
+// variedEntity is benchEntity's shape with values that differ from one
+// entity (number i) to the next, as a hash spreads them: what compression
+// cannot fold away.
+func variedEntity(pk, rk string, i int) localtable.Entity {
+	r := rand.New(rand.NewPCG(uint64(i), 7))
+	blob := make([]byte, 64)
+	for k := range blob {
+		blob[k] = byte(r.Uint32())
+	}
+	e := benchEntity(pk, rk)
+	e.Properties["Name"] = localtable.StringValue(fmt.Sprintf("customer %x", r.Uint64()))
+	e.Properties["Email"] = localtable.StringValue(fmt.Sprintf("%x@example.com", r.Uint32()))
+	e.Properties["Age"] = localtable.Int32Value(int32(r.IntN(100)))
+	e.Properties["Balance"] = localtable.Int64Value(r.Int64())
+	e.Properties["Score"] = localtable.DoubleValue(r.Float64() * 100)
+	e.Properties["Joined"] = localtable.DateTimeTicksValue(637000000000000000 + r.Int64N(1e15))
+	e.Properties["Blob"] = localtable.BinaryValue(blob)
+	e.Properties["Notes"] = localtable.StringValue(fmt.Sprintf("notes %x %x", r.Uint64(), r.Uint64()))
+	return e
 }
 
 // BenchmarkFeedLatency measures, in process, the time from a write's

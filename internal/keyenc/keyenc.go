@@ -46,8 +46,12 @@ const (
 	PrefixCatalog = 'c'
 	PrefixEntity  = 'e'
 	PrefixFeed    = 'f'
-	PrefixIndex   = 'i'
-	PrefixMeta    = 'm'
+	// PrefixFeedImage holds what the change feed keeps beside its records
+	// on an engine where they name entities instead of copying them
+	// (FeedImageKey, FeedImageGCKey).
+	PrefixFeedImage = 'g'
+	PrefixIndex     = 'i'
+	PrefixMeta      = 'm'
 )
 
 // LogPrefixes returns the key prefixes that an account's memory engine
@@ -267,6 +271,61 @@ func CatalogKey(lowerName string) []byte {
 // revision.
 func FeedKey(rev uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{PrefixFeed}, rev)
+}
+
+// The two kinds of key under PrefixFeedImage.
+const (
+	feedImage   = 1
+	feedImageGC = 2
+)
+
+// FeedImageLen is the length of FeedImageKey's output less its entity
+// key's.
+const FeedImageLen = 2 + 8
+
+// FeedImageKey appends to dst the key of the image of the entity under
+// entityKey as it was at ticks: the prefix, its kind, the entity key, then
+// ticks, big endian (a key of fixed length after one of any length: two
+// images' keys are equal only if both parts are).
+func FeedImageKey(dst, entityKey []byte, ticks int64) []byte {
+	dst = append(dst, PrefixFeedImage, feedImage)
+	dst = append(dst, entityKey...)
+	return binary.BigEndian.AppendUint64(dst, uint64(ticks))
+}
+
+// FeedImageGCKey appends to dst the key that says the image under
+// imageKey (FeedImageKey's) may go once the feed no longer keeps revision
+// rev: the prefix, its kind, rev, big endian, then the image key without
+// its own prefix and kind, so the markers sort by revision.
+func FeedImageGCKey(dst []byte, rev uint64, imageKey []byte) []byte {
+	dst = append(dst, PrefixFeedImage, feedImageGC)
+	dst = binary.BigEndian.AppendUint64(dst, rev)
+	return append(dst, imageKey[2:]...)
+}
+
+// FeedImageGCPrefix returns the start of the markers of revision rev and
+// after (FeedImageGCKey).
+func FeedImageGCPrefix(rev uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{PrefixFeedImage, feedImageGC}, rev)
+}
+
+// CutFeedImageGC returns the image key (FeedImageKey) that a marker under
+// key names; ok is false if key is no marker.
+func CutFeedImageGC(dst, key []byte) (image []byte, ok bool) {
+	if len(key) < 2+8+1+8 || key[0] != PrefixFeedImage || key[1] != feedImageGC {
+		return nil, false
+	}
+	return append(append(dst, PrefixFeedImage, feedImage), key[10:]...), true
+}
+
+// CutFeedImage returns the entity key and ticks of an image key
+// (FeedImageKey); ok is false if key is none.
+func CutFeedImage(key []byte) (entityKey []byte, ticks int64, ok bool) {
+	if len(key) < FeedImageLen+1 || key[0] != PrefixFeedImage || key[1] != feedImage {
+		return nil, 0, false
+	}
+	n := len(key) - 8
+	return key[2:n], int64(binary.BigEndian.Uint64(key[n:])), true
 }
 
 // MetaKey returns the key of an account metadata record.
