@@ -710,6 +710,7 @@ func (f *feedLog) read(ctx context.Context, after Revision, fn func(c *Change) b
 	var look *feedLookup
 	if f.refs {
 		look = &feedLookup{ctx: ctx, r: a.eng}
+		defer look.close()
 	}
 	n := 0
 	for ; it.Valid(); it.Next() {

@@ -13,8 +13,9 @@ import (
 )
 
 // BenchmarkFeedWrite measures what keeping the change feed costs a write:
-// a single insert and a transaction of 100 inserts, with the feed off and
-// on, on memory and pebble. Compare on with off of the same run.
+// a single insert, a single replace, and a transaction of 100 inserts,
+// with the feed off and on, on memory and pebble. Compare on with off of
+// the same run.
 func BenchmarkFeedWrite(b *testing.B) {
 	for _, eng := range tabletest.Engines[:2] { // memory, pebble
 		for _, feed := range []bool{false, true} {
@@ -33,6 +34,24 @@ func BenchmarkFeedWrite(b *testing.B) {
 				cpu := cpuTime()
 				for b.Loop() {
 					if _, err := tbl.Insert(ctx, benchEntity(fmt.Sprintf("p%03d", i%100), fmt.Sprintf("r%09d", i))); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				reportCPU(b, cpu)
+			})
+			// Replace overwrites the entities of a partition in turn, each
+			// write a replace once the first 1,000 are in.
+			b.Run(fmt.Sprintf("%s/%s/Replace", eng.Name, name), func(b *testing.B) {
+				a := tabletest.OpenAccount(b, eng, opts)
+				tbl, err := a.CreateTable(ctx, "Bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				i := 0
+				cpu := cpuTime()
+				for b.Loop() {
+					if _, err := tbl.Upsert(ctx, variedEntity("p", fmt.Sprintf("r%04d", i%1000), i), nil); err != nil {
 						b.Fatal(err)
 					}
 					i++
