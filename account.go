@@ -91,6 +91,10 @@ type Account struct {
 	// Open, then never changed.
 	contributors []contributor
 	feed         *feedLog // the change feed's contributor; nil: none
+	// keeper, with the feed off on an engine whose feed names its
+	// entities (pebble), keeps the images the feed a store holds from
+	// earlier opens still needs (feedLog.off); nil: none.
+	keeper *feedLog
 	// sweeper deletes expired entities in the background (sweeper.go);
 	// nil: none. sweepOpts are its options, with the defaults filled in.
 	sweeper   *sweeper
@@ -160,6 +164,10 @@ func Open(opts *Options) (*Account, error) {
 	if o.Feed != nil {
 		a.feed = newFeedLog(a, *o.Feed)
 		a.contributors = append(a.contributors, a.feed)
+	} else if f := newFeedLog(a, FeedOptions{}); f.refs {
+		f.off = true
+		a.keeper = f
+		a.contributors = append(a.contributors, f)
 	}
 	// Indexes may be declared at any time (by another process, on a
 	// shared engine), so their contributor is always there; a table
@@ -238,6 +246,9 @@ func (a *Account) load() error {
 	}
 	if a.feed != nil {
 		return a.feed.load(context.Background())
+	}
+	if a.keeper != nil {
+		return a.keeper.loadOff(context.Background())
 	}
 	return nil
 }

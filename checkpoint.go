@@ -112,6 +112,13 @@ func (a *Account) Restore(ctx context.Context, c *Checkpoint) error {
 			return err
 		}
 	}
+	if a.keeper != nil {
+		// With the feed off, the restore put back the checkpoint's feed.
+		a.keeper.active = false
+		if err := a.keeper.loadOff(ctx); err != nil {
+			return err
+		}
+	}
 	if c.cp == nil || a.clock.reserved == 0 {
 		return nil // the mark was restored with the data; or no Timestamp was handed out yet
 	}

@@ -99,6 +99,71 @@ func (f *feedLog) keepImages(c *commitContext, first Revision) error {
 	return nil
 }
 
+// loadOff readies a feedLog with the feed off (f.off): if the store's
+// feed has records that name their entities, it becomes active, and keeps
+// the images of the versions stamped within their times, which are the
+// versions those records may name (the entities written since, with the
+// feed off, are stamped later): a feed turned on again then reads as it
+// was, and the images the account keeps are bounded by the changes the
+// feed holds. It reads the records' heads alone.
+func (f *feedLog) loadOff(ctx context.Context) error {
+	it, err := storage.NewIterContext(ctx, f.a.eng, feedBounds)
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if !namesEntities(it.Value()) {
+			continue
+		}
+		_, ticks, ok := feedRecordHead(it.Key(), it.Value())
+		if !ok {
+			continue // Verify reports it
+		}
+		if !f.active {
+			f.lo, f.hi, f.active = ticks, ticks, true
+		}
+		f.lo, f.hi = min(f.lo, ticks), max(f.hi, ticks)
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if !f.active {
+		return nil
+	}
+	return f.load(ctx) // the next revision, for the markers
+}
+
+// keepOff adds to c, with the feed off, the images of what its changes
+// replace that the records of an earlier open may name (see loadOff), with
+// markers of the feed's next revision: the feed, turned on again, prunes
+// them once it passes that.
+func (f *feedLog) keepOff(c *commitContext) error {
+	if !f.active {
+		return nil
+	}
+	rev := Revision(f.rev.Load())
+	for i := range c.changes {
+		ch := &c.changes[i]
+		switch {
+		case ch.old != nil && ch.key != nil:
+			t, err := recordTicks(ch.old)
+			if err != nil {
+				return fmt.Errorf("%w (key %q)", err, ch.key)
+			}
+			if t >= f.lo && t <= f.hi {
+				addImage(c, rev, ch.key, t, ch.old)
+			}
+		case ch.kind == changeTableDeleted:
+			if err := f.keepCurrent(c, keyenc.AppendTableID(nil, ch.tableID), rev); err != nil {
+				return err
+			}
+		}
+		// A Restore with the feed off puts back the checkpoint's feed
+		// with its images: nothing to keep.
+	}
+	return nil
+}
+
 // addImage adds to c the image of the entity under key as it was at
 // ticks, rec, with its marker of revision rev, built in c's scratch.
 func addImage(c *commitContext, rev Revision, key []byte, ticks int64, rec []byte) {

@@ -227,3 +227,68 @@ func TestFeedImagesPruned(t *testing.T) {
 		break
 	}
 }
+
+// TestFeedImagesFeedOff: an account opened with the feed off over a store
+// whose feed names its entities keeps the images that feed needs, so that
+// with the feed on again each change of it reads as it was written; and
+// only those.
+func TestFeedImagesFeedOff(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := func(v int64) Properties { return Properties{"N": Int64Value(v)} }
+	a, db := openRefFeed(t, dir, &FeedOptions{})
+	tbl, err := a.CreateTable(ctx, "Tab")
+	must(err)
+	_, err = tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "a", Properties: n(1)})
+	must(err)
+	_, err = tbl.Transact(ctx, []Action{
+		{Type: ActionInsert, Entity: Entity{PartitionKey: "p", RowKey: "b", Properties: n(2)}},
+		{Type: ActionInsert, Entity: Entity{PartitionKey: "p", RowKey: "c", Properties: n(3)}},
+	})
+	must(err)
+	must(a.Close())
+	db.Close()
+
+	db, err = pebble.Open(dir, nil)
+	must(err)
+	a, err = Open(&Options{Engine: db}) // the feed off
+	must(err)
+	if a.keeper == nil || !a.keeper.active {
+		t.Fatal("the account with the feed off keeps no images")
+	}
+	tbl = a.Table("Tab")
+	_, err = tbl.Upsert(ctx, Entity{PartitionKey: "p", RowKey: "a", Properties: n(10)}, nil)
+	must(err)
+	must(tbl.Delete(ctx, "p", "b", nil))
+	_, err = tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "d", Properties: n(11)})
+	must(err)
+	// d, written with the feed off, is named by no record: replacing it
+	// keeps nothing.
+	_, err = tbl.Upsert(ctx, Entity{PartitionKey: "p", RowKey: "d", Properties: n(12)}, nil)
+	must(err)
+	if got := countKeys(t, db, []byte{keyenc.PrefixFeedImage, 1}); got != 2 {
+		t.Errorf("%d images after replacing a and d and deleting b, want 2 (a's and b's)", got)
+	}
+	must(a.DeleteTable(ctx, "Tab")) // c, still as the feed names it
+	rep, err := a.Verify(ctx)
+	if err != nil || !rep.OK() {
+		t.Fatalf("Verify with the feed off: %v %+v", err, rep)
+	}
+	must(a.Close())
+	db.Close()
+
+	a, db = openRefFeed(t, dir, &FeedOptions{})
+	defer db.Close()
+	defer a.Close()
+	got, err := describeFeed(t, a, 0)
+	want := []string{"1 TableCreated Tab", "2 Insert Tab p/a N=1", "3 Insert Tab p/b N=2", "4 Insert Tab p/c N=3"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("the feed after writes with it off: %q, %v; want %q", got, err, want)
+	}
+}

@@ -183,6 +183,13 @@ type feedLog struct {
 	// name their entities (feedRecordV4), and images keep what their
 	// overwrites replace (feedimage.go).
 	refs bool
+	// off: the account has the feed off (Account.keeper), and this one
+	// only keeps the images that the records of version 4 a store holds
+	// from earlier opens need, those of the versions stamped from lo to
+	// hi, their times (active: there are such records).
+	off    bool
+	active bool
+	lo, hi int64
 
 	// rev is, on an engine the account owns alone, the next revision: set
 	// at open (load), raised once a commit is made (advance, which sets it
@@ -263,10 +270,14 @@ func feedEntries(c *change) int {
 // entity.
 const maxFeedRecordChanges = 2 * MaxTransactionActions
 
-// wants: every entity change goes in the feed.
-func (f *feedLog) wants(*liveTable) bool { return true }
+// wants: every entity change goes in the feed (with the feed off, it
+// may replace what the feed kept names).
+func (f *feedLog) wants(*liveTable) bool { return !f.off || f.active }
 
 func (f *feedLog) contribute(c *commitContext) error {
+	if f.off {
+		return f.keepOff(c)
+	}
 	n := 0
 	for i := range c.changes {
 		n += feedEntries(&c.changes[i])
