@@ -39,13 +39,21 @@ type FeedOptions struct {
 }
 
 // DefaultFeedChanges is how many changes a feed keeps by default: enough
-// for a watcher that was away for a while to catch up without a gap. A
-// change takes its entity's record, its table's name and keys and about 4
-// bytes more; each commit 19 bytes more (see feedlog.go). On the memory
-// engine, a commit of one entity shares its record with the entity while
-// the entity is not replaced or deleted, for 9 bytes more; on pebble and
-// etcd, the changes of a commit that take 1 KiB or more (a transaction's)
-// are stored compressed.
+// for a watcher that was away for a while to catch up without a gap.
+// Each commit takes 19 bytes (see feedlog.go), and each change:
+//   - on the memory engine, its entity's record, its table's name and keys
+//     and about 4 bytes more; a commit of one entity shares its record
+//     with the entity while the entity is not replaced or deleted, for 9
+//     bytes more;
+//   - on pebble, its table's name and the entity's key and about 3 bytes
+//     more, not the entity: the entity is read where it is; a write that
+//     replaces or deletes an entity (or deletes its table, or restores the
+//     account) keeps a copy of what it replaces, with its key twice, until
+//     the feed no longer keeps the change;
+//   - on etcd, as on the memory engine;
+//
+// and on pebble and etcd the changes of a commit that take 1 KiB or more
+// (a transaction's) are stored compressed.
 const DefaultFeedChanges = 100_000
 
 // ChangeKind is the kind of a change.

@@ -93,7 +93,9 @@ func (a *Account) createTable(ctx context.Context, name string) (*Table, bool, e
 
 // DeleteTable deletes a table and all its entities. The entities are
 // removed with one range deletion, not read one by one, so deleting a large
-// table is cheap. A missing table is ErrTableNotFound (service code
+// table is cheap. (With the change feed on, on pebble, it first reads the
+// feed kept, and keeps a copy of each of the table's entities that the
+// feed names: see DefaultFeedChanges.) A missing table is ErrTableNotFound (service code
 // ResourceNotFound). It waits for the writes in flight into the table;
 // the calls on other tables go on meanwhile.
 func (a *Account) DeleteTable(ctx context.Context, name string) error {
