@@ -11,7 +11,7 @@ type config struct {
 	Data     shape `json:"data"`
 	HTTPData shape `json:"http_data"`
 	// Rounds is how many times each workload runs on each system,
-	// interleaved (A, B, A, B…); figures are the median over rounds.
+	// interleaved (A, B, then B, A…); figures are the median over rounds.
 	Rounds int `json:"rounds"`
 	// Phase is how long one workload runs on one system in one round;
 	// HTTPPhase the same over HTTP.

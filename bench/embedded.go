@@ -233,8 +233,20 @@ type phase func(s store, round int) (ops int, took time.Duration, conflicts int,
 func (e *embedded) interleave(workload string, rounds int, names []string, run phase) ([]figure, error) {
 	figs := make([]figure, len(names))
 	conflicts := make([]int, len(names))
+	order := make([]int, len(names))
 	for r := range rounds {
-		for j, name := range names {
+		// Every other round runs the systems in the reverse order, so
+		// that the background work one leaves behind (pebble's flushes
+		// and compactions; runtime.GC below takes the heap's) does not
+		// fall on the same neighbour every round.
+		for j := range order {
+			order[j] = j
+			if r%2 == 1 {
+				order[j] = len(order) - 1 - j
+			}
+		}
+		for _, j := range order {
+			name := names[j]
 			s := e.store(name)
 			runtime.GC()
 			ops, took, c, err := run(s, r)

@@ -306,7 +306,7 @@ func markdown(res *results, l links) string {
 	if res.Mode != "full" {
 		p("**This is a %s run**: the same workloads on %s entities (the full run has 200,000); figures are noisier.\n\n", res.Mode, fmtInt(res.Config.Data.n()))
 	}
-	p("Every figure is the median of %d rounds run interleaved (A, B, A, B…), so that drifts of a shared machine fall on every column alike. ", res.Config.Rounds)
+	p("Every figure is the median of %d rounds run interleaved (A, B, A, B…; since 2026-11-27 every other round in the reverse order, B, A, so that the background work a system leaves behind, such as pebble's compactions, does not fall on the same neighbour every round), so that drifts of a shared machine fall on every column alike. ", res.Config.Rounds)
 	p("Ratios are localtable's figure divided by the peer's, the median over rounds of the ratio within each round: below 1× localtable is faster or smaller. ")
 	p("Absolute times depend on the machine and on what else runs on it; the ratios, measured interleaved, are the figures to compare.\n\n")
 	p("![localtable ÷ peer ratios](%s)\n\n", l.svg)

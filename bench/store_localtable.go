@@ -22,6 +22,22 @@ type ltStore struct {
 	eng   storage.Engine // the account's engine, which the bench opened
 	tbl   *localtable.Table
 	tmpl  localtable.Properties
+	// pool, if set, has the properties insert and tx100 write, one
+	// entity after the other, in turn, instead of tmpl; next is the next
+	// one's.
+	pool []localtable.Properties
+	next int
+}
+
+// props returns the properties of the next entity a write workload
+// writes.
+func (s *ltStore) props() localtable.Properties {
+	if s.pool == nil {
+		return s.tmpl
+	}
+	p := s.pool[s.next%len(s.pool)]
+	s.next++
+	return p
 }
 
 const tableName = "bench"
@@ -102,14 +118,14 @@ func (s *ltStore) get(pk, rk string) error {
 }
 
 func (s *ltStore) insert(pk, rk string) error {
-	_, err := s.tbl.Insert(ctx, localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: s.tmpl})
+	_, err := s.tbl.Insert(ctx, localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: s.props()})
 	return err
 }
 
 func (s *ltStore) tx100(pk string, rks []string) error {
 	acts := make([]localtable.Action, len(rks))
 	for i, rk := range rks {
-		acts[i] = localtable.Action{Type: localtable.ActionInsert, Entity: localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: s.tmpl}}
+		acts[i] = localtable.Action{Type: localtable.ActionInsert, Entity: localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: s.props()}}
 	}
 	_, err := s.tbl.Transact(ctx, acts)
 	return err
