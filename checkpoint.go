@@ -114,7 +114,6 @@ func (a *Account) Restore(ctx context.Context, c *Checkpoint) error {
 	}
 	if a.keeper != nil {
 		// With the feed off, the restore put back the checkpoint's feed.
-		a.keeper.active = false
 		if err := a.keeper.loadOff(ctx); err != nil {
 			return err
 		}

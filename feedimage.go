@@ -99,18 +99,22 @@ func (f *feedLog) keepImages(c *commitContext, first Revision) error {
 	return nil
 }
 
+// tickSpan is a span of Timestamps, lo to hi included.
+type tickSpan struct{ lo, hi int64 }
+
 // loadOff readies a feedLog with the feed off (f.off): if the store's
-// feed has records that name their entities, it becomes active, and keeps
-// the images of the versions stamped within their times, which are the
-// versions those records may name (the entities written since, with the
-// feed off, are stamped later): a feed turned on again then reads as it
-// was, and the images the account keeps are bounded by the changes the
-// feed holds. It reads the records' heads alone.
+// feed has records that name their entities, it keeps the images of the
+// versions stamped within their times (f.win), which are the versions
+// those records may name (the entities written since, with the feed off,
+// are stamped later): a feed turned on again then reads as it was, and
+// the images the account keeps are bounded by the changes the feed holds.
+// It reads the records' heads alone.
 func (f *feedLog) loadOff(ctx context.Context) error {
 	it, err := storage.NewIterContext(ctx, f.a.eng, feedBounds)
 	if err != nil {
 		return err
 	}
+	var win *tickSpan
 	for ok := it.First(); ok; ok = it.Next() {
 		if !namesEntities(it.Value()) {
 			continue
@@ -119,18 +123,21 @@ func (f *feedLog) loadOff(ctx context.Context) error {
 		if !ok {
 			continue // Verify reports it
 		}
-		if !f.active {
-			f.lo, f.hi, f.active = ticks, ticks, true
+		if win == nil {
+			win = &tickSpan{ticks, ticks}
 		}
-		f.lo, f.hi = min(f.lo, ticks), max(f.hi, ticks)
+		win.lo, win.hi = min(win.lo, ticks), max(win.hi, ticks)
 	}
 	if err := it.Close(); err != nil {
 		return err
 	}
-	if !f.active {
-		return nil
+	if win != nil {
+		if err := f.load(ctx); err != nil { // the next revision, for the markers
+			return err
+		}
 	}
-	return f.load(ctx) // the next revision, for the markers
+	f.win.Store(win)
+	return nil
 }
 
 // keepOff adds to c, with the feed off, the images of what its changes
@@ -138,7 +145,8 @@ func (f *feedLog) loadOff(ctx context.Context) error {
 // markers of the feed's next revision: the feed, turned on again, prunes
 // them once it passes that.
 func (f *feedLog) keepOff(c *commitContext) error {
-	if !f.active {
+	win := f.win.Load()
+	if win == nil {
 		return nil
 	}
 	rev := Revision(f.rev.Load())
@@ -150,7 +158,7 @@ func (f *feedLog) keepOff(c *commitContext) error {
 			if err != nil {
 				return fmt.Errorf("%w (key %q)", err, ch.key)
 			}
-			if t >= f.lo && t <= f.hi {
+			if t >= win.lo && t <= win.hi {
 				addImage(c, rev, ch.key, t, ch.old)
 			}
 		case ch.kind == changeTableDeleted:

@@ -259,7 +259,7 @@ func TestFeedImagesFeedOff(t *testing.T) {
 	must(err)
 	a, err = Open(&Options{Engine: db}) // the feed off
 	must(err)
-	if a.keeper == nil || !a.keeper.active {
+	if a.keeper == nil || a.keeper.win.Load() == nil {
 		t.Fatal("the account with the feed off keeps no images")
 	}
 	tbl = a.Table("Tab")

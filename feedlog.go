@@ -185,11 +185,11 @@ type feedLog struct {
 	refs bool
 	// off: the account has the feed off (Account.keeper), and this one
 	// only keeps the images that the records of version 4 a store holds
-	// from earlier opens need, those of the versions stamped from lo to
-	// hi, their times (active: there are such records).
-	off    bool
-	active bool
-	lo, hi int64
+	// from earlier opens need, those of the versions stamped within win,
+	// their times (nil: there are no such records). A Restore sets win
+	// again while writes into the restored tables may run.
+	off bool
+	win atomic.Pointer[tickSpan]
 
 	// rev is, on an engine the account owns alone, the next revision: set
 	// at open (load), raised once a commit is made (advance, which sets it
@@ -272,7 +272,7 @@ const maxFeedRecordChanges = 2 * MaxTransactionActions
 
 // wants: every entity change goes in the feed (with the feed off, it
 // may replace what the feed kept names).
-func (f *feedLog) wants(*liveTable) bool { return !f.off || f.active }
+func (f *feedLog) wants(*liveTable) bool { return !f.off || f.win.Load() != nil }
 
 func (f *feedLog) contribute(c *commitContext) error {
 	if f.off {
