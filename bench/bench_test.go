@@ -166,8 +166,8 @@ func TestQuick(t *testing.T) {
 
 	checkFeed(t, res.Feed, cfg)
 	for _, g := range []string{gFeedMem, gFeedPeb} {
-		if groups[g] != 2 {
-			t.Errorf("%d ratios in group %q, want 2", groups[g], g)
+		if groups[g] != len(feedWriteWorkloads) {
+			t.Errorf("%d ratios in group %q, want %d", groups[g], g, len(feedWriteWorkloads))
 		}
 	}
 
@@ -337,13 +337,13 @@ func checkFeed(t *testing.T, f *feedResults, cfg config) {
 	if f == nil {
 		t.Fatal("no feed figures")
 	}
-	for _, w := range []string{wInsert, wTx100} {
+	for _, w := range feedWriteWorkloads {
 		for _, s := range []string{sMemOff, sMemOn, sPebOff, sPebOn} {
 			checkFigure(t, f.Write, w, s, cfg.Rounds)
 		}
 	}
-	if len(f.Write) != 8 {
-		t.Errorf("%d feed write figures, want 8", len(f.Write))
+	if len(f.Write) != 4*len(feedWriteWorkloads) {
+		t.Errorf("%d feed write figures, want %d", len(f.Write), 4*len(feedWriteWorkloads))
 	}
 	if len(f.Latency) != 4 {
 		t.Errorf("feed latency: %+v", f.Latency)

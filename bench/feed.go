@@ -14,8 +14,8 @@ import (
 )
 
 // The change feed's workloads: what keeping the feed costs a write (the
-// single insert and the transaction of 100 on accounts with the feed off
-// and on, interleaved), how long a change takes to reach 1 and 100
+// single insert, the transaction of 100 and the replace of one entity on
+// accounts with the feed off and on, interleaved), how long a change takes to reach 1 and 100
 // watchers, and how fast a watcher catches up from far behind. The
 // latency and the catch-up are measured by internal/feedbench, as the go
 // test benchmarks of tests/feed_bench_test.go measure them.
@@ -28,6 +28,10 @@ const (
 	sPebOn  = "localtable pebble, feed on"
 
 	wCatchUp = "catch-up"
+	// wReplace replaces an entity: what the feed costs moves there on
+	// pebble, where a write that replaces an entity the feed names keeps
+	// a copy of it.
+	wReplace = "replace"
 )
 
 // feedResults are the figures of the feed's workloads.
@@ -92,7 +96,11 @@ func runFeed(cfg config, work string, logf func(string, ...any)) (*feedResults, 
 // the four systems, round after round (memory off, on, pebble off, on),
 // each round under keys of its own.
 func feedWrites(cfg config, work string, logf func(string, ...any), fr *feedResults) error {
-	e := &embedded{cfg: cfg, dir: work, logf: logf, res: &results{}}
+	// The stores keep what they write: removing it would be writes of
+	// its own (on pebble with the feed on, a delete keeps a copy of the
+	// entity the feed names), whose compactions would fall on the next
+	// phases.
+	e := &embedded{cfg: cfg, dir: work, logf: logf, res: &results{}, keep: true}
 	defer e.close()
 	names := []string{sMemOff, sMemOn, sPebOff, sPebOn}
 	for i, name := range names {
@@ -135,6 +143,25 @@ func feedWrites(cfg config, work string, logf func(string, ...any), fr *feedResu
 	}, func(round, i int) (string, []string) { return txParts[i], txRows[round] })); err != nil {
 		return err
 	}
+	// The replaces overwrite, in turn, 1,000 entities inserted first
+	// (untimed), each time with the next entity's values.
+	repRows := make([]string, 1000)
+	for i := range repRows {
+		repRows[i] = rk(i)
+	}
+	for _, st := range e.stores {
+		lt := st.(*ltStore)
+		for i := 0; i < len(repRows); i += 100 {
+			if err := lt.tx100("replaced", repRows[i:i+100]); err != nil {
+				return fmt.Errorf("%s: %w", lt.label, err)
+			}
+		}
+	}
+	if _, err := e.interleave(wReplace, cfg.Rounds, names, e.simple(cfg.MaxOps, func(st store, round, i int) error {
+		return st.(*ltStore).replace("replaced", repRows[i%len(repRows)])
+	})); err != nil {
+		return err
+	}
 	fr.Write = e.res.Embedded
 	return nil
 }
@@ -152,6 +179,9 @@ var variedPool = func() []localtable.Properties {
 	}
 	return pool
 }()
+
+// feedWriteWorkloads are the feed's write workloads, in the report's order.
+var feedWriteWorkloads = []string{wInsert, wTx100, wReplace}
 
 // feedLatency measures the delivery to 1 and 100 watchers on each
 // engine, interleaved, FeedDeliveries inserts per round.
@@ -322,26 +352,27 @@ func feedMarkdown(res *results) string {
 	if f.Command != "" {
 		p("Measured apart from the rest of the report, on %s (localtable %s), with:\n\n```sh\n%s\n```\n\n", f.Started.Format("2006-01-02"), f.Version, f.Command)
 	}
-	p("**Write cost**: the same writes on accounts with `Options.Feed` off and on, on each engine, in %d interleaved rounds (memory off, on, pebble off, on, then the reverse: pebble's compactions after a system's writes run on into the next system's, so each follows the other in turn) of %v each, on accounts that start empty, of the data set's first 1,000 entities in turn (under new keys: their values differ from one entity to the next, as a feed record's compression sees them); pebble fsyncs each commit. ", f.Rounds, time.Duration(f.Phase*float64(time.Second)))
+	p("**Write cost**: the same writes on accounts with `Options.Feed` off and on, on each engine, in %d interleaved rounds (memory off, on, pebble off, on, then the reverse: pebble's compactions after a system's writes run on into the next system's, so each follows the other in turn) of %v each, on accounts that start empty and keep what they are written, of the data set's first 1,000 entities in turn (under new keys: their values differ from one entity to the next, as a feed record's compression sees them); pebble fsyncs each commit. ", f.Rounds, time.Duration(f.Phase*float64(time.Second)))
 	p("The ratio is feed on ÷ feed off, the median of the per-round ratios (the issue's target: at most %.2f×); the times are the medians of the rounds.\n\n", feedMaxCost)
 	p("On pebble the fsync of each commit dominates and varies from round to round on a busy machine: see the rounds in results.json.\n\n")
 	p("| | memory | pebble |\n|---|---|---|\n")
 	var over []string
-	for _, w := range []string{wInsert, wTx100} {
+	for _, w := range feedWriteWorkloads {
 		p("| %s |", w)
 		for _, g := range []struct{ group, on, off, engine string }{{gFeedMem, sMemOn, sMemOff, "memory"}, {gFeedPeb, sPebOn, sPebOff, "pebble"}} {
 			r := findRatio(res, g.group, w)
 			p(" %s (%s → %s) |", fmtRatio(r), fmtNs(med(find(f.Write, w, g.off))), fmtNs(med(find(f.Write, w, g.on))))
-			if r > feedMaxCost {
+			if r > feedMaxCost && w != wReplace {
 				over = append(over, fmt.Sprintf("%s on %s", w, g.engine))
 			}
 		}
 		p("\n")
 	}
+	p("\nThe target is the insert's and the transaction's. A replace with the feed on copies, on the memory engine, the new entity into the feed record; on pebble the record names it, and the old one, which an earlier change names, is copied instead.\n")
 	if len(over) > 0 {
 		p("\nThe target is **not met** for: %s. On the memory engine each entity is written twice: itself, and its copy in the feed record; on pebble a record names the entities (their keys, compressed in one block when a commit's changes take 1 KiB or more), and the entity is copied only when a write replaces it.\n", strings.Join(over, "; "))
 	} else {
-		p("\nThe target is met on every row.\n")
+		p("\nThe target is met on the insert's and the transaction's rows.\n")
 	}
 	if len(f.Latency) == 0 {
 		return b.String()

@@ -194,7 +194,7 @@ func computeRatios(res *results) {
 	}
 	if f := res.Feed; f != nil {
 		for _, g := range []struct{ group, on, off string }{{gFeedMem, sMemOn, sMemOff}, {gFeedPeb, sPebOn, sPebOff}} {
-			for _, w := range []string{wInsert, wTx100} {
+			for _, w := range feedWriteWorkloads {
 				add(g.group, w, g.on, g.off, "ns/op", rounds(find(f.Write, w, g.on)), rounds(find(f.Write, w, g.off)))
 			}
 		}

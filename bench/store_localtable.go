@@ -131,6 +131,12 @@ func (s *ltStore) tx100(pk string, rks []string) error {
 	return err
 }
 
+// replace replaces the entity pk/rk with the next properties.
+func (s *ltStore) replace(pk, rk string) error {
+	_, err := s.tbl.Upsert(ctx, localtable.Entity{PartitionKey: pk, RowKey: rk, Properties: s.props()}, nil)
+	return err
+}
+
 func (s *ltStore) remove(pk string, rks []string) error {
 	for len(rks) > 0 {
 		n := min(len(rks), localtable.MaxTransactionActions)
