@@ -73,33 +73,27 @@ func TestFeedImages(t *testing.T) {
 	defer db.Close()
 	defer a.Close()
 	n := func(v int64) Properties { return Properties{"N": Int64Value(v)} }
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	tbl, err := a.CreateTable(ctx, "Tab")
-	must(err)
+	noErr(t, err)
 	_, err = tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "a", Properties: n(1)})
-	must(err)
+	noErr(t, err)
 	_, err = tbl.Upsert(ctx, Entity{PartitionKey: "p", RowKey: "a", Properties: n(2)}, nil)
-	must(err)
+	noErr(t, err)
 	_, err = tbl.Update(ctx, Entity{PartitionKey: "p", RowKey: "a", Properties: Properties{"M": Int64Value(3)}}, &UpdateOptions{Mode: UpdateModeMerge})
-	must(err)
-	must(tbl.Delete(ctx, "p", "a", nil))
+	noErr(t, err)
+	noErr(t, tbl.Delete(ctx, "p", "a", nil))
 	_, err = tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "a", Properties: n(5)})
-	must(err)
+	noErr(t, err)
 	_, err = tbl.Transact(ctx, []Action{
 		{Type: ActionInsert, Entity: Entity{PartitionKey: "p", RowKey: "b", Properties: n(6)}},
 		{Type: ActionInsert, Entity: Entity{PartitionKey: "p", RowKey: "c", Properties: n(7)}},
 	})
-	must(err)
-	must(a.DeleteTable(ctx, "Tab"))
+	noErr(t, err)
+	noErr(t, a.DeleteTable(ctx, "Tab"))
 	tbl, err = a.CreateTable(ctx, "Tab")
-	must(err)
+	noErr(t, err)
 	_, err = tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "b", Properties: n(10)})
-	must(err)
+	noErr(t, err)
 	want := []string{
 		"1 TableCreated Tab",
 		"2 Insert Tab p/a N=1",
@@ -135,11 +129,11 @@ func TestFeedImages(t *testing.T) {
 	}
 
 	cp, err := a.Checkpoint(ctx)
-	must(err)
+	noErr(t, err)
 	defer cp.Close()
 	_, err = tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "d", Properties: n(12)})
-	must(err)
-	must(a.Restore(ctx, cp))
+	noErr(t, err)
+	noErr(t, a.Restore(ctx, cp))
 	want = append(want, "12 Insert Tab p/d N=12", "13 Restored ")
 	check("after the restore", want)
 	if _, err := tbl.Get(ctx, "p", "d", nil); !errors.Is(err, ErrEntityNotFound) {
@@ -148,11 +142,11 @@ func TestFeedImages(t *testing.T) {
 
 	// A missing image is a problem Verify names.
 	b := db.NewBatch()
-	must(b.Delete(keyenc.FeedImageKey(nil, keyenc.AppendEntityKey(nil, 1, "p", "a"), mustTicks(t, a, 2))))
-	must(b.Commit(true))
+	noErr(t, b.Delete(keyenc.FeedImageKey(nil, keyenc.AppendEntityKey(nil, 1, "p", "a"), mustTicks(t, a, 2))))
+	noErr(t, b.Commit(true))
 	b.Close()
 	rep, err := a.Verify(ctx)
-	must(err)
+	noErr(t, err)
 	if s := strings.Join(rep.Problems, "\n"); !strings.Contains(s, "change 2 names the entity") {
 		t.Fatalf("Verify with an image deleted: %+v", rep)
 	}
@@ -240,52 +234,46 @@ func TestFeedImagesPruned(t *testing.T) {
 func TestFeedImagesFeedOff(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	n := func(v int64) Properties { return Properties{"N": Int64Value(v)} }
 	a, db := openRefFeed(t, dir, &FeedOptions{})
 	tbl, err := a.CreateTable(ctx, "Tab")
-	must(err)
+	noErr(t, err)
 	_, err = tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "a", Properties: n(1)})
-	must(err)
+	noErr(t, err)
 	_, err = tbl.Transact(ctx, []Action{
 		{Type: ActionInsert, Entity: Entity{PartitionKey: "p", RowKey: "b", Properties: n(2)}},
 		{Type: ActionInsert, Entity: Entity{PartitionKey: "p", RowKey: "c", Properties: n(3)}},
 	})
-	must(err)
-	must(a.Close())
+	noErr(t, err)
+	noErr(t, a.Close())
 	db.Close()
 
 	db, err = pebble.Open(dir, nil)
-	must(err)
+	noErr(t, err)
 	a, err = Open(&Options{Engine: db}) // the feed off
-	must(err)
+	noErr(t, err)
 	if a.keeper == nil || a.keeper.win.Load() == nil {
 		t.Fatal("the account with the feed off keeps no images")
 	}
 	tbl = a.Table("Tab")
 	_, err = tbl.Upsert(ctx, Entity{PartitionKey: "p", RowKey: "a", Properties: n(10)}, nil)
-	must(err)
-	must(tbl.Delete(ctx, "p", "b", nil))
+	noErr(t, err)
+	noErr(t, tbl.Delete(ctx, "p", "b", nil))
 	_, err = tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "d", Properties: n(11)})
-	must(err)
+	noErr(t, err)
 	// d, written with the feed off, is named by no record: replacing it
 	// keeps nothing.
 	_, err = tbl.Upsert(ctx, Entity{PartitionKey: "p", RowKey: "d", Properties: n(12)}, nil)
-	must(err)
+	noErr(t, err)
 	if got := countKeys(t, db, []byte{keyenc.PrefixFeedImage, 1}); got != 2 {
 		t.Errorf("%d images after replacing a and d and deleting b, want 2 (a's and b's)", got)
 	}
-	must(a.DeleteTable(ctx, "Tab")) // c, still as the feed names it
+	noErr(t, a.DeleteTable(ctx, "Tab")) // c, still as the feed names it
 	rep, err := a.Verify(ctx)
 	if err != nil || !rep.OK() {
 		t.Fatalf("Verify with the feed off: %v %+v", err, rep)
 	}
-	must(a.Close())
+	noErr(t, a.Close())
 	db.Close()
 
 	a, db = openRefFeed(t, dir, &FeedOptions{})
@@ -305,19 +293,13 @@ func TestFeedImagesFeedOff(t *testing.T) {
 // that make them, or not at all.
 func TestFeedImagesPowerLoss(t *testing.T) {
 	ctx := context.Background()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	mem := vfs.NewCrashableMem()
 	open := func(fs vfs.FS, noSync bool) (*Account, *pebble.DB) {
 		t.Helper()
 		db, err := pebble.Open("db", &pebble.Options{FS: fs, NoSync: noSync})
-		must(err)
+		noErr(t, err)
 		a, err := Open(&Options{Engine: db, Feed: &FeedOptions{}})
-		must(err)
+		noErr(t, err)
 		return a, db
 	}
 	// Entities of 3 KB, so that the log's blocks fill and reach its file
@@ -326,30 +308,30 @@ func TestFeedImagesPowerLoss(t *testing.T) {
 	n := func(v int64) Properties { return Properties{"N": Int64Value(v), "Pad": pad} }
 	a, db := open(mem, false)
 	tbl, err := a.CreateTable(ctx, "Tab")
-	must(err)
+	noErr(t, err)
 	for i := range 20 {
 		_, err := tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: fmt.Sprint(i), Properties: n(int64(i))})
-		must(err)
+		noErr(t, err)
 	}
-	must(a.Close())
+	noErr(t, a.Close())
 	db.Close()
 
 	a, db = open(mem, true) // a power loss loses what follows, or part of it
 	tbl = a.Table("Tab")
 	for i := range 10 {
 		_, err := tbl.Upsert(ctx, Entity{PartitionKey: "p", RowKey: fmt.Sprint(i), Properties: n(int64(100 + i))}, nil)
-		must(err)
+		noErr(t, err)
 		if i%2 == 0 {
-			must(tbl.Delete(ctx, "p", fmt.Sprint(10+i/2), nil))
+			noErr(t, tbl.Delete(ctx, "p", fmt.Sprint(10+i/2), nil))
 		}
 		_, err = tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: fmt.Sprint(20 + i), Properties: n(int64(20 + i))})
-		must(err)
+		noErr(t, err)
 	}
 	var imgs []*vfs.MemFS
 	for seed := range uint64(40) {
 		imgs = append(imgs, mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: int(seed * 5 % 100), RNG: rand.New(rand.NewPCG(seed, 7))}))
 	}
-	must(a.Close())
+	noErr(t, a.Close())
 	db.Close()
 
 	for seed, img := range imgs {
@@ -388,7 +370,7 @@ func TestFeedImagesPowerLoss(t *testing.T) {
 		}
 		stored := map[string]string{}
 		for e, err := range a.Table("Tab").QueryAll(ctx, nil) {
-			must(err)
+			noErr(t, err)
 			stored[e.RowKey] = fmt.Sprintf("N=%d", e.Properties["N"].Int64())
 		}
 		if fmt.Sprint(stored) != fmt.Sprint(last) {
@@ -398,7 +380,7 @@ func TestFeedImagesPowerLoss(t *testing.T) {
 		if err != nil || !rep.OK() {
 			t.Fatalf("crash %d: Verify: %v %+v", seed, err, rep)
 		}
-		must(a.Close())
+		noErr(t, a.Close())
 		db.Close()
 	}
 }
@@ -410,4 +392,12 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatalf("%q: %v", s, err)
 	}
 	return v
+}
+
+// noErr fails t at once if err is not nil.
+func noErr(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }
