@@ -76,10 +76,6 @@ type embedded struct {
 	// noIndex leaves out the index's workloads (-embedded-only: they have
 	// a mode of their own, -index-only).
 	noIndex bool
-	// keep: the write workloads keep what they write (writes), on stores
-	// that start empty, instead of removing it between chunks to keep a
-	// loaded store at the data set's size.
-	keep bool
 }
 
 func (e *embedded) store(name string) store {
@@ -307,9 +303,6 @@ func (e *embedded) writes(max, perOp int, op func(s store, round, i int) error, 
 			done, took = done+n, took+t
 			if err != nil {
 				return done, took, 0, err
-			}
-			if e.keep {
-				continue
 			}
 			if err := removeWritten(s, n, func(i int) (string, []string) { return written(round, from+i) }); err != nil {
 				return done, took, 0, err

@@ -22,6 +22,8 @@ type ltStore struct {
 	eng   storage.Engine // the account's engine, which the bench opened
 	tbl   *localtable.Table
 	tmpl  localtable.Properties
+	// feed is the feed's options the account was opened with.
+	feed *localtable.FeedOptions
 	// pool, if set, has the properties insert and tx100 write, one
 	// entity after the other, in turn, instead of tmpl; next is the next
 	// one's.
@@ -74,7 +76,7 @@ func openLtStore(label, dir string, noSync bool, feed *localtable.FeedOptions) (
 		return nil, err
 	}
 	tmpl := templateRow("", "")
-	return &ltStore{label: label, dir: dir, acct: acct, eng: eng, tbl: tbl, tmpl: tmpl.props()}, nil
+	return &ltStore{label: label, dir: dir, acct: acct, eng: eng, tbl: tbl, tmpl: tmpl.props(), feed: feed}, nil
 }
 
 // newLocaltable opens a localtable store and loads it with data set s,
