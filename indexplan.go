@@ -2,7 +2,9 @@ package localtable
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -40,10 +42,10 @@ var maxIndexCandidates = 20_000
 // indexPlan is the planner's decision for one page.
 type indexPlan struct {
 	def     *indexDef
-	spans   int      // spans of index keys read
-	entries int      // index entries read
-	cands   [][]byte // S(pk) S(rk) of the candidates, sorted, distinct
-	use     bool     // read the index, not the key ranges
+	spans   int         // spans of index keys read
+	entries int         // index entries read
+	cands   []candidate // sorted by key, distinct
+	use     bool        // read the index, not the key ranges
 	// proven: the predicate is exactly the index's value ranges and has
 	// no key ranges, so the candidates are the matches: each entity
 	// fetched is returned without matching it again.
@@ -51,6 +53,15 @@ type indexPlan struct {
 	// exact: proven, and the page only counts: it fetches no entity
 	exact bool
 	why   string // why the index is used, or why none is
+}
+
+// fetches returns how many entities the plan fetches: none when the
+// index is covering, or the page only counts its matches (exact).
+func (pl *indexPlan) fetches() int {
+	if pl.exact || pl.def.Covering {
+		return 0
+	}
+	return len(pl.cands)
 }
 
 // valueSpans returns the spans of index keys of index x of table tableID
@@ -139,7 +150,11 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 			why = append(why, fmt.Sprintf("the filter does not bound %s, the leading property of index %s", x.Props[0], x.Name))
 			continue
 		}
-		pl, err := readCandidates(ctx, a, snap, lt.id, x, vr, ranges, after)
+		e, ok := p.(exactRanges)
+		proven := ok && full && e.PropertyRangesExact(x.Props[0])
+		exact := proven && count
+		// An exact plan reads the entries' keys alone.
+		pl, err := readCandidates(ctx, a, snap, lt.id, x, vr, ranges, after, !exact)
 		if err != nil {
 			return nil, err
 		}
@@ -147,9 +162,7 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 			why = append(why, fmt.Sprintf("index %s holds more than %d entries in the filter's values of %s", x.Name, maxIndexCandidates, x.Props[0]))
 			continue
 		}
-		if e, ok := p.(exactRanges); ok && full && e.PropertyRangesExact(x.Props[0]) {
-			pl.proven, pl.exact = true, count
-		}
+		pl.proven, pl.exact = proven, exact
 		if best == nil || pl.entries < best.entries {
 			best = pl
 		}
@@ -162,12 +175,9 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 	}
 	// The cost of the index: its entries and the fetches. The key-range
 	// plan's: the keys it would read, counted up to that.
-	cost := best.entries + len(best.cands)
-	if best.exact {
-		cost = best.entries
-	}
+	cost := best.entries + best.fetches()
 	if budget > 0 && cost > budget {
-		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities, more than the page's ScanLimit of %d: scanned instead", best.def.Name, best.entries, len(best.cands), budget)
+		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities, more than the page's ScanLimit of %d: scanned instead", best.def.Name, best.entries, best.fetches(), budget)
 		return best, nil
 	}
 	// A page of top matches out of many candidates ends early, and so
@@ -184,13 +194,18 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 		return nil, err
 	}
 	if n <= cost*pages {
-		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities; the key ranges hold only %d (a page of %d reads about %d): scanned instead", best.def.Name, best.entries, len(best.cands), n, top, n/pages)
+		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities; the key ranges hold only %d (a page of %d reads about %d): scanned instead", best.def.Name, best.entries, best.fetches(), n, top, n/pages)
 		return best, nil
 	}
 	best.use = true
 	if best.exact {
 		best.why = fmt.Sprintf("read through index %s on %s: %d entries in %s, counted without fetching an entity (the filter is exactly their values), fewer than the table holds (more than %d)",
 			best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), cost)
+		return best, nil
+	}
+	if best.def.Covering {
+		best.why = fmt.Sprintf("read through index %s on %s: %d entries in %s, holding the records of %d entities (a covering index: none is fetched), fewer than the key ranges hold (more than %d)",
+			best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), len(best.cands), cost)
 		return best, nil
 	}
 	best.why = fmt.Sprintf("read through index %s on %s: %d entries in %s, %d entities to fetch, fewer than the key ranges hold (more than %d)",
@@ -208,16 +223,70 @@ func valueSpansText(n int) string {
 	return fmt.Sprintf("%d spans of values (one per range and Edm type)", n)
 }
 
+// candidate is an entity a plan reads through an index.
+type candidate struct {
+	key []byte // S(pk) S(rk)
+	// entityKey and rec, read from an entry of a covering index, are the
+	// entity's engine key and record: it need not be fetched.
+	entityKey, rec []byte
+}
+
+// sortKey is a candidate's place in the sort of candidates (sortCandidates):
+// the first 16 bytes of its key, which order most pairs without reading
+// their keys, and its position. It holds no pointer, so the sort moves it
+// without write barriers.
+type sortKey struct {
+	hi, lo uint64
+	i      int
+}
+
+// sortCandidates sorts cs by key and drops the duplicates.
+func sortCandidates(cs []candidate) []candidate {
+	if len(cs) < 2 {
+		return cs
+	}
+	sk := make([]sortKey, len(cs))
+	for i := range cs {
+		var b [16]byte
+		copy(b[:], cs[i].key)
+		sk[i] = sortKey{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), i}
+	}
+	slices.SortFunc(sk, func(a, b sortKey) int {
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		return bytes.Compare(cs[a.i].key, cs[b.i].key)
+	})
+	out := make([]candidate, 0, len(cs))
+	for _, k := range sk {
+		if n := len(out); n > 0 && bytes.Equal(out[n-1].key, cs[k.i].key) {
+			continue
+		}
+		out = append(out, cs[k.i])
+	}
+	return out
+}
+
 // readCandidates reads the entries of index x in the value ranges vr, and
 // returns the plan of reading them: the candidates in ranges after after,
-// sorted. It returns nil when they are more than maxIndexCandidates.
-func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tableID uint64, x *indexDef, vr []ValueRange, ranges []KeyRange, after Key) (*indexPlan, error) {
+// sorted. It returns nil when they are more than maxIndexCandidates. The
+// candidates' keys (and, with recs, the records of a covering index's
+// entries) are views of the engine's reads when they are stable
+// (storage.StableReader), copies in one buffer otherwise.
+func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tableID uint64, x *indexDef, vr []ValueRange, ranges []KeyRange, after Key, recs bool) (*indexPlan, error) {
 	spans := valueSpans(tableID, x, vr)
 	pl := &indexPlan{def: x, spans: len(spans)}
-	// The candidates' keys are copied into one buffer, not one allocation
-	// each; ends[i] is where the i-th ends in it.
+	view := stableReads(a.eng)
+	recs = recs && x.Covering
+	prefix := keyenc.AppendTableID(nil, tableID)
+	// Copied, the candidates' bytes go into one buffer, not one
+	// allocation each: ends[i] is where the i-th ends in it (its record
+	// starts where its key ends, its key len(prefix) after its start).
 	var buf []byte
-	var ends []int
+	var ends [][2]int
 	for _, s := range spans {
 		it, err := snap.NewIter(&storage.IterOptions{LowerBound: s[0], UpperBound: s[1]})
 		if err != nil {
@@ -240,23 +309,47 @@ func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tabl
 				it.Close()
 				return nil, fmt.Errorf("localtable: index %s: entry %q does not decode: %w", x.Name, it.Key(), err)
 			}
-			if inRanges(k, ranges, after) {
+			if !inRanges(k, ranges, after) {
+				continue
+			}
+			c := candidate{key: k}
+			if recs {
+				var ok bool
+				if c.entityKey, c.rec, ok = coveringRecord(it.Value(), prefix, k); !ok {
+					it.Close()
+					return nil, fmt.Errorf("localtable: index %s: entry %q does not hold its entity's key and record", x.Name, it.Key())
+				}
+			}
+			if view {
+				pl.cands = append(pl.cands, c)
+				continue
+			}
+			start := len(buf)
+			if recs {
+				buf = append(append(buf, c.entityKey...), c.rec...)
+				ends = append(ends, [2]int{start + len(c.entityKey), len(buf)})
+			} else {
 				buf = append(buf, k...)
-				ends = append(ends, len(buf))
+				ends = append(ends, [2]int{len(buf), len(buf)})
 			}
 		}
 		if err := it.Close(); err != nil {
 			return nil, err
 		}
 	}
-	pl.cands = make([][]byte, len(ends))
-	start := 0
-	for i, end := range ends {
-		pl.cands[i] = buf[start:end:end]
-		start = end
+	if !view {
+		pl.cands = make([]candidate, len(ends))
+		start := 0
+		for i, end := range ends {
+			c := &pl.cands[i]
+			c.key = buf[start:end[0]:end[0]]
+			if recs {
+				c.entityKey, c.rec, c.key = c.key, buf[end[0]:end[1]:end[1]], c.key[len(prefix):]
+			}
+			start = end[1]
+		}
 	}
-	slices.SortFunc(pl.cands, bytes.Compare)
-	pl.cands = slices.CompactFunc(pl.cands, bytes.Equal)
+	pl.cands = sortCandidates(pl.cands)
 	return pl, nil
 }
 
@@ -314,24 +407,36 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 	}
 	m := t.newMatcher(ctx, opts, sel, spec, page)
 	prefix := keyenc.AppendTableID(nil, tableID)
-	// One iterator, seeking forward from candidate to candidate: cheaper
-	// than a Get each on an LSM engine.
-	it, err := snap.NewIter(&storage.IterOptions{LowerBound: prefix, UpperBound: keyenc.PrefixEnd(prefix)})
-	if err != nil {
-		return err
+	// Without covering entries, one iterator, seeking forward from
+	// candidate to candidate: cheaper than a Get each on an LSM engine.
+	var it storage.Iterator
+	if !pl.def.Covering {
+		var err error
+		if it, err = snap.NewIter(&storage.IterOptions{LowerBound: prefix, UpperBound: keyenc.PrefixEnd(prefix)}); err != nil {
+			return err
+		}
+		defer it.Close()
 	}
-	defer it.Close()
 	var key []byte
 	for _, c := range pl.cands {
-		key = append(append(key[:0], prefix...), c...)
-		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
-			if err := it.Error(); err != nil {
-				return err
+		var end bool
+		var err error
+		if pl.def.Covering {
+			// The entry holds the entity: visited as read, it is not
+			// counted again.
+			page.Stats.Scanned--
+			end, err = m.visit(c.entityKey, c.rec)
+		} else {
+			key = append(append(key[:0], prefix...), c.key...)
+			if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+				if err := it.Error(); err != nil {
+					return err
+				}
+				page.Stats.Scanned++ // an entry of no entity: Verify reports it
+				continue
 			}
-			page.Stats.Scanned++ // an entry of no entity: Verify reports it
-			continue
+			end, err = m.visit(it.Key(), it.Value()) // not key, which is reused: an entity may keep views of it
 		}
-		end, err := m.visit(it.Key(), it.Value()) // not key, which is reused: an entity may keep views of it
 		if err != nil {
 			return err
 		}
@@ -341,7 +446,7 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 		if spec.final && page.Stats.Returned == spec.top {
 			return nil // the Limit is reached: the query ends here
 		}
-		pk, rk, err := keyenc.DecodePair(c)
+		pk, rk, err := keyenc.DecodePair(c.key)
 		if err != nil {
 			return err
 		}

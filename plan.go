@@ -336,7 +336,7 @@ func decodeCatalogRecord(name string, key, cur []byte, found bool) (tableRecord,
 // the policy's end leaves it); of that name otherwise, ErrIndexExists;
 // another name on exactly those properties, a *DuplicateIndexError naming
 // the index declared. forExpiry marks a new index as SetExpiry's.
-func planCreateIndex(name, lower string, cur []byte, found bool, idx string, props []string, forExpiry bool) (*tableRecord, indexDef, []write, error) {
+func planCreateIndex(name, lower string, cur []byte, found bool, idx string, props []string, forExpiry, covering bool) (*tableRecord, indexDef, []write, error) {
 	key := keyenc.CatalogKey(lower)
 	rec, err := decodeCatalogRecord(name, key, cur, found)
 	if err != nil {
@@ -364,7 +364,7 @@ func planCreateIndex(name, lower string, cur []byte, found bool, idx string, pro
 	if len(rec.Indexes) >= maxIndexes {
 		return nil, indexDef{}, nil, newError(ErrInvalidInput, "table %q has %d indexes, the most a table may have", name, len(rec.Indexes))
 	}
-	def := indexDef{ID: next, Name: idx, Props: props, ForExpiry: forExpiry}
+	def := indexDef{ID: next, Name: idx, Props: props, ForExpiry: forExpiry, Covering: covering}
 	rec.Indexes = append(slices.Clip(rec.Indexes), def)
 	return &rec, def, []write{{key: key, value: rec.append(nil)}}, nil
 }
@@ -426,9 +426,14 @@ func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, from 
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w (key %q)", err, k)
 		}
-		if ok {
-			ws = append(ws, write{key: appendIndexEntry(nil, rec.ID, x, k, v), value: emptyValue})
+		if !ok {
+			continue
 		}
+		value := emptyValue
+		if x.Covering {
+			value = coveringValue(nil, k, vals[i])
+		}
+		ws = append(ws, write{key: appendIndexEntry(nil, rec.ID, x, k, v), value: value})
 	}
 	if last {
 		x.Ready, x.Cursor = true, nil
