@@ -419,8 +419,11 @@ func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, erro
 	}
 	lower := strings.ToLower(t.name)
 	ready := false
+	b := a.eng.NewBatch()
+	_, nest := b.(storage.NestedSetter)
+	b.Close()
 	err = t.stepDDL(ctx, "building index "+def.Name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
-		rec, ws, err := planBuildIndex(t.name, lower, rs.vals[0], rs.found[0], id, def.Cursor, keys, rs.vals[1:], rs.found[1:], last)
+		rec, ws, err := planBuildIndex(t.name, lower, rs.vals[0], rs.found[0], id, def.Cursor, keys, rs.vals[1:], rs.found[1:], last, nest)
 		if err != nil {
 			return nil, err
 		}

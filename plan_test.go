@@ -252,7 +252,7 @@ func TestPlanIndexes(t *testing.T) {
 	keys := [][]byte{keyenc.AppendEntityKey(nil, 4, "p", "a"), keyenc.AppendEntityKey(nil, 4, "p", "b"), keyenc.AppendEntityKey(nil, 4, "p", "c")}
 	vals := [][]byte{appendRecord(nil, 1, Properties{"Q": Int32Value(1)}), nil, appendRecord(nil, 1, Properties{"R": Int32Value(1)})}
 	found := []bool{true, false, true}
-	got, ws, err = planBuildIndex("Orders", "orders", stored, true, 3, nil, keys, vals, found, false)
+	got, ws, err = planBuildIndex("Orders", "orders", stored, true, 3, nil, keys, vals, found, false, false)
 	if err != nil || len(ws) != 2 { // "a" has Q; "b" is gone; "c" lacks Q
 		t.Fatalf("planBuildIndex = %v, %v", ws, err)
 	}
@@ -266,14 +266,14 @@ func TestPlanIndexes(t *testing.T) {
 	}
 	// A step listed after another cursor than the record's (a rebuild
 	// restarted the build meanwhile, or another build stepped): no writes.
-	if _, stale, err := planBuildIndex("Orders", "orders", ws[1].value, true, 3, nil, keys, vals, found, true); err != nil || stale != nil {
+	if _, stale, err := planBuildIndex("Orders", "orders", ws[1].value, true, 3, nil, keys, vals, found, true, false); err != nil || stale != nil {
 		t.Fatalf("a step listed after a cursor since moved: %v, %v; want no writes", stale, err)
 	}
-	got, _, err = planBuildIndex("Orders", "orders", ws[1].value, true, 3, x.Cursor, nil, nil, nil, true)
+	got, _, err = planBuildIndex("Orders", "orders", ws[1].value, true, 3, x.Cursor, nil, nil, nil, true, false)
 	if err != nil || !findIndexByID(got.Indexes, 3).Ready || findIndexByID(got.Indexes, 3).Cursor != nil {
 		t.Fatalf("the last step: %+v, %v", got, err)
 	}
-	if _, _, err := planBuildIndex("Orders", "orders", stored, true, 9, nil, nil, nil, nil, true); !errors.Is(err, ErrIndexNotFound) {
+	if _, _, err := planBuildIndex("Orders", "orders", stored, true, 9, nil, nil, nil, nil, true, false); !errors.Is(err, ErrIndexNotFound) {
 		t.Fatalf("a dropped index's build: %v", err)
 	}
 

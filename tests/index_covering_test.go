@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/internal/tabletest"
+	"github.com/localtable/localtable/storage/memory"
 )
 
 // TestIndexCoveringWrites checks that a query through an index returns
@@ -146,4 +148,74 @@ func tableIDOf(entry []byte) uint64 {
 		id = id<<8 | uint64(c)
 	}
 	return id
+}
+
+// TestIndexCoveringSharesRecord checks that on the memory engine a
+// covering index's entry costs no copy of its entity's record: the entity
+// and the entry of its first covering index share one buffer, after the
+// build (which writes the entity again, as it was, with the entry) and
+// after a write, the feed off; with the feed on, a single write's entity
+// is in the feed's record instead, and the entry holds a copy.
+func TestIndexCoveringSharesRecord(t *testing.T) {
+	ctx := context.Background()
+	for _, feed := range []bool{false, true} {
+		eng := memory.New(nil)
+		opts := &localtable.Options{Engine: eng}
+		if feed {
+			opts.Feed = &localtable.FeedOptions{}
+		}
+		a, err := localtable.Open(opts)
+		tabletest.Must(t, err)
+		defer a.Close()
+		tbl, err := a.CreateTable(ctx, "Shares")
+		tabletest.Must(t, err)
+		for i := range 5 {
+			_, err := tbl.Insert(ctx, tabletest.Ent("p", fmt.Sprint(i), "V", int32(i)))
+			tabletest.Must(t, err)
+		}
+		tabletest.Must(t, tbl.CreateIndex(ctx, "byV", "V"))
+		tabletest.Must(t, tbl.CreateIndex(ctx, "byV2", "V", "W"))
+		shared := func(rk string) (first, second bool) {
+			t.Helper()
+			entries := [][][]byte{indexEntries(t, eng, 1), indexEntries(t, eng, 2)}
+			ek := keyenc.AppendEntityKey(nil, tableIDOf(entries[0][0]), "p", rk)
+			ev, c, err := eng.Get(ek)
+			tabletest.Must(t, err)
+			defer c.Close()
+			var out [2]bool
+			for i, es := range entries {
+				for _, k := range es {
+					v, c, err := eng.Get(k)
+					tabletest.Must(t, err)
+					if bytes.HasPrefix(v, ek) {
+						if !bytes.Equal(v[len(ek):], ev) {
+							t.Fatalf("index %d's entry of %s holds %q; the entity's record is %q", i+1, rk, v[len(ek):], ev)
+						}
+						out[i] = unsafe.SliceData(v[len(ek):]) == unsafe.SliceData(ev)
+					}
+					c.Close()
+				}
+			}
+			return out[0], out[1]
+		}
+		if first, second := shared("1"); !first || second {
+			t.Errorf("feed %v: after the build, the entity shares its record with the first index's entry: %v, the second's: %v; want true, false", feed, first, second)
+		}
+		_, err = tbl.Upsert(ctx, tabletest.Ent("p", "1", "V", int32(1), "W", "x"), nil)
+		tabletest.Must(t, err)
+		if first, second := shared("1"); first == feed || second {
+			t.Errorf("feed %v: after an upsert, the entity shares its record with the first index's entry: %v, the second's: %v; want %v, false", feed, first, second, !feed)
+		}
+		_, err = tbl.Transact(ctx, []localtable.Action{
+			{Type: localtable.ActionUpsertMerge, Entity: tabletest.Ent("p", "2", "W", "y")},
+			{Type: localtable.ActionUpsertMerge, Entity: tabletest.Ent("p", "3", "W", "y")},
+		})
+		tabletest.Must(t, err)
+		for _, rk := range []string{"2", "3"} {
+			if first, second := shared(rk); !first || second {
+				t.Errorf("feed %v: after a transaction, entity %s shares its record with the first index's entry: %v, the second's: %v; want true, false", feed, rk, first, second)
+			}
+		}
+		mustVerify(t, a)
+	}
 }
