@@ -625,6 +625,9 @@ func (indexMaintainer) contribute(c *commitContext) error {
 		if ch.lt == nil {
 			continue
 		}
+		if ch.new == nil && ch.lt.minKeys.Load() > 0 {
+			ch.lt.minKeys.Add(-1) // an entity deleted: the planner's bound stays one
+		}
 		defs := *ch.lt.indexes.Load()
 		nested := false // the entity's write is nested in an entry already
 		for j := range defs {

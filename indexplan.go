@@ -33,7 +33,8 @@ import (
 // key-range plan would: the plan reads at most maxIndexCandidates index
 // entries (more, and the index is dropped for the scan), and counts the
 // keys in the key ranges only up to what it needs to decide (see
-// planIndex).
+// planIndex), and not at all when the filter has no key ranges and the
+// table is known to hold more (liveTable.minKeys).
 
 // maxIndexCandidates bounds the index entries one page's plan reads: a
 // filter whose value ranges hold more is scanned instead.
@@ -189,11 +190,19 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 	if !best.exact && top > 0 && len(best.cands) > top {
 		pages = min((len(best.cands)+top-1)/top, 8)
 	}
-	n, err := countRangeKeys(snap, lt.id, ranges, after, cost*pages)
-	if err != nil {
-		return nil, err
+	limit := cost * pages
+	n := int(lt.minKeys.Load())
+	whole := full && after.IsZero() // the ranges are the whole table
+	if !whole || n <= limit {
+		var err error
+		if n, err = countRangeKeys(snap, lt.id, ranges, after, limit); err != nil {
+			return nil, err
+		}
+		if whole && int64(n) > lt.minKeys.Load() {
+			lt.minKeys.Store(int64(n)) // a race may store the lesser count: a lower bound still
+		}
 	}
-	if n <= cost*pages {
+	if n <= limit {
 		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities; the key ranges hold only %d (a page of %d reads about %d): scanned instead", best.def.Name, best.entries, best.fetches(), n, top, n/pages)
 		return best, nil
 	}
