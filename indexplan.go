@@ -45,7 +45,8 @@ type indexPlan struct {
 	def     *indexDef
 	spans   int         // spans of index keys read
 	entries int         // index entries read
-	cands   []candidate // sorted by key, distinct
+	cands   []candidate // as read from the index
+	order   []int32     // the positions in cands of the distinct candidates, in key order
 	use     bool        // read the index, not the key ranges
 	// proven: the predicate is exactly the index's value ranges and has
 	// no key ranges, so the candidates are the matches: each entity
@@ -62,7 +63,7 @@ func (pl *indexPlan) fetches() int {
 	if pl.exact || pl.def.Covering {
 		return 0
 	}
-	return len(pl.cands)
+	return len(pl.order)
 }
 
 // valueSpans returns the spans of index keys of index x of table tableID
@@ -187,8 +188,8 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 	// cost × pages (at most 8 pages' worth), and the scan chosen when its
 	// page reads no more than the index's.
 	pages := 1
-	if !best.exact && top > 0 && len(best.cands) > top {
-		pages = min((len(best.cands)+top-1)/top, 8)
+	if !best.exact && top > 0 && len(best.order) > top {
+		pages = min((len(best.order)+top-1)/top, 8)
 	}
 	limit := cost * pages
 	n := int(lt.minKeys.Load())
@@ -214,11 +215,11 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 	}
 	if best.def.Covering {
 		best.why = fmt.Sprintf("read through index %s on %s: %d entries in %s, holding the records of %d entities (a covering index: none is fetched), fewer than the key ranges hold (more than %d)",
-			best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), len(best.cands), cost)
+			best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), len(best.order), cost)
 		return best, nil
 	}
 	best.why = fmt.Sprintf("read through index %s on %s: %d entries in %s, %d entities to fetch, fewer than the key ranges hold (more than %d)",
-		best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), len(best.cands), cost)
+		best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), len(best.order), cost)
 	return best, nil
 }
 
@@ -246,19 +247,17 @@ type candidate struct {
 // without write barriers.
 type sortKey struct {
 	hi, lo uint64
-	i      int
+	i      int32
 }
 
-// sortCandidates sorts cs by key and drops the duplicates.
-func sortCandidates(cs []candidate) []candidate {
-	if len(cs) < 2 {
-		return cs
-	}
+// sortCandidates returns the positions in cs of its distinct candidates,
+// in the order of their keys: the candidates themselves are not moved.
+func sortCandidates(cs []candidate) []int32 {
 	sk := make([]sortKey, len(cs))
 	for i := range cs {
 		var b [16]byte
 		copy(b[:], cs[i].key)
-		sk[i] = sortKey{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), i}
+		sk[i] = sortKey{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), int32(i)}
 	}
 	slices.SortFunc(sk, func(a, b sortKey) int {
 		if c := cmp.Compare(a.hi, b.hi); c != 0 {
@@ -269,14 +268,14 @@ func sortCandidates(cs []candidate) []candidate {
 		}
 		return bytes.Compare(cs[a.i].key, cs[b.i].key)
 	})
-	out := make([]candidate, 0, len(cs))
+	order := make([]int32, 0, len(cs))
 	for _, k := range sk {
-		if n := len(out); n > 0 && bytes.Equal(out[n-1].key, cs[k.i].key) {
+		if n := len(order); n > 0 && bytes.Equal(cs[order[n-1]].key, cs[k.i].key) {
 			continue
 		}
-		out = append(out, cs[k.i])
+		order = append(order, k.i)
 	}
-	return out
+	return order
 }
 
 // readCandidates reads the entries of index x in the value ranges vr, and
@@ -291,11 +290,9 @@ func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tabl
 	view := stableReads(a.eng)
 	recs = recs && x.Covering
 	prefix := keyenc.AppendTableID(nil, tableID)
-	// Copied, the candidates' bytes go into one buffer, not one
-	// allocation each: ends[i] is where the i-th ends in it (its record
-	// starts where its key ends, its key len(prefix) after its start).
-	var buf []byte
-	var ends [][2]int
+	// Copied (the engine's reads are not stable), the candidates' bytes
+	// go into the chunks of an arena, not one allocation each.
+	var buf copyArena
 	for _, s := range spans {
 		it, err := snap.NewIter(&storage.IterOptions{LowerBound: s[0], UpperBound: s[1]})
 		if err != nil {
@@ -329,37 +326,42 @@ func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tabl
 					return nil, fmt.Errorf("localtable: index %s: entry %q does not hold its entity's key and record", x.Name, it.Key())
 				}
 			}
-			if view {
-				pl.cands = append(pl.cands, c)
-				continue
+			if !view {
+				if recs {
+					c.entityKey, c.rec = buf.copy(c.entityKey, c.rec)
+					c.key = c.entityKey[len(prefix):]
+				} else {
+					c.key, _ = buf.copy(k, nil)
+				}
 			}
-			start := len(buf)
-			if recs {
-				buf = append(append(buf, c.entityKey...), c.rec...)
-				ends = append(ends, [2]int{start + len(c.entityKey), len(buf)})
-			} else {
-				buf = append(buf, k...)
-				ends = append(ends, [2]int{len(buf), len(buf)})
-			}
+			pl.cands = append(pl.cands, c)
 		}
 		if err := it.Close(); err != nil {
 			return nil, err
 		}
 	}
-	if !view {
-		pl.cands = make([]candidate, len(ends))
-		start := 0
-		for i, end := range ends {
-			c := &pl.cands[i]
-			c.key = buf[start:end[0]:end[0]]
-			if recs {
-				c.entityKey, c.rec, c.key = c.key, buf[end[0]:end[1]:end[1]], c.key[len(prefix):]
-			}
-			start = end[1]
-		}
-	}
-	pl.cands = sortCandidates(pl.cands)
+	pl.order = sortCandidates(pl.cands)
 	return pl, nil
+}
+
+// copyArena copies the bytes of candidates into chunks of copyChunk bytes
+// (or one of its own, for a candidate larger than that): fewer allocations
+// than one each, and no copying again as a single buffer would grow.
+type copyArena struct{ cur []byte }
+
+// copyChunk is the size of a copyArena's chunks.
+const copyChunk = 64 << 10
+
+// copy returns copies of a and b, one after the other in one chunk.
+func (ar *copyArena) copy(a, b []byte) ([]byte, []byte) {
+	n := len(a) + len(b)
+	if cap(ar.cur)-len(ar.cur) < n {
+		ar.cur = make([]byte, 0, max(n, copyChunk))
+	}
+	start := len(ar.cur)
+	ar.cur = append(append(ar.cur, a...), b...)
+	mid, end := start+len(a), len(ar.cur)
+	return ar.cur[start:mid:mid], ar.cur[mid:end:end]
 }
 
 // countKeys counts the entity keys of table tableID in ranges after
@@ -406,7 +408,7 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 	page.Stats.Scanned = pl.entries
 	spec.scanLimit = 0 // the plan is within it: see planIndex
 	if pl.exact && spec.count {
-		page.Stats.Returned = len(pl.cands) // the candidates are the matches
+		page.Stats.Returned = len(pl.order) // the candidates are the matches
 		return nil
 	}
 	if pl.proven {
@@ -427,7 +429,8 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 		defer it.Close()
 	}
 	var key []byte
-	for _, c := range pl.cands {
+	for _, i := range pl.order {
+		c := &pl.cands[i]
 		var end bool
 		var err error
 		if pl.def.Covering {
