@@ -62,6 +62,18 @@ type Options struct {
 	// the background. nil means the defaults: a pass every second (which
 	// does nothing while no table has a policy).
 	Expiry *ExpiryOptions
+
+	// NonCoveringIndexes makes the indexes this account declares (with
+	// Table.CreateIndex, or SetExpiry) plain: their entries hold no
+	// record, so a query through one fetches each entity it reads, and a
+	// write of an indexed entity writes no copy of its record. By default
+	// the indexes declared on the engines an account owns are covering
+	// (IndexInfo.Covering): free of copies on the memory engine, where an
+	// entity shares its record with its entry, and a copy of the record in
+	// each entry on pebble, which a transaction of 100 indexed entities
+	// pays (see BENCHMARKS.md, "Secondary indexes"); on a shared engine
+	// (etcd) they never are. An index keeps what it was declared with.
+	NonCoveringIndexes bool
 }
 
 // Account is a namespace of tables over one storage engine, the unit the
@@ -75,6 +87,9 @@ type Account struct {
 	// cat is the table catalog, copy-on-write (see catalog.go): calls load
 	// it without a lock. ddl serializes the changes to it (creating and
 	// deleting tables, setting access policies) and guards nextID.
+	// nonCovering is Options.NonCoveringIndexes.
+	nonCovering bool
+
 	cat    atomic.Pointer[catalog]
 	ddl    sync.Mutex
 	nextID uint64
@@ -147,9 +162,10 @@ func Open(opts *Options) (*Account, error) {
 		o.Clock = time.Now
 	}
 	a := &Account{
-		eng:    o.Engine,
-		seed:   maphash.MakeSeed(),
-		nextID: 1,
+		eng:         o.Engine,
+		seed:        maphash.MakeSeed(),
+		nextID:      1,
+		nonCovering: o.NonCoveringIndexes,
 
 		gate:     newGate(),
 		released: make(chan struct{}),

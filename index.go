@@ -712,12 +712,13 @@ func coveringRecord(v, prefix, k []byte) (entityKey, rec []byte, ok bool) {
 }
 
 // coveringIndexes reports whether the indexes the account declares are
-// covering: on the engines it owns, not on a shared one, whose requests
-// are bounded in size (an etcd cluster's --max-request-bytes), where a
-// record in each entry would double the size of every write.
+// covering: on the engines it owns, unless Options.NonCoveringIndexes
+// says not; never on a shared one, whose requests are bounded in size (an
+// etcd cluster's --max-request-bytes), where a record in each entry would
+// double the size of every write.
 func (a *Account) coveringIndexes() bool {
 	_, shared := a.eng.(storage.VersionedEngine)
-	return !shared
+	return !shared && !a.nonCovering
 }
 
 // sameIndexValue reports whether two values have the same index encoding.

@@ -219,3 +219,44 @@ func TestIndexCoveringSharesRecord(t *testing.T) {
 		mustVerify(t, a)
 	}
 }
+
+// TestIndexNonCovering: an account opened with
+// Options.NonCoveringIndexes declares plain indexes (not covering), whose
+// pages fetch their entities (Stats.Scanned counts entries and fetches),
+// with the answers of the scan, and entries with no value (Verify).
+func TestIndexNonCovering(t *testing.T) {
+	ctx := context.Background()
+	tabletest.ForEachEngine(t, func(t *testing.T, e tabletest.Engine) {
+		eng := e.Open(t)
+		a := tabletest.OpenAccount(t, e, &localtable.Options{Engine: eng, NonCoveringIndexes: true})
+		tbl, err := a.CreateTable(ctx, "Plain")
+		tabletest.Must(t, err)
+		for i := range 30 {
+			_, err := tbl.Insert(ctx, tabletest.Ent("p", fmt.Sprintf("%02d", i), "V", int32(i%10)))
+			tabletest.Must(t, err)
+		}
+		tabletest.Must(t, tbl.CreateIndex(ctx, "byV", "V"))
+		infos, err := tbl.Indexes(ctx)
+		if err != nil || len(infos) != 1 || infos[0].Covering {
+			t.Fatalf("Indexes = %+v, %v; want byV, not covering", infos, err)
+		}
+		f := mustParse(t, "V eq 3")
+		page, err := tbl.Query(ctx, &localtable.QueryOptions{Filter: f})
+		tabletest.Must(t, err)
+		if page.Stats.Index != "byV" || len(page.Entities) != 3 || page.Stats.Scanned != 6 {
+			t.Fatalf("V eq 3: %d entities through %q, scanned %d; want 3 through byV, scanned 6 (3 entries, 3 fetches)", len(page.Entities), page.Stats.Index, page.Stats.Scanned)
+		}
+		if d := comparePages(tbl, localtable.QueryOptions{Filter: f, PageSize: 2}); d != "" {
+			t.Error(d)
+		}
+		for _, k := range indexEntries(t, eng, 1) {
+			v, c, err := eng.Get(k)
+			tabletest.Must(t, err)
+			if len(v) != 0 {
+				t.Fatalf("entry %q holds %d bytes; want none", k, len(v))
+			}
+			c.Close()
+		}
+		mustVerify(t, a)
+	})
+}
