@@ -55,6 +55,7 @@ type indexPlan struct {
 	// exact: proven, and the page only counts: it fetches no entity
 	exact bool
 	why   string // why the index is used, or why none is
+	warm  byte   // readCandidates' reads of entries ahead, kept
 }
 
 // fetches returns how many entities the plan fetches: none when the
@@ -293,48 +294,76 @@ func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tabl
 	// Copied (the engine's reads are not stable), the candidates' bytes
 	// go into the chunks of an arena, not one allocation each.
 	var buf copyArena
+	// On a stable engine the entries are taken scanAheadBatch at a time,
+	// and the first byte of each key and value read before any is used:
+	// entries lie apart in memory, and those reads' cache misses then
+	// overlap (as matcher.scanAhead's).
+	var keys, vals [scanAheadBatch][]byte
 	for _, s := range spans {
 		it, err := snap.NewIter(&storage.IterOptions{LowerBound: s[0], UpperBound: s[1]})
 		if err != nil {
 			return nil, err
 		}
-		for ok := it.First(); ok; ok = it.Next() {
-			pl.entries++
-			if pl.entries > maxIndexCandidates {
-				it.Close()
-				return nil, nil
-			}
-			if pl.entries%1024 == 0 {
-				if err := a.interrupted(ctx); err != nil {
-					it.Close()
-					return nil, err
+		ok := it.First()
+		for ok {
+			n := 1
+			keys[0], vals[0] = it.Key(), it.Value() // valid until it moves, on an engine whose reads are not stable
+			if view {
+				for ok = it.Next(); ok && n < scanAheadBatch; ok = it.Next() {
+					keys[n], vals[n] = it.Key(), it.Value()
+					n++
 				}
-			}
-			k, err := indexEntityKey(it.Key(), len(x.Props))
-			if err != nil {
-				it.Close()
-				return nil, fmt.Errorf("localtable: index %s: entry %q does not decode: %w", x.Name, it.Key(), err)
-			}
-			if !inRanges(k, ranges, after) {
-				continue
-			}
-			c := candidate{key: k}
-			if recs {
-				var ok bool
-				if c.entityKey, c.rec, ok = coveringRecord(it.Value(), prefix, k); !ok {
-					it.Close()
-					return nil, fmt.Errorf("localtable: index %s: entry %q does not hold its entity's key and record", x.Name, it.Key())
+				var warm byte
+				for j := range n {
+					warm += keys[j][len(keys[j])-1]
+					if recs && len(vals[j]) > 0 {
+						warm += vals[j][0]
+					}
 				}
+				pl.warm += warm
+			}
+			for j := range n {
+				pl.entries++
+				if pl.entries > maxIndexCandidates {
+					it.Close()
+					return nil, nil
+				}
+				if pl.entries%1024 == 0 {
+					if err := a.interrupted(ctx); err != nil {
+						it.Close()
+						return nil, err
+					}
+				}
+				key := keys[j]
+				k, err := indexEntityKey(key, len(x.Props))
+				if err != nil {
+					it.Close()
+					return nil, fmt.Errorf("localtable: index %s: entry %q does not decode: %w", x.Name, key, err)
+				}
+				if !inRanges(k, ranges, after) {
+					continue
+				}
+				c := candidate{key: k}
+				if recs {
+					var ok bool
+					if c.entityKey, c.rec, ok = coveringRecord(vals[j], prefix, k); !ok {
+						it.Close()
+						return nil, fmt.Errorf("localtable: index %s: entry %q does not hold its entity's key and record", x.Name, key)
+					}
+				}
+				if !view {
+					if recs {
+						c.entityKey, c.rec = buf.copy(c.entityKey, c.rec)
+						c.key = c.entityKey[len(prefix):]
+					} else {
+						c.key, _ = buf.copy(k, nil)
+					}
+				}
+				pl.cands = append(pl.cands, c)
 			}
 			if !view {
-				if recs {
-					c.entityKey, c.rec = buf.copy(c.entityKey, c.rec)
-					c.key = c.entityKey[len(prefix):]
-				} else {
-					c.key, _ = buf.copy(k, nil)
-				}
+				ok = it.Next()
 			}
-			pl.cands = append(pl.cands, c)
 		}
 		if err := it.Close(); err != nil {
 			return nil, err
@@ -429,8 +458,19 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 		defer it.Close()
 	}
 	var key []byte
-	for _, i := range pl.order {
+	for j, i := range pl.order {
 		c := &pl.cands[i]
+		if pl.def.Covering && j%scanAheadBatch == 0 {
+			// The next records read ahead, their cache misses overlapping
+			// (as readCandidates reads the entries).
+			var warm byte
+			for _, i := range pl.order[j:min(j+scanAheadBatch, len(pl.order))] {
+				if r := pl.cands[i].rec; len(r) > 0 {
+					warm += r[0] + r[len(r)/2]
+				}
+			}
+			pl.warm += warm
+		}
 		var end bool
 		var err error
 		if pl.def.Covering {
