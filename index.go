@@ -139,9 +139,9 @@ type IndexInfo struct {
 	Ready bool
 	// Covering says each entry of the index holds its entity's record, so
 	// that a query through it reads the index alone, fetching no entity.
-	// Indexes are covering on the engines an account owns (memory,
-	// pebble), not on a shared engine (etcd), whose requests are bounded
-	// in size; an index declared before covering entries existed is not.
+	// Options.IndexRecords says which indexes are: by default those of the
+	// memory engine; an index declared before covering entries existed is
+	// not.
 	Covering bool
 }
 
@@ -419,9 +419,7 @@ func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, erro
 	}
 	lower := strings.ToLower(t.name)
 	ready := false
-	b := a.eng.NewBatch()
-	_, nest := b.(storage.NestedSetter)
-	b.Close()
+	nest := a.nests
 	err = t.stepDDL(ctx, "building index "+def.Name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
 		rec, ws, err := planBuildIndex(t.name, lower, rs.vals[0], rs.found[0], id, def.Cursor, keys, rs.vals[1:], rs.found[1:], last, nest)
 		if err != nil {
@@ -712,13 +710,22 @@ func coveringRecord(v, prefix, k []byte) (entityKey, rec []byte, ok bool) {
 }
 
 // coveringIndexes reports whether the indexes the account declares are
-// covering: on the engines it owns, unless Options.NonCoveringIndexes
-// says not; never on a shared one, whose requests are bounded in size (an
+// covering, as Options.IndexRecords says: by default where an entity can
+// share its record with its entry (the engine nests writes), always if
+// asked; never on a shared engine, whose requests are bounded in size (an
 // etcd cluster's --max-request-bytes), where a record in each entry would
 // double the size of every write.
 func (a *Account) coveringIndexes() bool {
-	_, shared := a.eng.(storage.VersionedEngine)
-	return !shared && !a.nonCovering
+	if _, shared := a.eng.(storage.VersionedEngine); shared {
+		return false
+	}
+	switch a.records {
+	case IndexRecordsAlways:
+		return true
+	case IndexRecordsNever:
+		return false
+	}
+	return a.nests
 }
 
 // sameIndexValue reports whether two values have the same index encoding.

@@ -14,6 +14,19 @@ import (
 	"github.com/localtable/localtable/storage/pebble"
 )
 
+// indexBenchEngines are the engines of the index benchmarks: memory and
+// pebble with the default indexes (covering on memory alone), and pebble
+// with covering indexes ("pebble-covering": IndexRecordsAlways).
+var indexBenchEngines = []struct {
+	name    string
+	eng     tabletest.Engine
+	records localtable.IndexRecords
+}{
+	{"memory", tabletest.Engines[0], localtable.IndexRecordsDefault},
+	{"pebble", tabletest.Engines[1], localtable.IndexRecordsDefault},
+	{"pebble-covering", tabletest.Engines[1], localtable.IndexRecordsAlways},
+}
+
 // BenchmarkIndexFilter measures the full-table filter of BenchmarkQuery
 // at 1% selectivity ("Score lt 1.0" over 200,000 entities) with an index
 // on Score and without it (the same filter hidden behind noIndex, so the
@@ -25,9 +38,9 @@ import (
 //
 //	go test -run XXX -bench IndexFilter -benchtime 20x ./tests
 func BenchmarkIndexFilter(b *testing.B) {
-	for _, eng := range tabletest.Engines[:2] { // memory, pebble
-		b.Run(eng.Name, func(b *testing.B) {
-			tbl, err := openQueryBench(b, eng)
+	for _, ie := range indexBenchEngines {
+		b.Run(ie.name, func(b *testing.B) {
+			tbl, err := openQueryBenchWith(b, ie.eng, ie.records)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -135,9 +148,9 @@ func BenchmarkIndexFilter(b *testing.B) {
 //
 //	go test -run XXX -bench 'IndexQuery/memory/indexed' -count 6 -cpuprofile cpu.out ./tests
 func BenchmarkIndexQuery(b *testing.B) {
-	for _, eng := range tabletest.Engines[:2] { // memory, pebble
-		b.Run(eng.Name, func(b *testing.B) {
-			tbl, err := openQueryBench(b, eng)
+	for _, ie := range indexBenchEngines {
+		b.Run(ie.name, func(b *testing.B) {
+			tbl, err := openQueryBenchWith(b, ie.eng, ie.records)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -197,18 +210,18 @@ func BenchmarkIndexQuery(b *testing.B) {
 //
 //	go test -run XXX -bench IndexInsert -benchtime 2000x ./tests
 func BenchmarkIndexInsert(b *testing.B) {
-	for _, eng := range tabletest.Engines[:2] {
+	for _, ie := range indexBenchEngines {
 		for _, size := range []int{1, 100} {
-			b.Run(fmt.Sprintf("%s/tx%d", eng.Name, size), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/tx%d", ie.name, size), func(b *testing.B) {
 				var e storage.Engine = memory.New(nil)
-				if eng.Name == "pebble" {
+				if ie.eng.Name == "pebble" {
 					db, err := pebble.Open(b.TempDir(), nil) // syncing, as in production
 					if err != nil {
 						b.Fatal(err)
 					}
 					e = db
 				}
-				a, err := localtable.Open(&localtable.Options{Engine: e})
+				a, err := localtable.Open(&localtable.Options{Engine: e, IndexRecords: ie.records})
 				if err != nil {
 					b.Fatal(err)
 				}

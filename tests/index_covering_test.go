@@ -23,13 +23,17 @@ import (
 // Timestamps and properties, $select, paging), and Verify.
 func TestIndexCoveringWrites(t *testing.T) {
 	ctx := context.Background()
-	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
-		a, tbl := tabletest.NewTable(t, eng)
+	tabletest.ForEachEngine(t, func(t *testing.T, e tabletest.Engine) {
+		// Covering on pebble too (not on a shared engine, which checks the
+		// index that fetches).
+		a := tabletest.OpenAccount(t, e, &localtable.Options{Engine: e.Open(t), IndexRecords: localtable.IndexRecordsAlways})
+		tbl, err := a.CreateTable(ctx, "Covering")
+		tabletest.Must(t, err)
 		var acts []localtable.Action
 		for i := range 60 {
 			acts = append(acts, localtable.Action{Type: localtable.ActionInsert, Entity: tabletest.Ent("p", fmt.Sprintf("%02d", i), "V", int32(i%10), "W", "w0")})
 		}
-		_, err := tbl.Transact(ctx, acts)
+		_, err = tbl.Transact(ctx, acts)
 		tabletest.Must(t, err)
 		tabletest.Must(t, tbl.CreateIndex(ctx, "byV", "V"))
 		f := mustParse(t, "V eq 3")
@@ -78,6 +82,28 @@ func TestIndexCoveringWrites(t *testing.T) {
 	})
 }
 
+// TestIndexCoveringDefault: by default an index is covering on the memory
+// engine (an entity shares its record with its entry) and not on pebble
+// (each entry would hold a copy) nor on a shared engine; IndexRecordsAlways
+// makes pebble's covering.
+func TestIndexCoveringDefault(t *testing.T) {
+	ctx := context.Background()
+	tabletest.ForEachEngine(t, func(t *testing.T, e tabletest.Engine) {
+		for _, rec := range []localtable.IndexRecords{localtable.IndexRecordsDefault, localtable.IndexRecordsAlways} {
+			a := tabletest.OpenAccount(t, e, &localtable.Options{Engine: e.Open(t), IndexRecords: rec})
+			tbl, err := a.CreateTable(ctx, "Default")
+			tabletest.Must(t, err)
+			tabletest.Must(t, tbl.CreateIndex(ctx, "byV", "V"))
+			infos, err := tbl.Indexes(ctx)
+			tabletest.Must(t, err)
+			want := e.Name == "memory" || (rec == localtable.IndexRecordsAlways && e.Name != "shared")
+			if len(infos) != 1 || infos[0].Covering != want {
+				t.Errorf("IndexRecords %d: Indexes = %+v; want byV, covering %v", rec, infos, want)
+			}
+		}
+	})
+}
+
 // TestIndexCoveringVerify damages the record a covering index's entry
 // holds, behind the store's back (the entry of an entity rewritten with
 // another record, or emptied): Verify reports it and names the index for
@@ -89,7 +115,7 @@ func TestIndexCoveringVerify(t *testing.T) {
 			t.Skip("indexes are not covering on a shared engine")
 		}
 		eng := e.Open(t)
-		a := tabletest.OpenAccount(t, e, &localtable.Options{Engine: eng})
+		a := tabletest.OpenAccount(t, e, &localtable.Options{Engine: eng, IndexRecords: localtable.IndexRecordsAlways})
 		tbl, err := a.CreateTable(ctx, "Orders")
 		tabletest.Must(t, err)
 		for i := range 10 {
@@ -220,15 +246,15 @@ func TestIndexCoveringSharesRecord(t *testing.T) {
 	}
 }
 
-// TestIndexNonCovering: an account opened with
-// Options.NonCoveringIndexes declares plain indexes (not covering), whose
+// TestIndexNonCovering: an account opened with IndexRecordsNever declares
+// plain indexes (not covering) on the memory engine too, whose
 // pages fetch their entities (Stats.Scanned counts entries and fetches),
 // with the answers of the scan, and entries with no value (Verify).
 func TestIndexNonCovering(t *testing.T) {
 	ctx := context.Background()
 	tabletest.ForEachEngine(t, func(t *testing.T, e tabletest.Engine) {
 		eng := e.Open(t)
-		a := tabletest.OpenAccount(t, e, &localtable.Options{Engine: eng, NonCoveringIndexes: true})
+		a := tabletest.OpenAccount(t, e, &localtable.Options{Engine: eng, IndexRecords: localtable.IndexRecordsNever})
 		tbl, err := a.CreateTable(ctx, "Plain")
 		tabletest.Must(t, err)
 		for i := range 30 {

@@ -72,8 +72,8 @@ func TestIndexDeclareListDrop(t *testing.T) {
 		}
 		tabletest.Must(t, tbl.CreateIndex(ctx, "byTotal", "Total"))
 		tabletest.Must(t, tbl.CreateIndex(ctx, "byCity", "City", "Total"))
-		// Covering on an engine the account owns, not on a shared one.
-		covering := eng.Name != "shared"
+		// Covering by default on the memory engine alone.
+		covering := eng.Name == "memory"
 		want := []localtable.IndexInfo{
 			{Name: "byTotal", Properties: []string{"Total"}, Ready: true, Covering: covering},
 			{Name: "byCity", Properties: []string{"City", "Total"}, Ready: true, Covering: covering},
@@ -318,7 +318,7 @@ func TestIndexPlanner(t *testing.T) {
 			}
 		}
 		tabletest.Must(t, tbl.CreateIndex(ctx, "byN", "N"))
-		covering := eng.Name != "shared"
+		covering := eng.Name == "memory"
 		for _, c := range []struct {
 			filter  string
 			index   string

@@ -123,7 +123,7 @@ func TestCrashBetweenWrites(t *testing.T) {
 		t.Fatalf("sweep: %d wrong in %d reads, %v; want 2 in 40", bad, reads, err)
 	}
 	e, reads, index, err := declaredByEmail(ctx, declared, "new@contoso.com")
-	if err != nil || e == nil || e.RowKey != idKey(7) || index != "byEmail" || reads != 1 {
+	if err != nil || e == nil || e.RowKey != idKey(7) || index != "byEmail" || reads != 2 { // on pebble the index is not covering: the entry, then the entity
 		t.Fatalf("the declared index by the new email: %v via %q in %d reads, %v", describe(e), index, reads, err)
 	}
 	if e, _, _, err := declaredByEmail(ctx, declared, "e000007@contoso.com"); err != nil || e != nil {

@@ -244,7 +244,7 @@ func TestQueryExplainSameLocalAndRemote(t *testing.T) {
 	for _, f := range filters {
 		local[f] = runOut(t, "query", "Orders", "--filter", f, "--explain", "-o", "jsonl", "--location", dir)
 	}
-	if !strings.Contains(local[filters[0]], "scanned 4, returned 4, in 1 page(s)\nread through index ByTotal\n") || strings.Contains(local[filters[1]], "read through") {
+	if !strings.Contains(local[filters[0]], "scanned 8, returned 4, in 1 page(s)\nread through index ByTotal\n") || strings.Contains(local[filters[1]], "read through") {
 		t.Fatalf("on the data directory:\n%s\n%s", local[filters[0]], local[filters[1]])
 	}
 	stop, cs := serveUntilReady(t, "--location", dir)
