@@ -23,7 +23,8 @@ import (
 // whose filter bounds an indexed property reads the index instead of the
 // table when that reads fewer entities (query.go, indexplan.go). Answers
 // are the scan's: the index only yields candidate keys, each entity is
-// fetched and matched by the whole filter (but where the filter is
+// fetched (or read from a covering index's entry, which holds its current
+// record) and matched by the whole filter (but where the filter is
 // exactly the index's value ranges), and the matches are returned in
 // (PartitionKey, RowKey) order.
 //

@@ -21,7 +21,9 @@ import (
 // the index's entries in the filter's value ranges give candidate keys,
 // kept when they lie in the key ranges and after the continuation; they
 // are sorted into (PartitionKey, RowKey) order and each entity is fetched
-// and matched by the whole filter, exactly as the scan matches it (unless
+// (or, from a covering index's entry, read as the entry holds it: see
+// coveringValue) and matched by the whole filter, exactly as the scan
+// matches it (unless
 // the filter is exactly the index's value ranges, without key ranges:
 // then every candidate matches, and is returned unmatched). So
 // the answers, their order, the pages (PageSize, Limit, MaxBytes) and
@@ -284,7 +286,7 @@ func sortCandidates(cs []candidate) []int32 {
 // sorted. It returns nil when they are more than maxIndexCandidates. The
 // candidates' keys (and, with recs, the records of a covering index's
 // entries) are views of the engine's reads when they are stable
-// (storage.StableReader), copies in one buffer otherwise.
+// (storage.StableReader), copies in a copyArena's chunks otherwise.
 func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tableID uint64, x *indexDef, vr []ValueRange, ranges []KeyRange, after Key, recs bool) (*indexPlan, error) {
 	spans := valueSpans(tableID, x, vr)
 	pl := &indexPlan{def: x, spans: len(spans)}
