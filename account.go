@@ -191,10 +191,6 @@ func Open(opts *Options) (*Account, error) {
 		released: make(chan struct{}),
 	}
 	a.strategy = newStrategy(a)
-	if b := o.Engine.NewBatch(); b != nil {
-		_, a.nests = b.(storage.NestedSetter)
-		b.Close()
-	}
 	a.clockWrote = -1
 	a.unlockContrib = a.contribMu.Unlock
 	if o.Feed != nil {
@@ -208,6 +204,10 @@ func Open(opts *Options) (*Account, error) {
 	a.clock = clock{now: o.Clock, persist: a.persistClock, lower: a.lowerClock}
 	if !claimEngine(o.Engine) {
 		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)
+	}
+	if b := o.Engine.NewBatch(); b != nil { // what its batches can do
+		_, a.nests = b.(storage.NestedSetter)
+		b.Close()
 	}
 	_, err := clockTicks(o.Clock())
 	if err == nil {
