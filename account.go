@@ -62,7 +62,37 @@ type Options struct {
 	// the background. nil means the defaults: a pass every second (which
 	// does nothing while no table has a policy).
 	Expiry *ExpiryOptions
+
+	// IndexRecords says whether the entries of the indexes this account
+	// declares (with Table.CreateIndex, or SetExpiry) hold their entities'
+	// records (IndexInfo.Covering), so that a query through one fetches no
+	// entity. The default covers where it costs no copy of the record: on
+	// the memory engine, whose entities share their records with their
+	// entries, and not on pebble, where each entry would hold a copy that
+	// every write of an indexed entity writes too (a transaction of 100
+	// then costs about 1.6× the time without the index, against 1.3×
+	// without the copies: BENCHMARKS.md, "Secondary indexes").
+	// IndexRecordsAlways makes pebble's covering too, for read-heavy
+	// tables; IndexRecordsNever makes none. On a shared engine (etcd) no
+	// index is covering. An index keeps what it was declared with.
+	IndexRecords IndexRecords
 }
+
+// IndexRecords says which indexes hold their entities' records (see
+// Options.IndexRecords).
+type IndexRecords int
+
+// The choices of Options.IndexRecords.
+const (
+	// IndexRecordsDefault: covering on an engine whose entities can share
+	// their records with their entries (the memory engine's batches are
+	// storage.NestedSetters), not on another.
+	IndexRecordsDefault IndexRecords = iota
+	// IndexRecordsAlways: covering on every engine the account owns.
+	IndexRecordsAlways
+	// IndexRecordsNever: no index is covering.
+	IndexRecordsNever
+)
 
 // Account is a namespace of tables over one storage engine, the unit the
 // service authorizes. It is safe for concurrent use by many goroutines.
@@ -75,6 +105,11 @@ type Account struct {
 	// cat is the table catalog, copy-on-write (see catalog.go): calls load
 	// it without a lock. ddl serializes the changes to it (creating and
 	// deleting tables, setting access policies) and guards nextID.
+	// records is Options.IndexRecords; nests says the engine's batches
+	// are storage.NestedSetters.
+	records IndexRecords
+	nests   bool
+
 	cat    atomic.Pointer[catalog]
 	ddl    sync.Mutex
 	nextID uint64
@@ -151,9 +186,10 @@ func Open(opts *Options) (*Account, error) {
 		o.Clock = time.Now
 	}
 	a := &Account{
-		eng:    o.Engine,
-		seed:   maphash.MakeSeed(),
-		nextID: 1,
+		eng:     o.Engine,
+		seed:    maphash.MakeSeed(),
+		nextID:  1,
+		records: o.IndexRecords,
 
 		gate:     newGate(),
 		released: make(chan struct{}),
@@ -176,6 +212,10 @@ func Open(opts *Options) (*Account, error) {
 	a.clock = clock{now: o.Clock, persist: a.persistClock, lower: a.lowerClock}
 	if !claimEngine(o.Engine) {
 		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)
+	}
+	if b := o.Engine.NewBatch(); b != nil { // what its batches can do
+		_, a.nests = b.(storage.NestedSetter)
+		b.Close()
 	}
 	_, err := clockTicks(o.Clock())
 	if err == nil {

@@ -41,6 +41,13 @@ type liveTable struct {
 	// expiry is the property of the table's expiry policy (expiry.go);
 	// "": none.
 	expiry atomic.Pointer[string]
+	// minKeys is a lower bound on the number of the table's entities,
+	// which the planner learns by counting them (planIndex) and the index
+	// maintainer lowers at each deletion: a plan that needs to know the
+	// table holds more need not count them again. (On a shared engine
+	// other processes' deletions do not lower it: the plan, not the
+	// answer, may then be another.)
+	minKeys atomic.Int64
 
 	// mu is held shared by entity writes into the table, from lookup to
 	// commit, and exclusively by DeleteTable.
@@ -63,6 +70,9 @@ func newLiveTable(rec *tableRecord) *liveTable {
 func (t *liveTable) set(rec *tableRecord) {
 	p, x, e, b := rec.Policies, rec.Indexes, rec.Expiry, rec.append(nil)
 	t.policies.Store(&p)
+	if len(x) == 0 {
+		t.minKeys.Store(0) // no index maintainer lowers it now
+	}
 	t.indexes.Store(&x)
 	t.expiry.Store(&e)
 	t.rec.Store(&b)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -22,7 +23,8 @@ import (
 // whose filter bounds an indexed property reads the index instead of the
 // table when that reads fewer entities (query.go, indexplan.go). Answers
 // are the scan's: the index only yields candidate keys, each entity is
-// fetched and matched by the whole filter (but where the filter is
+// fetched (or read from a covering index's entry, which holds its current
+// record) and matched by the whole filter (but where the filter is
 // exactly the index's value ranges), and the matches are returned in
 // (PartitionKey, RowKey) order.
 //
@@ -30,7 +32,8 @@ import (
 //
 //	'i' + table ID + index ID + V(p1) [+ V(p2) …] + S(PartitionKey) + S(RowKey)
 //
-// with an empty value, where V(p) is the Edm type's tag (its Kind) then the
+// with an empty value, or, in a covering index, the entity's engine key and
+// record (coveringValue), where V(p) is the Edm type's tag (its Kind) then the
 // value in an encoding whose byte order is the service's order of values
 // of that type (appendIndexValue). The type comes first, so a typed
 // comparison reads the entries of the types it can match alone: "Total gt
@@ -123,6 +126,9 @@ type indexDef struct {
 	// policy (expiry.go): the policy's change or removal drops it, in the
 	// same commit. CreateIndex of it by its name makes it the caller's.
 	ForExpiry bool
+	// Covering says the index's entries hold their entities' records (see
+	// coveringValue): a query through it fetches no entity.
+	Covering bool
 }
 
 // IndexInfo describes an index a table declares.
@@ -132,6 +138,12 @@ type IndexInfo struct {
 	// Ready says the index is built, so queries use it. An index declared
 	// on a table that held entities is not ready until its build ends.
 	Ready bool
+	// Covering says each entry of the index holds its entity's record, so
+	// that a query through it reads the index alone, fetching no entity.
+	// Options.IndexRecords says which indexes are: by default those of the
+	// memory engine; an index declared before covering entries existed is
+	// not.
+	Covering bool
 }
 
 // sameIndexes reports whether two tables' index lists maintain the same
@@ -179,7 +191,7 @@ func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 	defs := *lt.indexes.Load()
 	out := make([]IndexInfo, len(defs))
 	for i, d := range defs {
-		out[i] = IndexInfo{Name: d.Name, Properties: slices.Clone(d.Props), Ready: d.Ready}
+		out[i] = IndexInfo{Name: d.Name, Properties: slices.Clone(d.Props), Ready: d.Ready, Covering: d.Covering}
 	}
 	return out, nil
 }
@@ -236,7 +248,7 @@ func (t *Table) declareIndex(ctx context.Context, name string, props []string, f
 	var id uint32
 	var ready bool
 	err := t.indexDDL(ctx, "declaring index "+name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
-		rec, def, ws, err := planCreateIndex(t.name, lower, rs.vals[0], rs.found[0], name, props, forExpiry)
+		rec, def, ws, err := planCreateIndex(t.name, lower, rs.vals[0], rs.found[0], name, props, forExpiry, a.coveringIndexes())
 		if err != nil {
 			return nil, err
 		}
@@ -408,8 +420,9 @@ func (t *Table) buildStep(ctx context.Context, id uint32, chunk int) (bool, erro
 	}
 	lower := strings.ToLower(t.name)
 	ready := false
+	nest := a.nests
 	err = t.stepDDL(ctx, "building index "+def.Name+" of table "+t.name, func(rs *readSet, lt *liveTable) (*metaPlan, error) {
-		rec, ws, err := planBuildIndex(t.name, lower, rs.vals[0], rs.found[0], id, def.Cursor, keys, rs.vals[1:], rs.found[1:], last)
+		rec, ws, err := planBuildIndex(t.name, lower, rs.vals[0], rs.found[0], id, def.Cursor, keys, rs.vals[1:], rs.found[1:], last, nest)
 		if err != nil {
 			return nil, err
 		}
@@ -580,7 +593,12 @@ func indexEntryLen(entityKey []byte, vals []Value) int {
 // indexMaintainer is the contributor that keeps every index in step with
 // its table: for each entity a commit writes, the entries of its record
 // before the change that differ from those after it are deleted, and the
-// new ones set; a table's deletion deletes every entry of its indexes.
+// new ones set; a table's deletion deletes every entry of its indexes. The
+// entry of a covering index holds the entity's record, so it is set again
+// on every write of the entity, its indexed values changed or not; on an
+// engine whose batches nest writes (storage.NestedSetter: the memory
+// engine), the first covering index's entry and the entity share one
+// buffer, unless the feed's record holds the entity already.
 type indexMaintainer struct{}
 
 // wants: the entity writes into a table that has indexes (loaded as
@@ -591,6 +609,7 @@ func (indexMaintainer) wants(lt *liveTable) bool { return len(*lt.indexes.Load()
 
 func (indexMaintainer) contribute(c *commitContext) error {
 	var oldVals, newVals [maxIndexProperties]Value
+	at := 0 // where the search for the next change's entity write starts
 	for i := range c.changes {
 		ch := &c.changes[i]
 		switch ch.kind {
@@ -605,7 +624,11 @@ func (indexMaintainer) contribute(c *commitContext) error {
 		if ch.lt == nil {
 			continue
 		}
+		if ch.new == nil && ch.lt.minKeys.Load() > 0 {
+			ch.lt.minKeys.Add(-1) // an entity deleted: the planner's bound stays one
+		}
 		defs := *ch.lt.indexes.Load()
+		nested := false // the entity's write is nested in an entry already
 		for j := range defs {
 			x := &defs[j]
 			var ov, nv []Value
@@ -621,20 +644,89 @@ func (indexMaintainer) contribute(c *commitContext) error {
 					return err
 				}
 			}
-			if oldOK && newOK && slices.EqualFunc(ov, nv, sameIndexValue) {
+			same := oldOK && newOK && slices.EqualFunc(ov, nv, sameIndexValue)
+			if same && !x.Covering {
 				continue // the entry stays
 			}
-			if oldOK {
+			if oldOK && !same {
 				k := c.scratch(indexEntryLen(ch.key, ov))
 				c.del(appendIndexEntry(k, ch.tableID, x, ch.key, ov))
 			}
-			if newOK {
-				k := c.scratch(indexEntryLen(ch.key, nv))
-				c.set(appendIndexEntry(k, ch.tableID, x, ch.key, nv), emptyValue)
+			if !newOK {
+				continue
+			}
+			k := c.scratch(indexEntryLen(ch.key, nv))
+			k = appendIndexEntry(k, ch.tableID, x, ch.key, nv)
+			if !x.Covering {
+				c.set(k, emptyValue)
+				continue
+			}
+			v := c.scratch(len(ch.key) + len(ch.new))
+			c.set(k, coveringValue(v, ch.key, ch.new))
+			if !nested {
+				nested = true
+				if p := findWrite(c.writes, ch.key, at); p >= 0 {
+					at = p + 1
+					if w := &c.writes[p]; !w.nested && !w.del {
+						w.nested, c.writes[len(c.writes)-1].inner = true, int32(p+1)
+					}
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// findWrite returns the position in ws of the write under key (the same
+// slice), searching from at on, then before it; -1 if there is none.
+func findWrite(ws []write, key []byte, at int) int {
+	for _, r := range [2][2]int{{at, len(ws)}, {0, min(at, len(ws))}} {
+		for p := r[0]; p < r[1]; p++ {
+			if w := &ws[p]; len(w.key) == len(key) && unsafe.SliceData(w.key) == unsafe.SliceData(key) {
+				return p
+			}
+		}
+	}
+	return -1
+}
+
+// coveringValue appends the value of an entry of a covering index for the
+// entity of engine key entityKey and record rec: the key, then the
+// record. The entity's own write, its key then its record, is the end of
+// it, so that an engine that nests writes stores both in one buffer.
+func coveringValue(dst, entityKey, rec []byte) []byte {
+	return append(append(dst, entityKey...), rec...)
+}
+
+// coveringRecord returns, of the value v of an entry of a covering index
+// of the table of key prefix prefix, whose entity key within the table is
+// k (S(pk) S(rk)), the entity's engine key and its record; ok false when
+// v is not such a value.
+func coveringRecord(v, prefix, k []byte) (entityKey, rec []byte, ok bool) {
+	n := len(prefix) + len(k)
+	if len(v) < n || !bytes.Equal(v[:len(prefix)], prefix) || !bytes.Equal(v[len(prefix):n], k) {
+		return nil, nil, false
+	}
+	return v[:n:n], v[n:], true
+}
+
+// coveringIndexes reports whether the indexes the account declares are
+// covering, as Options.IndexRecords says: by default where an entity can
+// share its record with its entry (the engine nests writes), always if
+// asked; never on a shared engine, whose requests are bounded in size (an
+// etcd cluster's --max-request-bytes), where a record in each entry would
+// double the size of every write.
+func (a *Account) coveringIndexes() bool {
+	if _, shared := a.eng.(storage.VersionedEngine); shared {
+		return false
+	}
+	switch a.records {
+	case IndexRecordsAlways:
+		return true
+	case IndexRecordsNever:
+		return false
+	}
+	return a.nests
 }
 
 // sameIndexValue reports whether two values have the same index encoding.

@@ -336,3 +336,61 @@ func TestIndexBuildResumesAfterReopen(t *testing.T) {
 		t.Fatalf("V eq 1: %d entities; want 14", n)
 	}
 }
+
+// TestIndexPlanKnowsTableSize: the planner learns that a table holds more
+// entities than an index plan reads (liveTable.minKeys), so that the next
+// plan of a filter without key ranges need not count them again, and each
+// deletion lowers what it knows: once the table holds no more entities
+// than the plan reads, it scans again.
+func TestIndexPlanKnowsTableSize(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range testIndexEngines() {
+		t.Run(name, func(t *testing.T) {
+			a, tbl := openOrders(t, open)
+			for i := range 40 {
+				if _, err := tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%02d", i), Properties: Properties{"V": Int32Value(int32(i % 4))}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tbl.CreateIndex(ctx, "byV", "V"); err != nil {
+				t.Fatal(err)
+			}
+			q := &QueryOptions{Filter: indexEq{"V", Int32Value(0)}} // 10 of 40
+			page, err := tbl.Query(ctx, q)
+			if err != nil || page.Stats.Index != "byV" || len(page.Entities) != 10 {
+				t.Fatalf("V eq 0: %d entities through %q, %v; want 10 through byV", len(page.Entities), page.Stats.Index, err)
+			}
+			lt, err := a.strategy.current(ctx, "Orders")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cost := 10 // entries, and as many fetches if the index is not covering
+			if !(*lt.indexes.Load())[0].Covering {
+				cost = 20
+			}
+			if got := lt.minKeys.Load(); got <= int64(cost) {
+				t.Fatalf("after the plan, the table is known to hold at least %d entities; want more than %d", got, cost)
+			}
+			// Entities with V 1..3 deleted until the table holds as many
+			// as the plan reads: scanned.
+			left := 40
+			for i := 0; i < 40 && left > cost; i++ {
+				if i%4 == 0 {
+					continue
+				}
+				if err := tbl.Delete(ctx, "p", fmt.Sprintf("%02d", i), nil); err != nil {
+					t.Fatal(err)
+				}
+				left--
+			}
+			n, err := tbl.Count(ctx, nil)
+			if err != nil || n != cost {
+				t.Fatalf("Count = %d, %v; want %d", n, err, cost)
+			}
+			page, err = tbl.Query(ctx, q)
+			if err != nil || page.Stats.Index != "" || len(page.Entities) != 10 {
+				t.Fatalf("V eq 0 on %d entities: %d entities through %q, %v; want 10, scanned", n, len(page.Entities), page.Stats.Index, err)
+			}
+		})
+	}
+}

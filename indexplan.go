@@ -2,7 +2,9 @@ package localtable
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -19,7 +21,9 @@ import (
 // the index's entries in the filter's value ranges give candidate keys,
 // kept when they lie in the key ranges and after the continuation; they
 // are sorted into (PartitionKey, RowKey) order and each entity is fetched
-// and matched by the whole filter, exactly as the scan matches it (unless
+// (or, from a covering index's entry, read as the entry holds it: see
+// coveringValue) and matched by the whole filter, exactly as the scan
+// matches it (unless
 // the filter is exactly the index's value ranges, without key ranges:
 // then every candidate matches, and is returned unmatched). So
 // the answers, their order, the pages (PageSize, Limit, MaxBytes) and
@@ -31,7 +35,8 @@ import (
 // key-range plan would: the plan reads at most maxIndexCandidates index
 // entries (more, and the index is dropped for the scan), and counts the
 // keys in the key ranges only up to what it needs to decide (see
-// planIndex).
+// planIndex), and not at all when the filter has no key ranges and the
+// table is known to hold more (liveTable.minKeys).
 
 // maxIndexCandidates bounds the index entries one page's plan reads: a
 // filter whose value ranges hold more is scanned instead.
@@ -40,10 +45,11 @@ var maxIndexCandidates = 20_000
 // indexPlan is the planner's decision for one page.
 type indexPlan struct {
 	def     *indexDef
-	spans   int      // spans of index keys read
-	entries int      // index entries read
-	cands   [][]byte // S(pk) S(rk) of the candidates, sorted, distinct
-	use     bool     // read the index, not the key ranges
+	spans   int         // spans of index keys read
+	entries int         // index entries read
+	cands   []candidate // as read from the index
+	order   []int32     // the positions in cands of the distinct candidates, in key order
+	use     bool        // read the index, not the key ranges
 	// proven: the predicate is exactly the index's value ranges and has
 	// no key ranges, so the candidates are the matches: each entity
 	// fetched is returned without matching it again.
@@ -51,6 +57,16 @@ type indexPlan struct {
 	// exact: proven, and the page only counts: it fetches no entity
 	exact bool
 	why   string // why the index is used, or why none is
+	warm  byte   // readCandidates' reads of entries ahead, kept
+}
+
+// fetches returns how many entities the plan fetches: none when the
+// index is covering, or the page only counts its matches (exact).
+func (pl *indexPlan) fetches() int {
+	if pl.exact || pl.def.Covering {
+		return 0
+	}
+	return len(pl.order)
 }
 
 // valueSpans returns the spans of index keys of index x of table tableID
@@ -139,7 +155,11 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 			why = append(why, fmt.Sprintf("the filter does not bound %s, the leading property of index %s", x.Props[0], x.Name))
 			continue
 		}
-		pl, err := readCandidates(ctx, a, snap, lt.id, x, vr, ranges, after)
+		e, ok := p.(exactRanges)
+		proven := ok && full && e.PropertyRangesExact(x.Props[0])
+		exact := proven && count
+		// An exact plan reads the entries' keys alone.
+		pl, err := readCandidates(ctx, a, snap, lt.id, x, vr, ranges, after, !exact)
 		if err != nil {
 			return nil, err
 		}
@@ -147,9 +167,7 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 			why = append(why, fmt.Sprintf("index %s holds more than %d entries in the filter's values of %s", x.Name, maxIndexCandidates, x.Props[0]))
 			continue
 		}
-		if e, ok := p.(exactRanges); ok && full && e.PropertyRangesExact(x.Props[0]) {
-			pl.proven, pl.exact = true, count
-		}
+		pl.proven, pl.exact = proven, exact
 		if best == nil || pl.entries < best.entries {
 			best = pl
 		}
@@ -162,12 +180,9 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 	}
 	// The cost of the index: its entries and the fetches. The key-range
 	// plan's: the keys it would read, counted up to that.
-	cost := best.entries + len(best.cands)
-	if best.exact {
-		cost = best.entries
-	}
+	cost := best.entries + best.fetches()
 	if budget > 0 && cost > budget {
-		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities, more than the page's ScanLimit of %d: scanned instead", best.def.Name, best.entries, len(best.cands), budget)
+		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities, more than the page's ScanLimit of %d: scanned instead", best.def.Name, best.entries, best.fetches(), budget)
 		return best, nil
 	}
 	// A page of top matches out of many candidates ends early, and so
@@ -176,15 +191,23 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 	// cost × pages (at most 8 pages' worth), and the scan chosen when its
 	// page reads no more than the index's.
 	pages := 1
-	if !best.exact && top > 0 && len(best.cands) > top {
-		pages = min((len(best.cands)+top-1)/top, 8)
+	if !best.exact && top > 0 && len(best.order) > top {
+		pages = min((len(best.order)+top-1)/top, 8)
 	}
-	n, err := countRangeKeys(snap, lt.id, ranges, after, cost*pages)
-	if err != nil {
-		return nil, err
+	limit := cost * pages
+	n := int(lt.minKeys.Load())
+	whole := full && after.IsZero() // the ranges are the whole table
+	if !whole || n <= limit {
+		var err error
+		if n, err = countRangeKeys(snap, lt.id, ranges, after, limit); err != nil {
+			return nil, err
+		}
+		if whole && int64(n) > lt.minKeys.Load() {
+			lt.minKeys.Store(int64(n)) // a race may store the lesser count: a lower bound still
+		}
 	}
-	if n <= cost*pages {
-		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities; the key ranges hold only %d (a page of %d reads about %d): scanned instead", best.def.Name, best.entries, len(best.cands), n, top, n/pages)
+	if n <= limit {
+		best.why = fmt.Sprintf("index %s would read %d entries and fetch %d entities; the key ranges hold only %d (a page of %d reads about %d): scanned instead", best.def.Name, best.entries, best.fetches(), n, top, n/pages)
 		return best, nil
 	}
 	best.use = true
@@ -193,8 +216,13 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 			best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), cost)
 		return best, nil
 	}
+	if best.def.Covering {
+		best.why = fmt.Sprintf("read through index %s on %s: %d entries in %s, holding the records of %d entities (a covering index: none is fetched), fewer than the key ranges hold (more than %d)",
+			best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), len(best.order), cost)
+		return best, nil
+	}
 	best.why = fmt.Sprintf("read through index %s on %s: %d entries in %s, %d entities to fetch, fewer than the key ranges hold (more than %d)",
-		best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), len(best.cands), cost)
+		best.def.Name, strings.Join(best.def.Props, ", "), best.entries, valueSpansText(best.spans), len(best.order), cost)
 	return best, nil
 }
 
@@ -208,56 +236,163 @@ func valueSpansText(n int) string {
 	return fmt.Sprintf("%d spans of values (one per range and Edm type)", n)
 }
 
+// candidate is an entity a plan reads through an index.
+type candidate struct {
+	key []byte // S(pk) S(rk)
+	// entityKey and rec, read from an entry of a covering index, are the
+	// entity's engine key and record: it need not be fetched.
+	entityKey, rec []byte
+}
+
+// sortKey is a candidate's place in the sort of candidates (sortCandidates):
+// the first 16 bytes of its key, which order most pairs without reading
+// their keys, and its position. It holds no pointer, so the sort moves it
+// without write barriers.
+type sortKey struct {
+	hi, lo uint64
+	i      int32
+}
+
+// sortCandidates returns the positions in cs of its distinct candidates,
+// in the order of their keys: the candidates themselves are not moved.
+func sortCandidates(cs []candidate) []int32 {
+	sk := make([]sortKey, len(cs))
+	for i := range cs {
+		var b [16]byte
+		copy(b[:], cs[i].key)
+		sk[i] = sortKey{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), int32(i)}
+	}
+	slices.SortFunc(sk, func(a, b sortKey) int {
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		return bytes.Compare(cs[a.i].key, cs[b.i].key)
+	})
+	order := make([]int32, 0, len(cs))
+	for _, k := range sk {
+		if n := len(order); n > 0 && bytes.Equal(cs[order[n-1]].key, cs[k.i].key) {
+			continue
+		}
+		order = append(order, k.i)
+	}
+	return order
+}
+
 // readCandidates reads the entries of index x in the value ranges vr, and
 // returns the plan of reading them: the candidates in ranges after after,
-// sorted. It returns nil when they are more than maxIndexCandidates.
-func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tableID uint64, x *indexDef, vr []ValueRange, ranges []KeyRange, after Key) (*indexPlan, error) {
+// sorted. It returns nil when they are more than maxIndexCandidates. The
+// candidates' keys (and, with recs, the records of a covering index's
+// entries) are views of the engine's reads when they are stable
+// (storage.StableReader), copies in a copyArena's chunks otherwise.
+func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tableID uint64, x *indexDef, vr []ValueRange, ranges []KeyRange, after Key, recs bool) (*indexPlan, error) {
 	spans := valueSpans(tableID, x, vr)
 	pl := &indexPlan{def: x, spans: len(spans)}
-	// The candidates' keys are copied into one buffer, not one allocation
-	// each; ends[i] is where the i-th ends in it.
-	var buf []byte
-	var ends []int
+	view := stableReads(a.eng)
+	recs = recs && x.Covering
+	prefix := keyenc.AppendTableID(nil, tableID)
+	// Copied (the engine's reads are not stable), the candidates' bytes
+	// go into the chunks of an arena, not one allocation each.
+	var buf copyArena
+	// On a stable engine the entries are taken scanAheadBatch at a time,
+	// and the first byte of each key and value read before any is used:
+	// entries lie apart in memory, and those reads' cache misses then
+	// overlap (as matcher.scanAhead's).
+	var keys, vals [scanAheadBatch][]byte
 	for _, s := range spans {
 		it, err := snap.NewIter(&storage.IterOptions{LowerBound: s[0], UpperBound: s[1]})
 		if err != nil {
 			return nil, err
 		}
-		for ok := it.First(); ok; ok = it.Next() {
-			pl.entries++
-			if pl.entries > maxIndexCandidates {
-				it.Close()
-				return nil, nil
-			}
-			if pl.entries%1024 == 0 {
-				if err := a.interrupted(ctx); err != nil {
-					it.Close()
-					return nil, err
+		ok := it.First()
+		for ok {
+			n := 1
+			keys[0], vals[0] = it.Key(), it.Value() // valid until it moves, on an engine whose reads are not stable
+			if view {
+				for ok = it.Next(); ok && n < scanAheadBatch; ok = it.Next() {
+					keys[n], vals[n] = it.Key(), it.Value()
+					n++
 				}
+				var warm byte
+				for j := range n {
+					warm += keys[j][len(keys[j])-1]
+					if recs && len(vals[j]) > 0 {
+						warm += vals[j][0]
+					}
+				}
+				pl.warm += warm
 			}
-			k, err := indexEntityKey(it.Key(), len(x.Props))
-			if err != nil {
-				it.Close()
-				return nil, fmt.Errorf("localtable: index %s: entry %q does not decode: %w", x.Name, it.Key(), err)
+			for j := range n {
+				pl.entries++
+				if pl.entries > maxIndexCandidates {
+					it.Close()
+					return nil, nil
+				}
+				if pl.entries%1024 == 0 {
+					if err := a.interrupted(ctx); err != nil {
+						it.Close()
+						return nil, err
+					}
+				}
+				key := keys[j]
+				k, err := indexEntityKey(key, len(x.Props))
+				if err != nil {
+					it.Close()
+					return nil, fmt.Errorf("localtable: index %s: entry %q does not decode: %w", x.Name, key, err)
+				}
+				if !inRanges(k, ranges, after) {
+					continue
+				}
+				c := candidate{key: k}
+				if recs {
+					var ok bool
+					if c.entityKey, c.rec, ok = coveringRecord(vals[j], prefix, k); !ok {
+						it.Close()
+						return nil, fmt.Errorf("localtable: index %s: entry %q does not hold its entity's key and record", x.Name, key)
+					}
+				}
+				if !view {
+					if recs {
+						c.entityKey, c.rec = buf.copy(c.entityKey, c.rec)
+						c.key = c.entityKey[len(prefix):]
+					} else {
+						c.key, _ = buf.copy(k, nil)
+					}
+				}
+				pl.cands = append(pl.cands, c)
 			}
-			if inRanges(k, ranges, after) {
-				buf = append(buf, k...)
-				ends = append(ends, len(buf))
+			if !view {
+				ok = it.Next()
 			}
 		}
 		if err := it.Close(); err != nil {
 			return nil, err
 		}
 	}
-	pl.cands = make([][]byte, len(ends))
-	start := 0
-	for i, end := range ends {
-		pl.cands[i] = buf[start:end:end]
-		start = end
-	}
-	slices.SortFunc(pl.cands, bytes.Compare)
-	pl.cands = slices.CompactFunc(pl.cands, bytes.Equal)
+	pl.order = sortCandidates(pl.cands)
 	return pl, nil
+}
+
+// copyArena copies the bytes of candidates into chunks of copyChunk bytes
+// (or one of its own, for a candidate larger than that): fewer allocations
+// than one each, and no copying again as a single buffer would grow.
+type copyArena struct{ cur []byte }
+
+// copyChunk is the size of a copyArena's chunks.
+const copyChunk = 64 << 10
+
+// copy returns copies of a and b, one after the other in one chunk.
+func (ar *copyArena) copy(a, b []byte) ([]byte, []byte) {
+	n := len(a) + len(b)
+	if cap(ar.cur)-len(ar.cur) < n {
+		ar.cur = make([]byte, 0, max(n, copyChunk))
+	}
+	start := len(ar.cur)
+	ar.cur = append(append(ar.cur, a...), b...)
+	mid, end := start+len(a), len(ar.cur)
+	return ar.cur[start:mid:mid], ar.cur[mid:end:end]
 }
 
 // countKeys counts the entity keys of table tableID in ranges after
@@ -304,7 +439,7 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 	page.Stats.Scanned = pl.entries
 	spec.scanLimit = 0 // the plan is within it: see planIndex
 	if pl.exact && spec.count {
-		page.Stats.Returned = len(pl.cands) // the candidates are the matches
+		page.Stats.Returned = len(pl.order) // the candidates are the matches
 		return nil
 	}
 	if pl.proven {
@@ -314,24 +449,48 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 	}
 	m := t.newMatcher(ctx, opts, sel, spec, page)
 	prefix := keyenc.AppendTableID(nil, tableID)
-	// One iterator, seeking forward from candidate to candidate: cheaper
-	// than a Get each on an LSM engine.
-	it, err := snap.NewIter(&storage.IterOptions{LowerBound: prefix, UpperBound: keyenc.PrefixEnd(prefix)})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	var key []byte
-	for _, c := range pl.cands {
-		key = append(append(key[:0], prefix...), c...)
-		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
-			if err := it.Error(); err != nil {
-				return err
-			}
-			page.Stats.Scanned++ // an entry of no entity: Verify reports it
-			continue
+	// Without covering entries, one iterator, seeking forward from
+	// candidate to candidate: cheaper than a Get each on an LSM engine.
+	var it storage.Iterator
+	if !pl.def.Covering {
+		var err error
+		if it, err = snap.NewIter(&storage.IterOptions{LowerBound: prefix, UpperBound: keyenc.PrefixEnd(prefix)}); err != nil {
+			return err
 		}
-		end, err := m.visit(it.Key(), it.Value()) // not key, which is reused: an entity may keep views of it
+		defer it.Close()
+	}
+	var key []byte
+	for j, i := range pl.order {
+		c := &pl.cands[i]
+		if pl.def.Covering && j%scanAheadBatch == 0 {
+			// The next records read ahead, their cache misses overlapping
+			// (as readCandidates reads the entries).
+			var warm byte
+			for _, i := range pl.order[j:min(j+scanAheadBatch, len(pl.order))] {
+				if r := pl.cands[i].rec; len(r) > 0 {
+					warm += r[0] + r[len(r)/2]
+				}
+			}
+			pl.warm += warm
+		}
+		var end bool
+		var err error
+		if pl.def.Covering {
+			// The entry holds the entity: visited as read, it is not
+			// counted again.
+			page.Stats.Scanned--
+			end, err = m.visit(c.entityKey, c.rec)
+		} else {
+			key = append(append(key[:0], prefix...), c.key...)
+			if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+				if err := it.Error(); err != nil {
+					return err
+				}
+				page.Stats.Scanned++ // an entry of no entity: Verify reports it
+				continue
+			}
+			end, err = m.visit(it.Key(), it.Value()) // not key, which is reused: an entity may keep views of it
+		}
 		if err != nil {
 			return err
 		}
@@ -341,7 +500,7 @@ func (t *Table) readIndexed(ctx context.Context, snap storage.Snapshot, tableID 
 		if spec.final && page.Stats.Returned == spec.top {
 			return nil // the Limit is reached: the query ends here
 		}
-		pk, rk, err := keyenc.DecodePair(c)
+		pk, rk, err := keyenc.DecodePair(c.key)
 		if err != nil {
 			return err
 		}

@@ -336,7 +336,7 @@ func decodeCatalogRecord(name string, key, cur []byte, found bool) (tableRecord,
 // the policy's end leaves it); of that name otherwise, ErrIndexExists;
 // another name on exactly those properties, a *DuplicateIndexError naming
 // the index declared. forExpiry marks a new index as SetExpiry's.
-func planCreateIndex(name, lower string, cur []byte, found bool, idx string, props []string, forExpiry bool) (*tableRecord, indexDef, []write, error) {
+func planCreateIndex(name, lower string, cur []byte, found bool, idx string, props []string, forExpiry, covering bool) (*tableRecord, indexDef, []write, error) {
 	key := keyenc.CatalogKey(lower)
 	rec, err := decodeCatalogRecord(name, key, cur, found)
 	if err != nil {
@@ -364,7 +364,7 @@ func planCreateIndex(name, lower string, cur []byte, found bool, idx string, pro
 	if len(rec.Indexes) >= maxIndexes {
 		return nil, indexDef{}, nil, newError(ErrInvalidInput, "table %q has %d indexes, the most a table may have", name, len(rec.Indexes))
 	}
-	def := indexDef{ID: next, Name: idx, Props: props, ForExpiry: forExpiry}
+	def := indexDef{ID: next, Name: idx, Props: props, ForExpiry: forExpiry, Covering: covering}
 	rec.Indexes = append(slices.Clip(rec.Indexes), def)
 	return &rec, def, []write{{key: key, value: rec.append(nil)}}, nil
 }
@@ -402,7 +402,12 @@ func planDropIndex(name, lower string, cur []byte, found bool, idx string) (*tab
 // is no longer from, the cursor the keys were listed after (the build was
 // restarted, or another build of it stepped, meanwhile): the step's caller
 // lists the keys again.
-func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, from []byte, keys, vals [][]byte, efound []bool, last bool) (*tableRecord, []write, error) {
+//
+// With nest (the engine's batches are storage.NestedSetters), the entry of
+// the table's first covering index and the entity, written again as it was
+// read, are set in one buffer, as the entity's writes set them
+// (indexMaintainer), so the entry costs no copy of the record.
+func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, from []byte, keys, vals [][]byte, efound []bool, last, nest bool) (*tableRecord, []write, error) {
 	key := keyenc.CatalogKey(lower)
 	rec, err := decodeCatalogRecord(name, key, cur, found)
 	if err != nil {
@@ -416,6 +421,9 @@ func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, from 
 	if x.Ready || !bytes.Equal(x.Cursor, from) {
 		return &rec, nil, nil
 	}
+	// The entity shares its record with the entry of the table's first
+	// covering index alone, as its writes make it (indexMaintainer).
+	nest = nest && x.Covering && x == &rec.Indexes[slices.IndexFunc(rec.Indexes, func(d indexDef) bool { return d.Covering })]
 	var ws []write
 	var vbuf [maxIndexProperties]Value
 	for i, k := range keys {
@@ -426,9 +434,18 @@ func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, from 
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w (key %q)", err, k)
 		}
-		if ok {
-			ws = append(ws, write{key: appendIndexEntry(nil, rec.ID, x, k, v), value: emptyValue})
+		if !ok {
+			continue
 		}
+		entry := write{key: appendIndexEntry(nil, rec.ID, x, k, v), value: emptyValue}
+		if x.Covering {
+			entry.value = coveringValue(nil, k, vals[i])
+			if nest {
+				ws = append(ws, write{key: k, value: vals[i], nested: true})
+				entry.inner = int32(len(ws)) // 1 + the entity's write's place
+			}
+		}
+		ws = append(ws, entry)
 	}
 	if last {
 		x.Ready, x.Cursor = true, nil

@@ -215,35 +215,35 @@ func TestPlanDeleteTable(t *testing.T) {
 }
 
 func TestPlanIndexes(t *testing.T) {
-	if _, _, _, err := planCreateIndex("Gone", "gone", nil, false, "i", []string{"P"}, false); !errors.Is(err, ErrTableNotFound) {
+	if _, _, _, err := planCreateIndex("Gone", "gone", nil, false, "i", []string{"P"}, false, false); !errors.Is(err, ErrTableNotFound) {
 		t.Fatalf("CreateIndex on a missing table: %v", err)
 	}
 	rec := tableRecord{ID: 4, Name: "Orders", Indexes: []indexDef{{ID: 2, Name: "old", Props: []string{"P"}, Ready: true}}}
 	// Declared under the next ID, not ready.
-	got, def, ws, err := planCreateIndex("Orders", "orders", rec.append(nil), true, "byQ", []string{"Q", "R"}, false)
+	got, def, ws, err := planCreateIndex("Orders", "orders", rec.append(nil), true, "byQ", []string{"Q", "R"}, false, false)
 	if err != nil || def.ID != 3 || def.Ready || len(got.Indexes) != 2 || len(ws) != 1 {
 		t.Fatalf("planCreateIndex = %+v, %+v, %v, %v", got, def, ws, err)
 	}
 	stored := ws[0].value
 	// The same again resumes: no writes; so does a ready index's (nothing
 	// to build). Another definition of the name is ErrIndexExists.
-	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q", "R"}, false); err != nil || ws != nil || def.ID != 3 {
+	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q", "R"}, false, false); err != nil || ws != nil || def.ID != 3 {
 		t.Fatalf("re-declaring a building index: %+v, %v, %v", def, ws, err)
 	}
-	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q"}, false); !errors.Is(err, ErrIndexExists) {
+	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "byQ", []string{"Q"}, false, false); !errors.Is(err, ErrIndexExists) {
 		t.Fatalf("another definition: %v", err)
 	}
-	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P"}, false); err != nil || ws != nil || !def.Ready || def.ID != 2 {
+	if _, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P"}, false, false); err != nil || ws != nil || !def.Ready || def.ID != 2 {
 		t.Fatalf("re-declaring a ready index: %+v, %v, %v", def, ws, err)
 	}
-	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P", "Q"}, false); !errors.Is(err, ErrIndexExists) {
+	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "old", []string{"P", "Q"}, false, false); !errors.Is(err, ErrIndexExists) {
 		t.Fatalf("another definition of a ready index: %v", err)
 	}
 	full := tableRecord{ID: 4, Name: "Orders"}
 	for i := range maxIndexes {
 		full.Indexes = append(full.Indexes, indexDef{ID: uint32(i + 1), Name: fmt.Sprint("i", i), Props: []string{fmt.Sprint("P", i)}})
 	}
-	if _, _, _, err := planCreateIndex("Orders", "orders", full.append(nil), true, "more", []string{"P"}, false); !errors.Is(err, ErrInvalidInput) {
+	if _, _, _, err := planCreateIndex("Orders", "orders", full.append(nil), true, "more", []string{"P"}, false, false); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("one index too many: %v", err)
 	}
 
@@ -252,7 +252,7 @@ func TestPlanIndexes(t *testing.T) {
 	keys := [][]byte{keyenc.AppendEntityKey(nil, 4, "p", "a"), keyenc.AppendEntityKey(nil, 4, "p", "b"), keyenc.AppendEntityKey(nil, 4, "p", "c")}
 	vals := [][]byte{appendRecord(nil, 1, Properties{"Q": Int32Value(1)}), nil, appendRecord(nil, 1, Properties{"R": Int32Value(1)})}
 	found := []bool{true, false, true}
-	got, ws, err = planBuildIndex("Orders", "orders", stored, true, 3, nil, keys, vals, found, false)
+	got, ws, err = planBuildIndex("Orders", "orders", stored, true, 3, nil, keys, vals, found, false, false)
 	if err != nil || len(ws) != 2 { // "a" has Q; "b" is gone; "c" lacks Q
 		t.Fatalf("planBuildIndex = %v, %v", ws, err)
 	}
@@ -266,14 +266,14 @@ func TestPlanIndexes(t *testing.T) {
 	}
 	// A step listed after another cursor than the record's (a rebuild
 	// restarted the build meanwhile, or another build stepped): no writes.
-	if _, stale, err := planBuildIndex("Orders", "orders", ws[1].value, true, 3, nil, keys, vals, found, true); err != nil || stale != nil {
+	if _, stale, err := planBuildIndex("Orders", "orders", ws[1].value, true, 3, nil, keys, vals, found, true, false); err != nil || stale != nil {
 		t.Fatalf("a step listed after a cursor since moved: %v, %v; want no writes", stale, err)
 	}
-	got, _, err = planBuildIndex("Orders", "orders", ws[1].value, true, 3, x.Cursor, nil, nil, nil, true)
+	got, _, err = planBuildIndex("Orders", "orders", ws[1].value, true, 3, x.Cursor, nil, nil, nil, true, false)
 	if err != nil || !findIndexByID(got.Indexes, 3).Ready || findIndexByID(got.Indexes, 3).Cursor != nil {
 		t.Fatalf("the last step: %+v, %v", got, err)
 	}
-	if _, _, err := planBuildIndex("Orders", "orders", stored, true, 9, nil, nil, nil, nil, true); !errors.Is(err, ErrIndexNotFound) {
+	if _, _, err := planBuildIndex("Orders", "orders", stored, true, 9, nil, nil, nil, nil, true, false); !errors.Is(err, ErrIndexNotFound) {
 		t.Fatalf("a dropped index's build: %v", err)
 	}
 
@@ -295,16 +295,16 @@ func TestPlanIndexNames(t *testing.T) {
 	rec := tableRecord{ID: 4, Name: "Orders", Indexes: []indexDef{{ID: 2, Name: "ByScore", Props: []string{"Score"}, Ready: true}}}
 	stored := rec.append(nil)
 	// The same index in another case: declared already, its name as it was.
-	got, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "byscore", []string{"Score"}, false)
+	got, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "byscore", []string{"Score"}, false, false)
 	if err != nil || ws != nil || def.ID != 2 || def.Name != "ByScore" || len(got.Indexes) != 1 {
 		t.Fatalf("byscore on Score again: %+v, %v, %v", def, ws, err)
 	}
 	// Another definition of the name in another case: ErrIndexExists.
-	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "BYSCORE", []string{"Total"}, false); !errors.Is(err, ErrIndexExists) {
+	if _, _, _, err := planCreateIndex("Orders", "orders", stored, true, "BYSCORE", []string{"Total"}, false, false); !errors.Is(err, ErrIndexExists) {
 		t.Fatalf("BYSCORE on Total: %v; want ErrIndexExists", err)
 	}
 	// The same properties under another name: a DuplicateIndexError naming ByScore.
-	_, _, _, err = planCreateIndex("Orders", "orders", stored, true, "other", []string{"Score"}, false)
+	_, _, _, err = planCreateIndex("Orders", "orders", stored, true, "other", []string{"Score"}, false, false)
 	var de *DuplicateIndexError
 	if !errors.As(err, &de) || de.Existing != "ByScore" || !errors.Is(err, ErrIndexExists) || !strings.Contains(err.Error(), `"ByScore"`) {
 		t.Fatalf("other on Score: %v; want a DuplicateIndexError naming ByScore", err)
@@ -314,7 +314,7 @@ func TestPlanIndexNames(t *testing.T) {
 		t.Fatalf("other on Score: %v; want code InvalidInput", err)
 	}
 	// Properties in another order are another index.
-	if _, _, ws, err := planCreateIndex("Orders", "orders", stored, true, "two", []string{"Total", "Score"}, false); err != nil || ws == nil {
+	if _, _, ws, err := planCreateIndex("Orders", "orders", stored, true, "two", []string{"Total", "Score"}, false, false); err != nil || ws == nil {
 		t.Fatalf("two on Total, Score: %v, %v", ws, err)
 	}
 	// Drop and repair find it in any case.
@@ -366,7 +366,7 @@ func TestPlanExpiryIndex(t *testing.T) {
 		t.Fatalf("ClearExpiry of a policy on the table's own index: %+v, %+v, %v", got, ws, err)
 	}
 	// CreateIndex of expiry_A (in any case) claims it: written without the mark.
-	got, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "Expiry_A", []string{"A"}, false)
+	got, def, ws, err := planCreateIndex("Orders", "orders", stored, true, "Expiry_A", []string{"A"}, false, false)
 	if err != nil || len(ws) != 1 || def.ForExpiry || got.Indexes[0].ForExpiry || got.Indexes[0].Name != "expiry_A" {
 		t.Fatalf("claiming expiry_A: %+v, %+v, %v", def, ws, err)
 	}

@@ -756,12 +756,15 @@ func (w *recordWalker) fail() (string, Kind, int, bool, bool) {
 //	uvarint index count; per index: uvarint ID, uvarint len + name,
 //	        uvarint property count, each uvarint len + name, byte state
 //	        (bit 0: ready, else building; bit 1: declared by SetExpiry
-//	        for the expiry policy, which drops it), uvarint len + build
+//	        for the expiry policy, which drops it; bit 2: covering, its
+//	        entries hold their entities' records), uvarint len + build
 //	        cursor
 //
 // (Bit 1 is set only on an index SetExpiry declares: a build that predates
 // it refuses such a record as corrupt rather than keep the index past the
-// policy.)
+// policy. Bit 2 likewise: a build that predates covering entries would
+// leave an entry's record stale when an entity's indexed values do not
+// change.)
 //
 // Version 3, written only by a table with an expiry policy (expiry.go),
 // so that a localtable that predates expiry refuses the record rather
@@ -825,6 +828,9 @@ func (r tableRecord) append(dst []byte) []byte {
 			}
 			if x.ForExpiry {
 				state |= 2
+			}
+			if x.Covering {
+				state |= 4
 			}
 			dst = append(dst, state)
 			dst = appendString(dst, string(x.Cursor))
@@ -931,10 +937,10 @@ func decodeIndexDefs(r *tableRecord, b []byte) ([]byte, bool) {
 			}
 			x.Props = append(x.Props, p)
 		}
-		if len(b) == 0 || b[0] > 3 {
+		if len(b) == 0 || b[0] > 7 {
 			return nil, false
 		}
-		x.Ready, x.ForExpiry, b = b[0]&1 != 0, b[0]&2 != 0, b[1:]
+		x.Ready, x.ForExpiry, x.Covering, b = b[0]&1 != 0, b[0]&2 != 0, b[0]&4 != 0, b[1:]
 		var cur string
 		if cur, b, ok = readString(b); !ok {
 			return nil, false

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 
@@ -263,13 +264,32 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 // entries), against the entries stored.
 type indexCheck struct {
 	rec      tableRecord
-	want     map[string]bool // entry keys expected, true once seen
-	entities map[string]bool // S(pk) S(rk) of the table's entities
-	bad      map[uint32]bool // IDs of the indexes found wrong
+	want     map[string]wantEntry // entries expected, by key
+	entities map[string]bool      // S(pk) S(rk) of the table's entities
+	bad      map[uint32]bool      // IDs of the indexes found wrong
+	seed     maphash.Seed         // of the hashes of values (valueSum)
+	scratch  []byte
 }
 
 func newIndexCheck(rec tableRecord) *indexCheck {
-	return &indexCheck{rec: rec, want: map[string]bool{}, entities: map[string]bool{}, bad: map[uint32]bool{}}
+	return &indexCheck{rec: rec, want: map[string]wantEntry{}, entities: map[string]bool{}, bad: map[uint32]bool{}, seed: maphash.MakeSeed()}
+}
+
+// wantEntry is an index entry Verify expects: a hash of its value (the
+// record a covering index's entry holds: see coveringValue; 0 for an
+// empty value), and whether it was seen.
+type wantEntry struct {
+	sum  uint64
+	seen bool
+}
+
+// valueSum returns the hash of an index entry's value that wantEntry
+// keeps: 0 for an empty value.
+func (c *indexCheck) valueSum(v []byte) uint64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return maphash.Bytes(c.seed, v) | 1
 }
 
 // entity adds the entries the entity of key k and record v calls for.
@@ -286,7 +306,12 @@ func (c *indexCheck) entity(k, v []byte) {
 		if err != nil || !ok {
 			continue
 		}
-		c.want[string(appendIndexEntry(nil, c.rec.ID, x, k, vals))] = false
+		sum := uint64(0)
+		if x.Covering {
+			c.scratch = coveringValue(c.scratch[:0], k, v)
+			sum = c.valueSum(c.scratch)
+		}
+		c.want[string(appendIndexEntry(nil, c.rec.ID, x, k, vals))] = wantEntry{sum: sum}
 	}
 }
 
@@ -298,12 +323,20 @@ func (c *indexCheck) entry(k, v []byte, problems *[]string, more *int) {
 		addProblem(problems, more, "index entry %q belongs to index ID %d, which the table does not declare", k, id)
 		return
 	}
-	if len(v) != 0 {
+	if len(v) != 0 && !x.Covering {
 		addProblem(problems, more, "index %s: entry %q has a value", x.Name, k)
 		c.bad[id] = true
 	}
-	if seen, ok := c.want[string(k)]; ok && !seen {
-		c.want[string(k)] = true
+	if w, ok := c.want[string(k)]; ok && !w.seen {
+		c.want[string(k)] = wantEntry{sum: w.sum, seen: true}
+		if x.Covering && c.valueSum(v) != w.sum {
+			// The record it holds is not the entity's (or, an empty value,
+			// it holds none).
+			ek, _ := indexEntityKey(k, len(x.Props))
+			pk, rk, _ := keyenc.DecodePair(ek)
+			addProblem(problems, more, "index %s: entry %q does not hold the record of entity (%q, %q)", x.Name, k, pk, rk)
+			c.bad[id] = true
+		}
 		return
 	}
 	ek, err := indexEntityKey(k, len(x.Props))
@@ -330,8 +363,8 @@ func (c *indexCheck) entry(k, v []byte, problems *[]string, more *int) {
 // missing reports the entries expected and not seen.
 func (c *indexCheck) missing(problems *[]string, more *int) {
 	var keys []string
-	for k, seen := range c.want {
-		if !seen {
+	for k, w := range c.want {
+		if !w.seen {
 			keys = append(keys, k)
 		}
 	}

@@ -40,6 +40,9 @@ type IndexDefinition struct {
 	Properties []string `json:"Properties"`
 	// Ready says the index is built and queries use it (GET only).
 	Ready bool `json:"Ready"`
+	// Covering says the index's entries hold their entities' records
+	// (localtable.IndexInfo.Covering; GET only).
+	Covering bool `json:"Covering"`
 }
 
 // serveIndexes serves Get Table Indexes (200 with {"value": [...]}),
@@ -63,7 +66,7 @@ func (rc *reqCtx) serveIndexes() {
 			Value []IndexDefinition `json:"value"`
 		}{Value: make([]IndexDefinition, 0, len(idx))}
 		for _, ix := range idx {
-			out.Value = append(out.Value, IndexDefinition{Name: ix.Name, Properties: ix.Properties, Ready: ix.Ready})
+			out.Value = append(out.Value, IndexDefinition{Name: ix.Name, Properties: ix.Properties, Ready: ix.Ready, Covering: ix.Covering})
 		}
 		rc.answerJSON(out)
 	case reqclass.CreateTableIndex:

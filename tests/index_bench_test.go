@@ -14,19 +14,33 @@ import (
 	"github.com/localtable/localtable/storage/pebble"
 )
 
+// indexBenchEngines are the engines of the index benchmarks: memory and
+// pebble with the default indexes (covering on memory alone), and pebble
+// with covering indexes ("pebble-covering": IndexRecordsAlways).
+var indexBenchEngines = []struct {
+	name    string
+	eng     tabletest.Engine
+	records localtable.IndexRecords
+}{
+	{"memory", tabletest.Engines[0], localtable.IndexRecordsDefault},
+	{"pebble", tabletest.Engines[1], localtable.IndexRecordsDefault},
+	{"pebble-covering", tabletest.Engines[1], localtable.IndexRecordsAlways},
+}
+
 // BenchmarkIndexFilter measures the full-table filter of BenchmarkQuery
 // at 1% selectivity ("Score lt 1.0" over 200,000 entities) with an index
 // on Score and without it (the same filter hidden behind noIndex, so the
 // same table, in the same run), interleaved: each op runs both, every
-// page, timed apart, as a query (every entity decoded) and as a Count
+// page, timed apart, as a query (every entity decoded), as Rows (every
+// match read in place, its Score read: no Entity made) and as a Count
 // (none decoded). It reports the time of each query, the ratios
 // (without/with), and the build time of the index on the loaded table.
 //
 //	go test -run XXX -bench IndexFilter -benchtime 20x ./tests
 func BenchmarkIndexFilter(b *testing.B) {
-	for _, eng := range tabletest.Engines[:2] { // memory, pebble
-		b.Run(eng.Name, func(b *testing.B) {
-			tbl, err := openQueryBench(b, eng)
+	for _, ie := range indexBenchEngines {
+		b.Run(ie.name, func(b *testing.B) {
+			tbl, err := openQueryBenchWith(b, ie.eng, ie.records)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -58,6 +72,22 @@ func BenchmarkIndexFilter(b *testing.B) {
 					opts.Continuation = page.Continuation
 				}
 			}
+			// rows reads every match in place (Table.Rows: no Entity, no
+			// map), its Score read from the record.
+			rows := func(p localtable.Predicate) (time.Duration, int) {
+				t0 := time.Now()
+				n := 0
+				for r, err := range tbl.Rows(ctx, &localtable.QueryOptions{Filter: p}) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if v, ok := r.Property("Score"); !ok || v.Double() >= 1 {
+						b.Fatalf("row %s/%s: Score %v", r.PartitionKey(), r.RowKey(), v)
+					}
+					n++
+				}
+				return time.Since(t0), n
+			}
 			count := func(p localtable.Predicate) (time.Duration, int) {
 				t0 := time.Now()
 				n, err := tbl.Count(ctx, p)
@@ -66,7 +96,7 @@ func BenchmarkIndexFilter(b *testing.B) {
 				}
 				return time.Since(t0), n
 			}
-			var with, without, cwith, cwithout time.Duration
+			var with, without, cwith, cwithout, rwith, rwithout time.Duration
 			i := 0
 			for b.Loop() {
 				// In turn first, so that neither pays for the other.
@@ -88,13 +118,20 @@ func BenchmarkIndexFilter(b *testing.B) {
 				if m1 != n1 || m2 != n1 {
 					b.Fatalf("Count: %d with the index, %d without; the query returned %d", m1, m2, n1)
 				}
+				r1, k1 := rows(f)
+				r2, k2 := rows(noIndex{f})
+				if k1 != n1 || k2 != n1 {
+					b.Fatalf("Rows: %d with the index, %d without; the query returned %d", k1, k2, n1)
+				}
 				with, without, cwith, cwithout = with+d1, without+d2, cwith+c1, cwithout+c2
+				rwith, rwithout = rwith+r1, rwithout+r2
 				i++
 			}
 			b.ReportMetric(float64(with.Nanoseconds())/float64(b.N), "ns-query-indexed/op")
 			b.ReportMetric(float64(without.Nanoseconds())/float64(b.N), "ns-query-scan/op")
 			b.ReportMetric(float64(without)/float64(with), "query-speedup")
 			b.ReportMetric(float64(cwithout)/float64(cwith), "count-speedup")
+			b.ReportMetric(float64(rwithout)/float64(rwith), "rows-speedup")
 			b.ReportMetric(build.Seconds(), "build-s")
 		})
 	}
@@ -111,9 +148,9 @@ func BenchmarkIndexFilter(b *testing.B) {
 //
 //	go test -run XXX -bench 'IndexQuery/memory/indexed' -count 6 -cpuprofile cpu.out ./tests
 func BenchmarkIndexQuery(b *testing.B) {
-	for _, eng := range tabletest.Engines[:2] { // memory, pebble
-		b.Run(eng.Name, func(b *testing.B) {
-			tbl, err := openQueryBench(b, eng)
+	for _, ie := range indexBenchEngines {
+		b.Run(ie.name, func(b *testing.B) {
+			tbl, err := openQueryBenchWith(b, ie.eng, ie.records)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -173,18 +210,18 @@ func BenchmarkIndexQuery(b *testing.B) {
 //
 //	go test -run XXX -bench IndexInsert -benchtime 2000x ./tests
 func BenchmarkIndexInsert(b *testing.B) {
-	for _, eng := range tabletest.Engines[:2] {
+	for _, ie := range indexBenchEngines {
 		for _, size := range []int{1, 100} {
-			b.Run(fmt.Sprintf("%s/tx%d", eng.Name, size), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/tx%d", ie.name, size), func(b *testing.B) {
 				var e storage.Engine = memory.New(nil)
-				if eng.Name == "pebble" {
+				if ie.eng.Name == "pebble" {
 					db, err := pebble.Open(b.TempDir(), nil) // syncing, as in production
 					if err != nil {
 						b.Fatal(err)
 					}
 					e = db
 				}
-				a, err := localtable.Open(&localtable.Options{Engine: e})
+				a, err := localtable.Open(&localtable.Options{Engine: e, IndexRecords: ie.records})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -40,6 +40,12 @@ func queryBenchEntity(p, r int) localtable.Entity {
 // errors rather than failing parent, since the benchmark that calls it is
 // one of parent's children.
 func openQueryBench(parent *testing.B, eng tabletest.Engine) (*localtable.Table, error) {
+	return openQueryBenchWith(parent, eng, localtable.IndexRecordsDefault)
+}
+
+// openQueryBenchWith is openQueryBench with the account's
+// Options.IndexRecords set to records.
+func openQueryBenchWith(parent *testing.B, eng tabletest.Engine, records localtable.IndexRecords) (*localtable.Table, error) {
 	var e storage.Engine = memory.New(nil)
 	if eng.Name == "pebble" {
 		db, err := pebble.Open(parent.TempDir(), &pebble.Options{NoSync: true})
@@ -48,7 +54,7 @@ func openQueryBench(parent *testing.B, eng tabletest.Engine) (*localtable.Table,
 		}
 		e = db
 	}
-	a, err := localtable.Open(&localtable.Options{Engine: e})
+	a, err := localtable.Open(&localtable.Options{Engine: e, IndexRecords: records})
 	if err != nil {
 		return nil, err
 	}

@@ -262,10 +262,10 @@ func declareDiffIndexes(t *testing.T, tbl *localtable.Table, after bool) {
 // loadDiffTable writes es to a new table on eng (see
 // query_diff_gen_test.go), declaring the indexes of declareDiffIndexes
 // when indexed.
-func loadDiffTable(t *testing.T, eng tabletest.Engine, es []localtable.Entity, r *rand.Rand, indexed bool) (*localtable.Table, []localtable.Entity) {
+func loadDiffTable(t *testing.T, eng tabletest.Engine, es []localtable.Entity, r *rand.Rand, indexed bool, records localtable.IndexRecords) (*localtable.Table, []localtable.Entity) {
 	t.Helper()
 	clk := tabletest.NewFakeClock(localtable.TicksToTime(diffBase))
-	a := tabletest.OpenAccount(t, eng, &localtable.Options{Clock: clk.Now})
+	a := tabletest.OpenAccount(t, eng, &localtable.Options{Clock: clk.Now, IndexRecords: records})
 	tbl, err := a.CreateTable(ctx, "diff")
 	if err != nil {
 		t.Fatal(err)
@@ -337,11 +337,13 @@ func TestQueryDifferential(t *testing.T) {
 	if testing.Short() {
 		nFilters /= 5
 	}
-	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) {
+	// Each engine with its default indexes (covering on memory alone),
+	// and pebble with covering ones.
+	run := func(t *testing.T, eng tabletest.Engine, records localtable.IndexRecords) {
 		t.Parallel()
 		r := rand.New(rand.NewPCG(seed, 1))
 		es := diffEntities(r)
-		tbl, all := loadDiffTable(t, eng, es, r, true)
+		tbl, all := loadDiffTable(t, eng, es, r, true, records)
 		g := &filterGen{r: r, ents: all}
 		for _, p := range diffProps {
 			g.names = append(g.names, p.name)
@@ -369,7 +371,9 @@ func TestQueryDifferential(t *testing.T) {
 		if sum.proven < nFilters/20 {
 			t.Errorf("weak test: only %d of %d filters read an index that answers them alone", sum.proven, nFilters)
 		}
-	})
+	}
+	tabletest.ForEachEngine(t, func(t *testing.T, eng tabletest.Engine) { run(t, eng, localtable.IndexRecordsDefault) })
+	t.Run("pebble-covering", func(t *testing.T) { run(t, tabletest.Engines[1], localtable.IndexRecordsAlways) })
 }
 
 // diffSummary counts what the random filters exercised.

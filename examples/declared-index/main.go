@@ -258,7 +258,7 @@ func run(ctx context.Context, acct *localtable.Account, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "  %-36s %3d read (1 entry of index %s, 1 entity): %s\n", "declared index", reads, index, describe(e))
+	fmt.Fprintf(w, "  %-36s %3d read (1 entry of index %s, holding the employee): %s\n", "declared index", reads, index, describe(e))
 	r, err := show.Query(ctx, intra, &localtable.QueryOptions{Filter: mustParse("PartitionKey eq 'Sales' and RowKey ge 'empid_' and RowKey lt 'empid`' and Email eq 'e000223@contoso.com'")})
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ const want = `500 employees of Sales, kept three ways
 find the employee of e000223@contoso.com:
   intra-partition (email_ twin)          1 entities read: 000223 Dara Ahmed <e000223@contoso.com>
   inter-partition (email_Sales entry)    2 entities read: 000223 Dara Ahmed <e000223@contoso.com>
-  declared index                         2 read (1 entry of index byEmail, 1 entity): 000223 Dara Ahmed <e000223@contoso.com>
+  declared index                         1 read (1 entry of index byEmail, holding the employee): 000223 Dara Ahmed <e000223@contoso.com>
   no index (scan of the partition)     500 entities read
 
 lines of this file that keep and read the index:
@@ -123,7 +123,7 @@ func TestCrashBetweenWrites(t *testing.T) {
 		t.Fatalf("sweep: %d wrong in %d reads, %v; want 2 in 40", bad, reads, err)
 	}
 	e, reads, index, err := declaredByEmail(ctx, declared, "new@contoso.com")
-	if err != nil || e == nil || e.RowKey != idKey(7) || index != "byEmail" || reads != 2 {
+	if err != nil || e == nil || e.RowKey != idKey(7) || index != "byEmail" || reads != 2 { // on pebble the index is not covering: the entry, then the entity
 		t.Fatalf("the declared index by the new email: %v via %q in %d reads, %v", describe(e), index, reads, err)
 	}
 	if e, _, _, err := declaredByEmail(ctx, declared, "e000007@contoso.com"); err != nil || e != nil {

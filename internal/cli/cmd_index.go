@@ -149,7 +149,7 @@ func (r *remoteStore) Indexes(ctx context.Context, table string) ([]localtable.I
 	}
 	out := make([]localtable.IndexInfo, len(got.Value))
 	for i, d := range got.Value {
-		out[i] = localtable.IndexInfo{Name: d.Name, Properties: d.Properties, Ready: d.Ready}
+		out[i] = localtable.IndexInfo{Name: d.Name, Properties: d.Properties, Ready: d.Ready, Covering: d.Covering}
 	}
 	return out, nil
 }

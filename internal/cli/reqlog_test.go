@@ -132,7 +132,7 @@ func TestLogQueryPlan(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("log:\n%s", buf.String())
 	}
-	for i, want := range []string{"op=QueryEntities table=Orders status=200 plan=index index=ByTotal scanned=2 ", "op=QueryEntities table=Orders status=200 plan=scan scanned=5 "} {
+	for i, want := range []string{"op=QueryEntities table=Orders status=200 plan=index index=ByTotal scanned=1 ", "op=QueryEntities table=Orders status=200 plan=scan scanned=5 "} {
 		if !strings.Contains(lines[i], want) {
 			t.Errorf("line %d: %s\nwant it to hold %q", i, lines[i], want)
 		}
