@@ -26,7 +26,9 @@ properties, so that a query comparing the leading one reads only the
 entities it selects instead of the whole table (query --explain names the
 index a query uses, on a data directory or a server). list prints each index's name, properties and state:
 ready, or building while the entities a table already held are indexed
-(create waits for that). create of an index the table already declares
+(create waits for that); and whether it is covering, its entries holding
+their entities' records (on the memory engine; on pebble only with the
+library's Options.IndexRecords). create of an index the table already declares
 on the same properties does nothing, or resumes its build if it stopped;
 create of another name on exactly those properties is refused, naming the
 index declared. Index names are case-insensitive (drop Orders bytotal
@@ -167,14 +169,22 @@ func (r *remoteStore) RebuildIndex(ctx context.Context, table, name string) erro
 }
 
 // printIndexes prints a table's indexes, one a line: name, properties,
-// state.
+// state, and whether its entries hold their entities' records (covering).
 func printIndexes(e *env, idx []localtable.IndexInfo) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPROPERTIES\tSTATE")
+	fmt.Fprintln(tw, "NAME\tPROPERTIES\tSTATE\tCOVERING")
 	for _, ix := range idx {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", ix.Name, strings.Join(ix.Properties, ","), indexState(ix))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ix.Name, strings.Join(ix.Properties, ","), indexState(ix), yesNo(ix.Covering))
 	}
 	tw.Flush()
+}
+
+// yesNo is "yes" or "no".
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // indexState is "ready" or "building".

@@ -35,7 +35,7 @@ func TestIndexCommandOffline(t *testing.T) {
 	runOut(t, append([]string{"index", "create", "Orders", "ByStatus", "Status", "Total"}, loc...)...)
 	got := runOut(t, append([]string{"index", "list", "Orders"}, loc...)...)
 	lines := strings.Split(strings.TrimSpace(got), "\n")
-	if len(lines) != 3 || strings.Fields(lines[1])[0] != "ByTotal" || strings.Join(strings.Fields(lines[2]), " ") != "ByStatus Status,Total ready" {
+	if len(lines) != 3 || strings.Fields(lines[1])[0] != "ByTotal" || strings.Join(strings.Fields(lines[2]), " ") != "ByStatus Status,Total ready no" {
 		t.Fatalf("list:\n%s", got)
 	}
 	// The query uses it.
@@ -132,7 +132,7 @@ func TestServeIndexFlag(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	want := "NAME          PROPERTIES    STATE\nTotal         Total         ready\nStatus_Total  Status,Total  ready\n"
+	want := "NAME          PROPERTIES    STATE  COVERING\nTotal         Total         ready  no\nStatus_Total  Status,Total  ready  no\n"
 	if got := runOut(t, "index", "list", "Orders", "--location", dir); got != want {
 		t.Fatalf("after serve --index:\n%s\nwant\n%s", got, want)
 	}
@@ -200,12 +200,12 @@ func TestIndexCommandRemote(t *testing.T) {
 	defer stop()
 	srv := []string{"--connection-string", cs}
 	got := runOut(t, append([]string{"index", "list", "Orders"}, srv...)...)
-	if strings.Join(strings.Fields(got), " ") != "NAME PROPERTIES STATE Total Total ready" {
+	if strings.Join(strings.Fields(got), " ") != "NAME PROPERTIES STATE COVERING Total Total ready yes" {
 		t.Fatalf("list of serve --index:\n%s", got)
 	}
 	runOut(t, append([]string{"index", "create", "Orders", "ByStatus", "Status", "Total"}, srv...)...)
 	got = runOut(t, append([]string{"index", "list", "Orders"}, srv...)...)
-	if !strings.Contains(strings.Join(strings.Fields(got), " "), "ByStatus Status,Total ready") {
+	if !strings.Contains(strings.Join(strings.Fields(got), " "), "ByStatus Status,Total ready yes") {
 		t.Fatalf("list after create:\n%s", got)
 	}
 	err := run(context.Background(), append([]string{"index", "create", "Orders", "ByStatus", "Status"}, srv...), io.Discard, io.Discard)
@@ -220,7 +220,7 @@ func TestIndexCommandRemote(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `IndexNotFound: table "Orders" has no index "Total"`) {
 		t.Fatalf("a drop of a dropped index: %v", err)
 	}
-	if got := runOut(t, append([]string{"index", "list", "Orders"}, srv...)...); strings.Join(strings.Fields(got), " ") != "NAME PROPERTIES STATE ByStatus Status,Total ready" {
+	if got := runOut(t, append([]string{"index", "list", "Orders"}, srv...)...); strings.Join(strings.Fields(got), " ") != "NAME PROPERTIES STATE COVERING ByStatus Status,Total ready yes" {
 		t.Fatalf("list after drop:\n%s", got)
 	}
 	if err := run(context.Background(), append([]string{"index", "list", "Nope"}, srv...), io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "TableNotFound") {

@@ -136,14 +136,14 @@ func TestServeIndexResumesABuild(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(strings.Fields(runOut(t, "index", "list", "Orders", "--location", dir)), " "); got != "NAME PROPERTIES STATE Total Total building" {
+	if got := strings.Join(strings.Fields(runOut(t, "index", "list", "Orders", "--location", dir)), " "); got != "NAME PROPERTIES STATE COVERING Total Total building no" {
 		t.Fatalf("after the stopped build: %s", got)
 	}
 	stop, _ := serveUntilReady(t, "--location", dir, "--index", "Orders:Total")
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(strings.Fields(runOut(t, "index", "list", "Orders", "--location", dir)), " "); got != "NAME PROPERTIES STATE Total Total ready" {
+	if got := strings.Join(strings.Fields(runOut(t, "index", "list", "Orders", "--location", dir)), " "); got != "NAME PROPERTIES STATE COVERING Total Total ready no" {
 		t.Fatalf("after serve --index: %s", got)
 	}
 	if got := runOut(t, "check", "--location", dir); !strings.Contains(got, "ok:") {
