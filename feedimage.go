@@ -78,21 +78,8 @@ func (f *feedLog) keepImages(c *commitContext, first Revision) error {
 		if ch.expired {
 			rev++ // the expired change, then the insert
 		}
-		switch {
-		case ch.old != nil && ch.key != nil:
-			t, err := recordTicks(ch.old)
-			if err != nil {
-				return fmt.Errorf("%w (key %q)", err, ch.key)
-			}
-			addImage(c, rev, ch.key, t, ch.old)
-		case ch.kind == changeTableDeleted:
-			if err := f.keepCurrent(c, keyenc.AppendTableID(nil, ch.tableID), rev); err != nil {
-				return err
-			}
-		case ch.kind == changeRestored:
-			if err := f.keepCurrent(c, []byte{keyenc.PrefixEntity}, rev); err != nil {
-				return err
-			}
+		if err := f.keepFor(c, ch, rev, nil); err != nil {
+			return err
 		}
 		rev++
 	}
@@ -151,23 +138,33 @@ func (f *feedLog) keepOff(c *commitContext) error {
 	}
 	rev := Revision(f.rev.Load())
 	for i := range c.changes {
-		ch := &c.changes[i]
-		switch {
-		case ch.old != nil && ch.key != nil:
-			t, err := recordTicks(ch.old)
-			if err != nil {
-				return fmt.Errorf("%w (key %q)", err, ch.key)
-			}
-			if t >= win.lo && t <= win.hi {
-				addImage(c, rev, ch.key, t, ch.old)
-			}
-		case ch.kind == changeTableDeleted:
-			if err := f.keepCurrent(c, keyenc.AppendTableID(nil, ch.tableID), rev); err != nil {
-				return err
-			}
+		if err := f.keepFor(c, &c.changes[i], rev, win); err != nil {
+			return err
 		}
-		// A Restore with the feed off puts back the checkpoint's feed
-		// with its images: nothing to keep.
+	}
+	return nil
+}
+
+// keepFor adds to c the images change ch needs kept, with markers of
+// revision rev: of the record it replaces, and for a table's deletion or
+// a Restore, of the entities the feed names that they remove. With the
+// feed off (win set), only those of the versions stamped within win, and
+// nothing for a Restore, which puts back the checkpoint's feed with its
+// images.
+func (f *feedLog) keepFor(c *commitContext, ch *change, rev Revision, win *tickSpan) error {
+	switch {
+	case ch.old != nil && ch.key != nil:
+		t, err := recordTicks(ch.old)
+		if err != nil {
+			return fmt.Errorf("%w (key %q)", err, ch.key)
+		}
+		if win == nil || t >= win.lo && t <= win.hi {
+			addImage(c, rev, ch.key, t, ch.old)
+		}
+	case ch.kind == changeTableDeleted:
+		return f.keepCurrent(c, keyenc.AppendTableID(nil, ch.tableID), rev)
+	case ch.kind == changeRestored && win == nil:
+		return f.keepCurrent(c, []byte{keyenc.PrefixEntity}, rev)
 	}
 	return nil
 }
