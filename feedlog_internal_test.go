@@ -134,12 +134,7 @@ func TestFeedNestsSingleWrites(t *testing.T) {
 // or whose block claims more than a record can hold, is corrupt.
 func TestFeedRecordCompressed(t *testing.T) {
 	const ticks = 638000000000000000
-	var changes []change
-	for i := range 100 {
-		changes = append(changes, change{kind: changeInsert, table: "Orders",
-			key: keyenc.AppendEntityKey(nil, 3, "p", fmt.Sprintf("r%03d", i)),
-			new: appendRecord(nil, ticks, Properties{"Name": StringValue("a customer name"), "N": Int32Value(int32(i))})})
-	}
+	changes := insertChanges("Orders", 100, ticks)
 	v1 := appendFeedRecord(nil, feedRecordV1, ticks, changes, len(changes))
 	prefix := []byte("key+next.........") // what precedes the record in the commit's scratch
 	c := new(commitContext)
@@ -339,12 +334,7 @@ func TestFeedCompressesOnPebble(t *testing.T) {
 // decodes to as many changes, and holds its changes' bytes.
 func FuzzFeedRecord(f *testing.F) {
 	const ticks = 638000000000000000
-	var changes []change
-	for i := range 20 {
-		changes = append(changes, change{kind: changeInsert, table: "T",
-			key: keyenc.AppendEntityKey(nil, 3, "p", fmt.Sprintf("r%03d", i)),
-			new: appendRecord(nil, ticks, Properties{"Name": StringValue("a customer name"), "N": Int32Value(int32(i))})})
-	}
+	changes := insertChanges("T", 20, ticks)
 	v1 := appendFeedRecord(nil, feedRecordV1, ticks, changes, len(changes))
 	f.Add(v1)
 	f.Add(appendFeedRecord(nil, feedRecordV2, ticks, changes[:1], 1))
@@ -384,4 +374,16 @@ func FuzzFeedRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// insertChanges returns n inserts into table, of entities p/r000… of two
+// properties, stamped at ticks, as a commit's contributors see them.
+func insertChanges(table string, n int, ticks int64) []change {
+	var changes []change
+	for i := range n {
+		changes = append(changes, change{kind: changeInsert, table: table,
+			key: keyenc.AppendEntityKey(nil, 3, "p", fmt.Sprintf("r%03d", i)),
+			new: appendRecord(nil, ticks, Properties{"Name": StringValue("a customer name"), "N": Int32Value(int32(i))})})
+	}
+	return changes
 }
