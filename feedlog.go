@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/golang/snappy"
 
@@ -332,7 +331,7 @@ func (f *feedLog) contribute(c *commitContext) error {
 	}
 	c.set(buf[:9:9], buf[17:])
 	if nest {
-		nestEntityWrite(c.writes, c.changes[0].key)
+		nestInLast(c.writes, c.changes[0].key, 0)
 	}
 	if f.refs {
 		if err := f.keepImages(c, first); err != nil {
@@ -354,19 +353,6 @@ func (f *feedLog) contribute(c *commitContext) error {
 		c.afterCommit(f.wake)
 	}
 	return nil
-}
-
-// nestEntityWrite marks, in ws whose last write is a feed record that ends
-// with an entity's key and record, the write of that entity (under key,
-// the same slice) as nested in it (see write.inner).
-func nestEntityWrite(ws []write, key []byte) {
-	last := len(ws) - 1
-	for j := range ws[:last] {
-		if w := &ws[j]; !w.del && len(w.key) == len(key) && unsafe.SliceData(w.key) == unsafe.SliceData(key) {
-			w.nested, ws[last].inner = true, int32(j+1)
-			return
-		}
-	}
 }
 
 // prune adds to c the deletion of the feed records that retention lets

@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -665,29 +664,13 @@ func (indexMaintainer) contribute(c *commitContext) error {
 			c.set(k, coveringValue(v, ch.key, ch.new))
 			if !nested {
 				nested = true
-				if p := findWrite(c.writes, ch.key, at); p >= 0 {
+				if p := nestInLast(c.writes, ch.key, at); p >= 0 {
 					at = p + 1
-					if w := &c.writes[p]; !w.nested && !w.del {
-						w.nested, c.writes[len(c.writes)-1].inner = true, int32(p+1)
-					}
 				}
 			}
 		}
 	}
 	return nil
-}
-
-// findWrite returns the position in ws of the write under key (the same
-// slice), searching from at on, then before it; -1 if there is none.
-func findWrite(ws []write, key []byte, at int) int {
-	for _, r := range [2][2]int{{at, len(ws)}, {0, min(at, len(ws))}} {
-		for p := r[0]; p < r[1]; p++ {
-			if w := &ws[p]; len(w.key) == len(key) && unsafe.SliceData(w.key) == unsafe.SliceData(key) {
-				return p
-			}
-		}
-	}
-	return -1
 }
 
 // coveringValue appends the value of an entry of a covering index for the

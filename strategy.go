@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -200,6 +201,28 @@ type write struct {
 	nested     bool
 	inner      int32
 	end        []byte
+}
+
+// nestInLast marks the write in ws under key (the same slice, not an
+// equal one), found from at on, then before it, as nested in ws's last
+// write, whose value ends with that write's key and value (a feed record
+// that ends with the entity it records, a covering index entry), unless
+// it is nested already or a deletion. It returns the write's position, or
+// -1 if ws has none under key.
+func nestInLast(ws []write, key []byte, at int) int {
+	for _, r := range [2][2]int{{at, len(ws)}, {0, min(at, len(ws))}} {
+		for p := r[0]; p < r[1]; p++ {
+			w := &ws[p]
+			if len(w.key) != len(key) || unsafe.SliceData(w.key) != unsafe.SliceData(key) {
+				continue
+			}
+			if !w.nested && !w.del && p < len(ws)-1 {
+				w.nested, ws[len(ws)-1].inner = true, int32(p+1)
+			}
+			return p
+		}
+	}
+	return -1
 }
 
 // applyWrites adds ws to b.
