@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,7 +141,8 @@ func BenchmarkIndexFilter(b *testing.B) {
 // BenchmarkIndexQuery measures the query of BenchmarkIndexFilter (every
 // page of "Score lt 1.0" over 200,000 entities, 1,998 matches decoded) as
 // sub-benchmarks of their own, through the index ("indexed") and without
-// it ("scan"), for profiles and benchstat comparisons of one path. It
+// it ("scan"), and the same as Rows (every match read in place, its Score
+// read: "rows-indexed", "rows-scan"), for profiles and benchstat comparisons of one path. It
 // reports the process's CPU time per op (cpu-ns/op) and, on Linux, the
 // CPU time of the benchmark's own thread (thread-cpu-ns/op: the query's
 // work without the engine's background compactions): steadier than the
@@ -161,16 +163,32 @@ func BenchmarkIndexQuery(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			for _, mode := range []string{"indexed", "scan"} {
+			for _, mode := range []string{"indexed", "scan", "rows-indexed", "rows-scan"} {
 				b.Run(mode, func(b *testing.B) {
 					var p localtable.Predicate = f
-					if mode == "scan" {
+					if strings.HasSuffix(mode, "scan") {
 						p = noIndex{f}
 					}
 					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()
 					cpu0, th0 := cpuTime(), threadCPUTime()
 					for b.Loop() {
+						if strings.HasPrefix(mode, "rows") {
+							n := 0
+							for r, err := range tbl.Rows(ctx, &localtable.QueryOptions{Filter: p}) {
+								if err != nil {
+									b.Fatal(err)
+								}
+								if v, ok := r.Property("Score"); !ok || v.Double() >= 1 {
+									b.Fatalf("row %s/%s: Score %v", r.PartitionKey(), r.RowKey(), v)
+								}
+								n++
+							}
+							if n < 1900 || n > 2100 {
+								b.Fatalf("%d rows, want about 2000 (1%%)", n)
+							}
+							continue
+						}
 						n, index := 0, ""
 						opts := localtable.QueryOptions{Filter: p}
 						for {
