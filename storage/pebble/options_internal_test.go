@@ -162,3 +162,55 @@ func TestCompact(t *testing.T) {
 		t.Errorf("Compact on a closed DB: %v", err)
 	}
 }
+
+// TestTableFilesOneFirstByte checks the span policy (firstByteSpans): keys
+// of several first bytes, written in one batch and flushed together, and
+// then compacted, lie in table files that each hold one first byte.
+func TestTableFilesOneFirstByte(t *testing.T) {
+	d, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	val := make([]byte, 100)
+	for round := range 3 {
+		b := d.NewBatch()
+		for _, first := range "efgi" {
+			for i := range 500 {
+				if err := b.Set(fmt.Appendf(nil, "%c%02d%06d", first, round, i), val); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := b.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		levels, err := d.db.SSTables()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := 0
+		for l, tables := range levels {
+			for _, f := range tables {
+				files++
+				if lo, hi := f.Smallest.UserKey, f.Largest.UserKey; lo[0] != hi[0] {
+					t.Errorf("%s: L%d file %s holds keys %q to %q: two first bytes", when, l, f.FileNum, lo, hi)
+				}
+			}
+		}
+		if files < 4 {
+			t.Errorf("%s: %d table files for keys of 4 first bytes", when, files)
+		}
+	}
+	check("flushed")
+	if err := d.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	check("compacted")
+}

@@ -180,6 +180,8 @@ func NativeOptions(opts *Options) *pdb.Options {
 	}
 	// L1 to L6 take L0's filter policy (Pebble's EnsureDefaults).
 	po.Levels[0].FilterPolicy = bloom.FilterPolicy(BloomBitsPerKey)
+	// Each table file holds keys of one first byte: see firstByteSpans.
+	po.Experimental.SpanPolicyFunc = firstByteSpans
 	return po
 }
 
@@ -468,4 +470,29 @@ func (b *batch) Close() error {
 	b.done = true
 	b.release()
 	return nil
+}
+
+// firstByteSpans is the engine's span policy (Pebble's SpanPolicyFunc):
+// Pebble's default policy everywhere, but a span ends where the keys' first
+// byte changes, and a flush or compaction ends its table file there. So no
+// table file holds keys of two first bytes.
+//
+// localtable's key spaces differ in their first byte (entities, the change
+// feed, index entries, the catalog: internal/keyenc), and they grow apart:
+// a transaction that inserts entities after all others also appends to the
+// feed, after all its records. A flush that put both in one file made a
+// file whose key range spans every older file of the feed and of the
+// entities between them, so each compaction of it rewrote those; with the
+// feed on, 10,000 such transactions of 100 entities wrote 1.93 bytes per
+// byte put, against 1.73 to 1.87 with the feed off. Split by first byte,
+// the new files lie after the older ones of their own space, and the
+// write amplification is the feed off's (1.73, and 1.72 off).
+func firstByteSpans(start []byte) (pdb.SpanPolicy, []byte, error) {
+	if len(start) == 0 {
+		return pdb.SpanPolicy{}, []byte{0}, nil
+	}
+	if start[0] == 0xff {
+		return pdb.SpanPolicy{}, nil, nil
+	}
+	return pdb.SpanPolicy{}, []byte{start[0] + 1}, nil
 }
