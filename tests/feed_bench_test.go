@@ -60,13 +60,20 @@ func BenchmarkFeedWrite(b *testing.B) {
 			})
 			// Transact100 writes the same values into every entity, which
 			// compress well; Transact100Varied values that differ from one
-			// entity to the next, as most data does.
+			// entity to the next, as most data does; both over 100
+			// partitions in turn. Transact100NewPartition writes varied
+			// entities into a new partition each, after all the others (as
+			// the bench program's transaction of 100 does): keys that only
+			// ascend.
+			same := func(pk, rk string, _ int) localtable.Entity { return benchEntity(pk, rk) }
 			for _, tx := range []struct {
 				name   string
 				entity func(pk, rk string, i int) localtable.Entity
+				newPK  bool
 			}{
-				{"Transact100", func(pk, rk string, _ int) localtable.Entity { return benchEntity(pk, rk) }},
-				{"Transact100Varied", variedEntity},
+				{"Transact100", same, false},
+				{"Transact100Varied", variedEntity, false},
+				{"Transact100NewPartition", variedEntity, true},
 			} {
 				b.Run(fmt.Sprintf("%s/%s/%s", eng.Name, name, tx.name), func(b *testing.B) {
 					a := tabletest.OpenAccount(b, eng, opts)
@@ -79,6 +86,9 @@ func BenchmarkFeedWrite(b *testing.B) {
 					cpu := cpuTime()
 					for b.Loop() {
 						pk := fmt.Sprintf("p%03d", (i/len(acts))%100)
+						if tx.newPK {
+							pk = fmt.Sprintf("p%09d", i/len(acts))
+						}
 						for j := range acts {
 							acts[j] = localtable.Action{Type: localtable.ActionInsert, Entity: tx.entity(pk, fmt.Sprintf("r%09d", i), i)}
 							i++
