@@ -482,11 +482,11 @@ func (b *batch) Close() error {
 // a transaction that inserts entities after all others also appends to the
 // feed, after all its records. A flush that put both in one file made a
 // file whose key range spans every older file of the feed and of the
-// entities between them, so each compaction of it rewrote those; with the
-// feed on, 10,000 such transactions of 100 entities wrote 1.93 bytes per
-// byte put, against 1.73 to 1.87 with the feed off. Split by first byte,
-// the new files lie after the older ones of their own space, and the
-// write amplification is the feed off's (1.73, and 1.72 off).
+// entities between them, so each compaction of it rewrote those. Split by
+// first byte, the new files lie after the older ones of their own space.
+// BenchmarkFeedWriteAmp (10,000 such transactions of 100): write
+// amplification 2.60 with the feed on and 2.42 off before, 2.31 and 2.24
+// with the split.
 func firstByteSpans(start []byte) (pdb.SpanPolicy, []byte, error) {
 	if len(start) == 0 {
 		return pdb.SpanPolicy{}, []byte{0}, nil
