@@ -26,6 +26,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/localtable/localtable"
 )
 
 func main() {
@@ -47,7 +49,18 @@ func main() {
 	indexOnlyFlag := flag.Bool("index-only", false, "run only the secondary index's workloads; keep the other figures of -out's results.json")
 	indexBuildOnlyFlag := flag.Bool("index-build-only", false, "run only the index build's workloads; keep the other figures of -out's results.json")
 	indexBuildEntities := flag.Int("index-build-entities", 0, "the size of the table the index build's workloads build on (default 1,000,000; 50,000 with -quick)")
+	indexRecordsFlag := flag.String("index-records", "default", "which indexes hold their entities' records (localtable's Options.IndexRecords): default (on memory), always (on pebble too) or never")
 	flag.Parse()
+	switch *indexRecordsFlag {
+	case "default":
+	case "always":
+		indexRecords = localtable.IndexRecordsAlways
+	case "never":
+		indexRecords = localtable.IndexRecordsNever
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -index-records %q: want default, always or never\n", *indexRecordsFlag)
+		os.Exit(2)
+	}
 	if *render != "" {
 		if err := rerender(*render, *out, *doc); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -212,6 +225,12 @@ func command(quick bool, out, doc string, az bool) string {
 	}
 	if !az {
 		c += " -azurite=false"
+	}
+	switch indexRecords {
+	case localtable.IndexRecordsAlways:
+		c += " -index-records always"
+	case localtable.IndexRecordsNever:
+		c += " -index-records never"
 	}
 	return c
 }

@@ -58,9 +58,13 @@ func openLocaltable(dir string, noSync bool, feed *localtable.FeedOptions) (*loc
 		}
 		eng = db
 	}
-	acct, err := localtable.Open(&localtable.Options{Engine: eng, Feed: feed})
+	acct, err := localtable.Open(&localtable.Options{Engine: eng, Feed: feed, IndexRecords: indexRecords})
 	return acct, eng, err
 }
+
+// indexRecords is the localtable stores' Options.IndexRecords (the flag
+// -index-records).
+var indexRecords localtable.IndexRecords
 
 // openLtStore opens a localtable store with its table created: on a new
 // memory engine (dir "") or on pebble in dir (its fsync skipped when
