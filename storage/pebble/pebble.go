@@ -68,6 +68,14 @@ type Options struct {
 	// again.
 	CacheSize int64
 
+	// ReadOnly opens an existing database to read it, and writes nothing
+	// to its directory: Open fails with an error matching ErrNoDatabase
+	// when the directory holds none (rather than create one), its
+	// write-ahead log is replayed in memory only, and every Commit fails.
+	// The directory is still locked, as for writing: a database a process
+	// writes is not read beside it.
+	ReadOnly bool
+
 	// Logger receives Pebble's log messages. Nil means a quiet logger that
 	// drops informational messages, writes errors with the standard log
 	// package, and exits the process on fatal errors (as Pebble's default
@@ -98,6 +106,18 @@ type inUseError struct {
 func (e *inUseError) Error() string {
 	return "storage/pebble: open " + e.dir + ": the directory is in use: another process has it open, or this process does and has not closed it (" + e.cause.Error() + ")"
 }
+
+// HasDatabase reports whether directory dir of the operating system's
+// file system holds a database (one Open would open rather than create),
+// without opening it or writing anything.
+func HasDatabase(dir string) bool {
+	desc, err := pdb.Peek(dir, vfs.Default)
+	return err == nil && desc.Exists
+}
+
+// ErrNoDatabase is the error of a read-only Open (Options.ReadOnly) of a
+// directory that holds no database.
+var ErrNoDatabase = errors.New("storage/pebble: no database in the directory")
 
 func (e *inUseError) Is(target error) bool { return target == ErrInUse }
 func (e *inUseError) Unwrap() error        { return e.cause }
@@ -137,6 +157,16 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	po := NativeOptions(&o)
 	d := &DB{commit: pdb.Sync}
+	if o.ReadOnly {
+		po.ReadOnly = true
+		desc, err := pdb.Peek(dir, po.FS)
+		if err != nil || !desc.Exists {
+			if err == nil || errors.Is(err, fs.ErrNotExist) {
+				err = ErrNoDatabase
+			}
+			return nil, fmt.Errorf("storage/pebble: open %s: %w", dir, err)
+		}
+	}
 	if err := d.lockDir(dir, po.FS); err != nil {
 		return nil, err
 	}

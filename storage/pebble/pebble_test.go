@@ -3,6 +3,9 @@ package pebble_test
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -244,4 +247,92 @@ func TestCrash(t *testing.T) {
 			t.Fatalf("after Sync and crash: %v, want %v", got, want)
 		}
 	})
+}
+
+// TestReadOnly opens a database read-only: it reads what was written,
+// refuses commits, and leaves the directory as it was (but for the lock
+// file, which taking the lock may touch); a directory
+// without a database is refused with ErrNoDatabase and left untouched.
+func TestReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	d, err := pebble.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := d.NewBatch()
+	if err := b.Set([]byte("k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	listing := func(dir string) []string {
+		t.Helper()
+		var out []string
+		err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			info, err := e.Info()
+			if err != nil {
+				return err
+			}
+			if e.Name() == "LOCK" { // taking the lock may touch it
+				out = append(out, path)
+				return nil
+			}
+			out = append(out, fmt.Sprintf("%s %d %s", path, info.Size(), info.ModTime()))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := listing(dir)
+	r, err := pebble.Open(dir, &pebble.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, c, err := r.Get([]byte("k"))
+	if err != nil || string(v) != "v" {
+		t.Fatalf("Get: %q, %v", v, err)
+	}
+	c.Close()
+	b = r.NewBatch()
+	if err := b.Set([]byte("k2"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(true); err == nil {
+		t.Error("a commit to a read-only database succeeded")
+	}
+	b.Close()
+	if _, err := pebble.Open(dir, nil); !errors.Is(err, pebble.ErrInUse) {
+		t.Errorf("opening it for writing while it is open read-only: %v, want ErrInUse", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := listing(dir); !slices.Equal(before, after) {
+		t.Errorf("the read-only open changed the directory:\nbefore %q\nafter  %q", before, after)
+	}
+
+	empty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before = listing(empty)
+	if _, err := pebble.Open(empty, &pebble.Options{ReadOnly: true}); !errors.Is(err, pebble.ErrNoDatabase) {
+		t.Errorf("a read-only open of a directory without a database: %v, want ErrNoDatabase", err)
+	}
+	if _, err := pebble.Open(filepath.Join(empty, "absent"), &pebble.Options{ReadOnly: true}); !errors.Is(err, pebble.ErrNoDatabase) {
+		t.Errorf("a read-only open of a missing directory: %v, want ErrNoDatabase", err)
+	}
+	if after := listing(empty); !slices.Equal(before, after) {
+		t.Errorf("the refused open changed the directory:\nbefore %q\nafter  %q", before, after)
+	}
 }
