@@ -76,6 +76,17 @@ type Options struct {
 	// tables; IndexRecordsNever makes none. On a shared engine (etcd) no
 	// index is covering. An index keeps what it was declared with.
 	IndexRecords IndexRecords
+
+	// ReadOnly opens the account to read it and nothing else: Open writes
+	// nothing to the engine (a store of an older format is read as it is,
+	// its format left for the first build that writes it to raise), no
+	// expiry sweeper runs (expired entities stay hidden, as from every
+	// read), and every write, DDL and Restore fails with ErrReadOnly.
+	// Diagnostics and tools that look at a store someone else writes open
+	// it so (the CLI's offline reads do, over storage/pebble's
+	// Options.ReadOnly). Watch works over a ReadOnly account with Feed
+	// set: it reads the history the store holds, and no new commit comes.
+	ReadOnly bool
 }
 
 // IndexRecords says which indexes hold their entities' records (see
@@ -109,6 +120,8 @@ type Account struct {
 	// are storage.NestedSetters.
 	records IndexRecords
 	nests   bool
+	// readOnly is Options.ReadOnly: run refuses every write.
+	readOnly bool
 
 	cat    atomic.Pointer[catalog]
 	ddl    sync.Mutex
@@ -186,10 +199,11 @@ func Open(opts *Options) (*Account, error) {
 		o.Clock = time.Now
 	}
 	a := &Account{
-		eng:     o.Engine,
-		seed:    maphash.MakeSeed(),
-		nextID:  1,
-		records: o.IndexRecords,
+		eng:      o.Engine,
+		seed:     maphash.MakeSeed(),
+		nextID:   1,
+		records:  o.IndexRecords,
+		readOnly: o.ReadOnly,
 
 		gate:     newGate(),
 		released: make(chan struct{}),
@@ -230,7 +244,9 @@ func Open(opts *Options) (*Account, error) {
 	if o.Expiry != nil {
 		eo = *o.Expiry
 	}
-	a.startSweeper(eo)
+	if !a.readOnly {
+		a.startSweeper(eo)
+	}
 	return a, nil
 }
 

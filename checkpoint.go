@@ -56,13 +56,17 @@ func (a *Account) Checkpoint(ctx context.Context) (*Checkpoint, error) {
 // (and so ETags) written after Restore are later than every one handed
 // out before it, so an ETag read from the abandoned state never matches a
 // new write by chance. Restoring another account's checkpoint fails with
-// ErrInvalidInput, a closed one with ErrClosed.
+// ErrInvalidInput, a closed one with ErrClosed, on a read-only account
+// with ErrReadOnly.
 func (a *Account) Restore(ctx context.Context, c *Checkpoint) error {
 	if c == nil || c.a != a {
 		return newError(ErrInvalidInput, "Restore: the checkpoint is of another account")
 	}
 	if c.closed.Load() {
 		return ErrClosed
+	}
+	if a.readOnly {
+		return ErrReadOnly
 	}
 	if err := a.enter(ctx); err != nil {
 		return err

@@ -149,6 +149,10 @@ var ErrClockOutOfRange = &Error{Code: CodeInternalError, Message: "The server's 
 // ErrClosed is returned by operations on a closed Account.
 var ErrClosed = errors.New("localtable: account closed")
 
+// ErrReadOnly is returned by every write, DDL and Restore of an Account
+// opened with Options.ReadOnly.
+var ErrReadOnly = errors.New("localtable: the account is read-only")
+
 // ErrEngineInUse is returned by Open when Options.Engine belongs to an
 // Account that is open. An engine holds one account: two Accounts over it
 // would both number their tables from 1, mixing their entities and

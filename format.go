@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/localtable/localtable/internal/keyenc"
+	"github.com/localtable/localtable/storage"
 )
 
 // The store's format version: how its keys and records are laid out
@@ -71,10 +72,24 @@ func planFormat(stored []byte, found bool) ([]write, error) {
 }
 
 // checkFormat checks the store's format version at Open, and records it
-// in a store without one, through the write pipeline: on a shared engine
+// in a store without one (or raises an older one), through the write
+// pipeline, unless the account is read-only: on a shared engine
 // only if it is still absent, so that it never overwrites a version
 // another process recorded since (that one is then checked).
 func (a *Account) checkFormat(ctx context.Context) error {
+	if a.readOnly {
+		// Checked, not recorded: the store stays as it is.
+		stored, c, err := a.eng.Get(metaFormat)
+		found := err == nil
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		_, err = planFormat(stored, found)
+		if c != nil {
+			c.Close()
+		}
+		return err
+	}
 	return a.update(ctx, "recording the store's format", maxConflictRetries, [][]byte{metaFormat}, func(rs *readSet) (*metaPlan, error) {
 		ws, err := planFormat(rs.vals[0], rs.found[0])
 		if err != nil || ws == nil {

@@ -3,6 +3,7 @@ package localtable
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -123,7 +124,7 @@ func (w *entityWrite) run(ctx context.Context, t *Table, actions []Action, tx, s
 		return nil, err
 	}
 	defer a.exit()
-	if err := a.strategy.run(ctx, "the write", maxConflictRetries, w); err != nil {
+	if err := a.run(ctx, "the write", maxConflictRetries, w); err != nil {
 		return nil, err
 	}
 	return w.tags, nil
@@ -276,6 +277,16 @@ func appendEntityKeys(buf []byte, keys [][]byte, id uint64, actions []Action) ([
 	return buf, keys
 }
 
+// run runs a write's attempts by the account's strategy: the one way
+// every write (an entity write, or update's) reaches the engine, refused
+// with ErrReadOnly on an account opened with Options.ReadOnly.
+func (a *Account) run(ctx context.Context, what string, budget int, w attempter) error {
+	if a.readOnly {
+		return fmt.Errorf("%w: %s", ErrReadOnly, what)
+	}
+	return a.strategy.run(ctx, what, budget, w)
+}
+
 // update runs a write of the account's metadata (the catalog, the
 // clock's mark) through the pipeline: in each attempt, it reads keys and
 // hands what it read to plan, which returns the write set (nil: nothing to
@@ -285,7 +296,7 @@ func appendEntityKeys(buf []byte, keys [][]byte, id uint64, actions []Action) ([
 // and finish, if set, right after the commit, with its outcome (or the
 // contributors' error).
 func (a *Account) update(ctx context.Context, what string, budget int, keys [][]byte, plan func(rs *readSet) (*metaPlan, error)) error {
-	return a.strategy.run(ctx, what, budget, attemptFunc(func(context.Context) error {
+	return a.run(ctx, what, budget, attemptFunc(func(context.Context) error {
 		rs := newReadSet()
 		defer rs.close()
 		if err := a.strategy.read(ctx, rs, nil, keys); err != nil {

@@ -189,7 +189,9 @@ func (a *Account) Verify(ctx context.Context) (*VerifyReport, error) {
 				nextID = uint64(t)
 			case string(k) == string(metaFeedRev), string(k) == string(metaSweeper):
 			case string(k) == string(metaFormat):
-				if t != formatVersion {
+				// A read-only account reads an older store as it is,
+				// without raising its format (see checkFormat).
+				if _, err := planFormat(v, true); t != formatVersion && (!a.readOnly || err != nil) {
 					addProblem(&rep.Problems, &more, "the store's format version is %d; this localtable reads version %d", t, formatVersion)
 				}
 			default:
