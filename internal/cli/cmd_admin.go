@@ -18,6 +18,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/pebble"
 )
 
 func init() {
@@ -117,7 +118,7 @@ func runStats(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := src.open(ctx, e, c, openOpts{})
+	st, err := src.open(ctx, e, c, openOpts{readOnly: true})
 	if err != nil {
 		return err
 	}
@@ -194,9 +195,12 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 		if err != nil {
 			return err
 		}
+		// The accounts are the subdirectories that hold a store: check
+		// opens nothing else (opening creates nothing, but a directory
+		// of something else is no account to report).
 		accounts = nil
 		for _, en := range entries {
-			if en.IsDir() {
+			if en.IsDir() && pebble.HasDatabase(filepath.Join(*location, en.Name())) {
 				accounts = append(accounts, en.Name())
 			}
 		}
@@ -208,7 +212,7 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 	for _, name := range accounts {
 		t := localTargetAt(e, *location, name)
 		fmt.Fprintf(e.stdout, "account %s (%s)\n", name, t.where())
-		st, err := openLocal(ctx, t, openOpts{})
+		st, err := openLocal(ctx, t, openOpts{readOnly: true})
 		if err != nil {
 			fmt.Fprintf(e.stdout, "  FAILED to open: %v\n", err)
 			bad++

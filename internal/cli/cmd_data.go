@@ -124,7 +124,7 @@ func runTables(ctx context.Context, e *env, c *command, args []string) error {
 	default:
 		return usagef(c, "unknown subcommand %q: list, create or delete", sub)
 	}
-	st, err := src.open(ctx, e, c, openOpts{write: sub == "create"})
+	st, err := src.open(ctx, e, c, openOpts{write: sub == "create", readOnly: sub == "list"})
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 			return fmt.Errorf("--filter: %w", err)
 		}
 	}
-	st, err := src.open(ctx, e, c, openOpts{})
+	st, err := src.open(ctx, e, c, openOpts{readOnly: true})
 	if err != nil {
 		return err
 	}
@@ -454,7 +454,7 @@ func runGet(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := src.open(ctx, e, c, openOpts{})
+	st, err := src.open(ctx, e, c, openOpts{readOnly: true})
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func runExpiry(ctx context.Context, e *env, c *command, args []string) error {
 	case sub != "show" && sub != "set" && sub != "clear":
 		return usagef(c, "unknown subcommand %q: show, set or clear", sub)
 	}
-	st, err := src.open(ctx, e, c, openOpts{})
+	st, err := src.open(ctx, e, c, openOpts{readOnly: sub == "show"})
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func runIndex(ctx context.Context, e *env, c *command, args []string) error {
 	case sub != "list" && sub != "create" && sub != "drop" && sub != "repair":
 		return usagef(c, "unknown subcommand %q: list, create, drop or repair", sub)
 	}
-	st, err := src.open(ctx, e, c, openOpts{})
+	st, err := src.open(ctx, e, c, openOpts{readOnly: sub == "list"})
 	if err != nil {
 		return err
 	}

@@ -777,7 +777,7 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := xc.src.open(ctx, e, c, openOpts{})
+	st, err := xc.src.open(ctx, e, c, openOpts{readOnly: true})
 	if err != nil {
 		return err
 	}

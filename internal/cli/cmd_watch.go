@@ -114,7 +114,7 @@ func runWatch(ctx context.Context, e *env, c *command, args []string) error {
 	if remote != nil {
 		return watchRemote(ctx, e, remote, table, *filterText, *fromText, emit)
 	}
-	st, err := openLocal(ctx, local, openOpts{feed: true})
+	st, err := openLocal(ctx, local, openOpts{feed: true, readOnly: true})
 	if err != nil {
 		return err
 	}

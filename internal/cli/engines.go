@@ -29,6 +29,7 @@ type engineOpts struct {
 	etcdPrefix          string       // --etcd-prefix
 	etcdMaxRequestBytes int          // --etcd-max-request-bytes
 	noSync              bool         // bulk load: no fsync per commit (the command syncs)
+	readOnly            bool         // the command only reads: open the store read-only
 	log                 *slog.Logger // the server's logger; nil outside serve
 }
 
@@ -105,7 +106,7 @@ var pebbleEngine = &engineKind{
 	store:      "data directory",
 	selected:   func(o *engineOpts) bool { return o.location != "" },
 	open: func(_ context.Context, o *engineOpts, account string) (storage.Engine, error) {
-		return openPebble(filepath.Join(o.location, account), o.noSync)
+		return openPebble(filepath.Join(o.location, account), o.noSync, o.readOnly)
 	},
 	where:   func(o *engineOpts, account string) string { return filepath.Join(o.location, account) },
 	exists:  func(o *engineOpts, account string) bool { return exists(filepath.Join(o.location, account)) },
@@ -166,9 +167,10 @@ func etcdEngine(open func(context.Context, EtcdConfig) (storage.Engine, error)) 
 var errNoEtcd = fmt.Errorf("--etcd: this localtable is built without etcd support; the build with it is %s (go install %s@latest)", EtcdCommand, EtcdCommand)
 
 // openPebble opens a pebble engine in dir. noSync skips the fsync of each
-// commit (bulk loads, which sync at their checkpoints).
-func openPebble(dir string, noSync bool) (storage.Engine, error) {
-	db, err := pebble.Open(dir, &pebble.Options{NoSync: noSync})
+// commit (bulk loads, which sync at their checkpoints); readOnly opens an
+// existing store to read it, writing nothing to dir.
+func openPebble(dir string, noSync, readOnly bool) (storage.Engine, error) {
+	db, err := pebble.Open(dir, &pebble.Options{NoSync: noSync, ReadOnly: readOnly})
 	if errors.Is(err, pebble.ErrInUse) {
 		return nil, fmt.Errorf("%w (is a server running on it? then use --endpoint or --connection-string)", err)
 	}

@@ -206,6 +206,11 @@ type openOpts struct {
 	write  bool // the command writes: create the directory if need be
 	noSync bool // bulk load: no fsync per commit (the command syncs)
 	feed   bool // open the account with its change feed (watch)
+	// readOnly: the command only reads, and the store is opened so
+	// (localtable.Options.ReadOnly, and read-only on pebble): it writes
+	// nothing, not even an older store's format raised, and a directory
+	// that holds no store is refused, not made one.
+	readOnly bool
 }
 
 // open opens the store the flags name.
@@ -233,14 +238,14 @@ func openLocal(ctx context.Context, t *localTarget, o openOpts) (*localStore, er
 		return nil, fmt.Errorf("no data in %s (the account's directory under --location)", t.where())
 	}
 	opts := t.opts
-	opts.noSync = o.noSync
+	opts.noSync, opts.readOnly = o.noSync, o.readOnly
 	eng, err := t.kind.open(ctx, &opts, t.account)
 	if err != nil {
 		return nil, err
 	}
 	// The data commands do not sweep expired entities (serve does): they
 	// stay hidden, as every read hides them.
-	lo := &localtable.Options{Engine: eng, Expiry: &localtable.ExpiryOptions{Interval: -1}}
+	lo := &localtable.Options{Engine: eng, Expiry: &localtable.ExpiryOptions{Interval: -1}, ReadOnly: o.readOnly}
 	if o.feed {
 		lo.Feed = &localtable.FeedOptions{}
 	}
