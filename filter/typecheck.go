@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"context"
 	"strings"
 	"sync"
 
@@ -111,6 +112,38 @@ func detach(v localtable.Value) localtable.Value {
 	}
 	return v
 }
+
+// Probe reads up to limit entities of t in the filter's key ranges, by
+// its key ranges alone (through no index), noting their types for Hints
+// and matching none of them. It does nothing once the query through c
+// noted an entity. A query read through an index notes only the entities
+// the index gives it, and a comparison whose literal is of another type
+// than the property's values finds no entry, so nothing is noted and no
+// hint given: the case hints are for. Call Probe after such a query
+// (tools do, before they show Hints).
+func (c *TypeCheck) Probe(ctx context.Context, t *localtable.Table, limit int) error {
+	c.mu.Lock()
+	noted := c.scanned > 0
+	c.mu.Unlock()
+	if noted {
+		return nil
+	}
+	_, err := t.Query(ctx, &localtable.QueryOptions{Filter: probe{c}, ScanLimit: limit})
+	return err
+}
+
+// probe is the Predicate of Probe: it notes each entity's types and
+// matches none, and has the filter's key ranges but no PropertyRanges, so
+// that it reads the entities rather than an index.
+type probe struct{ c *TypeCheck }
+
+func (p probe) Match(e *localtable.Entity) bool { p.c.note(e); return false }
+
+func (p probe) MatchReader(r localtable.PropertyReader) bool { p.c.note(r); return false }
+
+func (p probe) KeyRanges() ([]localtable.KeyRange, bool) { return p.c.f.KeyRanges() }
+
+func (p probe) String() string { return p.c.f.String() }
 
 // KeyRanges returns the filter's key ranges.
 func (c *TypeCheck) KeyRanges() ([]localtable.KeyRange, bool) { return c.f.KeyRanges() }
