@@ -113,7 +113,8 @@ func detach(v localtable.Value) localtable.Value {
 	return v
 }
 
-// Probe reads up to limit entities of t in the filter's key ranges, by
+// Probe reads up to limit entities (0: DefaultProbeLimit) of t in the
+// filter's key ranges, by
 // its key ranges alone (through no index), noting their types for Hints
 // and matching none of them. It does nothing once the query through c
 // noted an entity. A query read through an index notes only the entities
@@ -128,9 +129,17 @@ func (c *TypeCheck) Probe(ctx context.Context, t *localtable.Table, limit int) e
 	if noted {
 		return nil
 	}
+	if limit <= 0 {
+		limit = DefaultProbeLimit
+	}
 	_, err := t.Query(ctx, &localtable.QueryOptions{Filter: probe{c}, ScanLimit: limit})
 	return err
 }
+
+// DefaultProbeLimit is the entities Probe reads with a limit of 0: enough
+// to meet the types a property holds in most tables, few enough for a
+// tool to probe on each query it shows.
+const DefaultProbeLimit = 1000
 
 // probe is the Predicate of Probe: it notes each entity's types and
 // matches none, and has the filter's key ranges but no PropertyRanges, so

@@ -182,9 +182,18 @@ func TestBinaryDataCommands(t *testing.T) {
 				// A literal of another type than the property's: no
 				// entity, as the service answers, and a hint why.
 				got = run("query", table, "--filter", "Total eq '12'", "--explain")
-				if want := "hint: Total is Edm.Double in the entities scanned (7.5, for one); the filter compares it with a String ('12'), and values of different types never match: write a Double literal, such as 7.5.\n"; !strings.Contains(got, want) || !strings.Contains(got, "returned 0") {
+				want := "hint: Total is Edm.Double in the entities scanned (7.5, for one); the filter compares it with a String ('12'), and values of different types never match: write a Double literal, such as 7.5.\n"
+				if !strings.Contains(got, want) || !strings.Contains(got, "returned 0") {
 					t.Fatalf("query --explain with a String for a Double: want %q in\n%s", want, got)
 				}
+				// Through an index on Total the String finds no entry and
+				// no entity is read: the hint comes from a probe.
+				run("index", "create", table, "byTotal", "Total")
+				got = run("query", table, "--filter", "Total eq '12'", "--explain")
+				if !strings.Contains(got, want) || !strings.Contains(got, "read through index byTotal") {
+					t.Fatalf("query --explain with a String for an indexed Double: want %q, through byTotal, in\n%s", want, got)
+				}
+				run("index", "drop", table, "byTotal")
 			}
 			var arr []map[string]any
 			if err := json.Unmarshal([]byte(run("query", table, "-o", "json", "--top", "1")), &arr); err != nil || len(arr) != 1 || arr[0]["PartitionKey"] != "jones" {

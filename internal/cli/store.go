@@ -305,7 +305,11 @@ func (l *localStore) Query(ctx context.Context, table string, q queryReq) (query
 		}
 		opts.Filter = f
 	}
-	p, err := l.acct.Table(table).Query(ctx, &opts)
+	t := l.acct.Table(table)
+	p, err := t.Query(ctx, &opts)
+	if err == nil && q.Check != nil {
+		err = q.Check.Probe(ctx, t, 0) // for the hints, if the query noted no entity (read through an index)
+	}
 	if err != nil {
 		return queryPage{}, err
 	}

@@ -280,6 +280,13 @@ func (x *Explorer) serveBrowse(w http.ResponseWriter, r *http.Request, acct *Acc
 		return
 	}
 	if check != nil {
+		// A query read through an index may note no entity: the hints
+		// then come from a probe of the table.
+		if err := check.Probe(r.Context(), t, 0); err != nil {
+			p.Error = errText(err)
+			x.render(w, r, statusOf(err), "table", p)
+			return
+		}
 		p.Hints = check.Hints()
 	}
 	seen := map[string]bool{}

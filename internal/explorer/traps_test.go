@@ -154,6 +154,18 @@ func TestBrowserExplorerTraps(t *testing.T) {
 	if hints != 0 || text("#returned") != "1" {
 		t.Fatalf("a right filter: %d hint lists, returned %s", hints, text("#returned"))
 	}
+	// The same mistake on an indexed Total: the String finds no entry of
+	// the index and the query reads no entity, but the hint is there.
+	if err := wide.CreateIndex(ctx, "byTotal", "Total"); err != nil {
+		t.Fatal(err)
+	}
+	next("mistyped filter, indexed", chromedp.SetValue("#filter", "Total eq '12.5'", chromedp.ByQuery), chromedp.Click("#run-query", chromedp.ByQuery))
+	if got, r, ix := text("#hints"), text("#returned"), text("#index-used"); r != "0" || ix != "byTotal" || !strings.Contains(got, "write a Double literal, such as 0.5") {
+		t.Fatalf("hint through the index: %q (returned %s, through index %q)", got, r, ix)
+	}
+	if err := wide.DropIndex(ctx, "byTotal"); err != nil {
+		t.Fatal(err)
+	}
 
 	// A bad Int32 in the editor: its code once.
 	next("new entity", chromedp.Navigate(hs.URL+"/-/explorer/a/devstoreaccount1/t/One/e?new=1"))
