@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -58,6 +59,41 @@ type indexPlan struct {
 	exact bool
 	why   string // why the index is used, or why none is
 	warm  byte   // readCandidates' reads of entries ahead, kept
+	buf   *planBuf
+}
+
+// planBuf holds the slices of an indexPlan: pooled (planBufs), so that the
+// plan of each page, which reads the same number of entries as the last
+// page of the same query did, mostly needs no allocation.
+type planBuf struct {
+	cands []candidate
+	order []int32
+	sk    []sortKey
+}
+
+// planBufs holds the planBufs of released plans.
+var planBufs = sync.Pool{New: func() any { return new(planBuf) }}
+
+// maxPooledCands bounds the candidates a pooled planBuf keeps room for.
+const maxPooledCands = 4096
+
+// release returns the plan's slices to planBufs: the plan is not used
+// after it. The candidates' bytes are views of the engine's reads or
+// copies in chunks of their own, which entities read from them may keep:
+// only the slices of candidates are reused, cleared.
+func (pl *indexPlan) release() {
+	pb := pl.buf
+	if pb == nil {
+		return
+	}
+	pl.buf = nil
+	clear(pl.cands)
+	if cap(pl.cands) > maxPooledCands {
+		return
+	}
+	pb.cands, pb.order = pl.cands[:0], pl.order[:0]
+	pl.cands, pl.order = nil, nil
+	planBufs.Put(pb)
 }
 
 // fetches returns how many entities the plan fetches: none when the
@@ -169,7 +205,12 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 		}
 		pl.proven, pl.exact = proven, exact
 		if best == nil || pl.entries < best.entries {
+			if best != nil {
+				best.release()
+			}
 			best = pl
+		} else {
+			pl.release()
 		}
 	}
 	if best == nil {
@@ -255,8 +296,11 @@ type sortKey struct {
 
 // sortCandidates returns the positions in cs of its distinct candidates,
 // in the order of their keys: the candidates themselves are not moved.
-func sortCandidates(cs []candidate) []int32 {
-	sk := make([]sortKey, len(cs))
+func sortCandidates(cs []candidate, pb *planBuf) []int32 {
+	if cap(pb.sk) < len(cs) {
+		pb.sk = make([]sortKey, len(cs))
+	}
+	sk := pb.sk[:len(cs)]
 	for i := range cs {
 		var b [16]byte
 		copy(b[:], cs[i].key)
@@ -271,7 +315,10 @@ func sortCandidates(cs []candidate) []int32 {
 		}
 		return bytes.Compare(cs[a.i].key, cs[b.i].key)
 	})
-	order := make([]int32, 0, len(cs))
+	order := pb.order[:0]
+	if cap(order) < len(cs) {
+		order = make([]int32, 0, len(cs))
+	}
 	for _, k := range sk {
 		if n := len(order); n > 0 && bytes.Equal(cs[order[n-1]].key, cs[k.i].key) {
 			continue
@@ -289,7 +336,8 @@ func sortCandidates(cs []candidate) []int32 {
 // (storage.StableReader), copies in a copyArena's chunks otherwise.
 func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tableID uint64, x *indexDef, vr []ValueRange, ranges []KeyRange, after Key, recs bool) (*indexPlan, error) {
 	spans := valueSpans(tableID, x, vr)
-	pl := &indexPlan{def: x, spans: len(spans)}
+	pb := planBufs.Get().(*planBuf)
+	pl := &indexPlan{def: x, spans: len(spans), buf: pb, cands: pb.cands[:0], order: pb.order[:0]}
 	view := stableReads(a.eng)
 	recs = recs && x.Covering
 	prefix := keyenc.AppendTableID(nil, tableID)
@@ -328,6 +376,7 @@ func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tabl
 				pl.entries++
 				if pl.entries > maxIndexCandidates {
 					it.Close()
+					pl.release()
 					return nil, nil
 				}
 				if pl.entries%1024 == 0 {
@@ -371,7 +420,7 @@ func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tabl
 			return nil, err
 		}
 	}
-	pl.order = sortCandidates(pl.cands)
+	pl.order = sortCandidates(pl.cands, pb)
 	return pl, nil
 }
 
@@ -592,6 +641,7 @@ func (t *Table) Explain(ctx context.Context, opts *QueryOptions) (string, error)
 		if err != nil {
 			return "", err
 		}
+		defer pl.release()
 		if pl.use {
 			b.WriteString("index: " + pl.why)
 		} else {

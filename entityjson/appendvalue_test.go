@@ -154,3 +154,21 @@ func TestAppendStringRuns(t *testing.T) {
 		}
 	}
 }
+
+// AppendString agrees with its rules applied rune by rune for every byte
+// value at every place of plain runs of up to 24 bytes, before and after
+// it: it reads plain runs eight bytes at a time, and a byte to escape must
+// be found in any lane of a word.
+func TestAppendStringEveryBytePlace(t *testing.T) {
+	const plain = "abcdefghijklmnopqrstuvwx"
+	for c := range 256 {
+		for n := range len(plain) + 1 {
+			for at := range n + 1 {
+				s := plain[:at] + string([]byte{byte(c)}) + plain[at:n]
+				if got, want := string(entityjson.AppendString(nil, s)), string(appendStringByRune(nil, s)); got != want {
+					t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+				}
+			}
+		}
+	}
+}

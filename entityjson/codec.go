@@ -466,7 +466,7 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 		} else {
 			b = strconv.AppendFloat(b, f, 'g', -1, 64)
 		}
-		if !bytes.ContainsAny(b[n:], ".e") {
+		if !hasFraction(b[n:]) {
 			b = append(b, ".0"...)
 		}
 		return b
@@ -493,6 +493,16 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// hasFraction reports whether the number text d has a dot or an exponent.
+func hasFraction(d []byte) bool {
+	for _, c := range d {
+		if c == '.' || c == 'e' {
+			return true
+		}
+	}
+	return false
+}
+
 // plainByte marks the bytes AppendString copies as they are: printable
 // ASCII but the quote and the backslash.
 var plainByte = func() (t [256]bool) {
@@ -504,14 +514,37 @@ var plainByte = func() (t [256]bool) {
 
 // appendGUID appends g as a JSON string in its lower-case 8-4-4-4-12 form.
 func appendGUID(b []byte, g localtable.GUID) []byte {
-	b = append(b, '"')
+	var t [38]byte
+	t[0], t[9], t[14], t[19], t[24], t[37] = '"', '-', '-', '-', '-', '"'
+	j := 1
 	for i, c := range g {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b = append(b, '-')
+			j++
 		}
-		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+		t[j], t[j+1] = hexDigits[c>>4], hexDigits[c&0xf]
+		j += 2
 	}
-	return append(b, '"')
+	return append(b, t[:]...)
+}
+
+// plainRun returns where the run of plainBytes that starts at s[i] ends:
+// eight bytes at a time while they are all plain, then byte by byte.
+func plainRun(s string, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// A byte below 0x20, at or above 0x80, or a quote, a backslash
+		// or DEL: the word is not all plain.
+		q, bs, del := x^(ones*'"'), x^(ones*'\\'), x^(ones*0x7f)
+		if ((x-ones*0x20)|(q-ones)|(bs-ones)|(del-ones))&^(x&q&bs&del)&highs|x&highs != 0 {
+			break
+		}
+	}
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	return i
 }
 
 // AppendString appends s as a JSON string, as the service escapes it:
@@ -522,10 +555,7 @@ func AppendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		// Runs of printable ASCII other than the quote and the
 		// backslash, most of most strings, are copied whole.
-		j := i
-		for j < len(s) && plainByte[s[j]] {
-			j++
-		}
+		j := plainRun(s, i)
 		if j > i {
 			b = append(b, s[i:j]...)
 			if i = j; i == len(s) {
