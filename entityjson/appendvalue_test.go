@@ -172,3 +172,24 @@ func TestAppendStringEveryBytePlace(t *testing.T) {
 		}
 	}
 }
+
+// AppendValue writes the Doubles of few decimals, which it formats
+// without strconv's search for the shortest digits, as that search does:
+// m/10^k for random m of every size and k up to 9, negative too, and the
+// values next to them.
+func TestAppendValueShortDecimals(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 300_000 {
+		m := r.Int64N(1 << r.IntN(56))
+		f := float64(m) / math.Pow(10, float64(r.IntN(10)))
+		if r.IntN(2) == 0 {
+			f = -f
+		}
+		for _, g := range []float64{f, math.Nextafter(f, math.Inf(1)), math.Nextafter(f, math.Inf(-1))} {
+			v := localtable.DoubleValue(g)
+			if got, want := string(entityjson.AppendValue(nil, v)), string(appendValueText(nil, v)); got != want {
+				t.Fatalf("AppendValue(%v) = %s, want %s", g, got, want)
+			}
+		}
+	}
+}

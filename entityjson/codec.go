@@ -460,6 +460,9 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return AppendString(b, edmfmt.Double(f))
 		}
+		if d, ok := appendShortDecimal(b, f); ok {
+			return d
+		}
 		n := len(b)
 		if a := math.Abs(f); a == 0 || (a >= 1e-7 && a < 1e21) {
 			b = strconv.AppendFloat(b, f, 'f', -1, 64)
@@ -492,6 +495,57 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// decimalPow10 are the powers of ten appendShortDecimal tries.
+var decimalPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6}
+
+// appendShortDecimal appends f as strconv.AppendFloat(b, f, 'f', -1, 64)
+// does, and ".0" if that has no dot, when f is m/10^k for an integer m
+// of less than 2^49 and k at most 6 (prices, scores, most of the Doubles
+// people store), without strconv's search for the shortest digits: it
+// finds the least k for which the integer m nearest f·10^k gives back f
+// (m/10^k, both exact, is the division ParseFloat rounds as it rounds
+// the decimal). That is the shortest text, and the only one of its
+// length: f·10^k is within 3/16 of m (f is within half an ulp of m/10^k,
+// the product within half its own ulp, both tiny below 2^49), and two
+// texts of k fractional digits are more than 8 ulps of f apart. ok is
+// false for any other f, zero among them (for the sign of -0).
+func appendShortDecimal(b []byte, f float64) ([]byte, bool) {
+	if f == 0 || !(math.Abs(f) < 1<<40) {
+		return b, false
+	}
+	for k, p := range decimalPow10 {
+		m := math.Round(f * p)
+		if math.Abs(m) >= 1<<49 {
+			return b, false
+		}
+		if m/p != f {
+			continue
+		}
+		u := uint64(math.Abs(m))
+		if f < 0 {
+			b = append(b, '-')
+		}
+		if k == 0 {
+			b = strconv.AppendUint(b, u, 10)
+			return append(b, ".0"...), true
+		}
+		div := uint64(p)
+		b = strconv.AppendUint(b, u/div, 10)
+		b = append(b, '.')
+		frac := u % div
+		n := len(b)
+		for range k {
+			b = append(b, '0')
+		}
+		for i := len(b) - 1; i >= n; i-- {
+			b[i] = byte('0' + frac%10)
+			frac /= 10
+		}
+		return b, true
+	}
+	return b, false
+}
 
 // hasFraction reports whether the number text d has a dot or an exponent.
 func hasFraction(d []byte) bool {

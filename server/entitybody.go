@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"iter"
 	"net/url"
 	"slices"
@@ -133,6 +132,7 @@ type storedWriter struct {
 // annotation member, if any, and its name, with the colon.
 type memberSlot struct {
 	name string
+	kind localtable.Kind
 	ann  string // its annotation, as annotation returns it
 	text []byte
 }
@@ -144,26 +144,35 @@ func newStoredWriter(o *encodeOpts) *storedWriter {
 }
 
 func (sw *storedWriter) property(name string, v localtable.Value) bool {
-	if v.IsNull() {
+	k := v.Kind()
+	if k == localtable.KindNull {
 		return true
 	}
 	w, level := &sw.w, sw.o.level
-	ann := annotation(v, level)
 	i := sw.idx
 	sw.idx++
-	if sw.keep && i == len(sw.slots) && i < maxSlots {
-		// The first entity to have a property at i: keep its text.
-		// Its comma too: a property always follows the keys.
+	if i < len(sw.slots) && !w.first {
+		// A property of the same name and kind as the last entity's at
+		// i has the same annotation, but for a Double, which is annotated
+		// when it is not finite.
+		if sl := &sw.slots[i]; sl.kind == k && sl.name == name && (k != localtable.KindDouble || sl.ann == annotation(v, level)) {
+			w.b = append(w.b, sl.text...)
+			w.b = entityjson.AppendValue(w.b, v)
+			return true
+		}
+	}
+	if sw.keep && i == len(sw.slots) && i < maxSlots && !w.first {
+		// The first entity to have a property at i: keep its text, its
+		// comma too (a property always follows the keys).
+		ann := annotation(v, level)
 		m := memberWriter{b: append(make([]byte, 0, 64), ','), first: true}
 		if ann != "" {
 			m.member(name, entityjson.AnnotationSuffix)
 			m.b = entityjson.AppendString(m.b, ann)
 		}
 		m.member(name, "")
-		sw.slots = append(sw.slots, memberSlot{name: strings.Clone(name), ann: ann, text: m.b})
-	}
-	if i < len(sw.slots) && sw.slots[i].name == name && sw.slots[i].ann == ann && !w.first {
-		w.b = append(w.b, sw.slots[i].text...)
+		sw.slots = append(sw.slots, memberSlot{name: strings.Clone(name), kind: k, ann: ann, text: m.b})
+		w.b = append(w.b, m.b...)
 		w.b = entityjson.AppendValue(w.b, v)
 		return true
 	}
@@ -234,17 +243,15 @@ func (sw *storedWriter) append(b []byte, pk, rk string, ticks int64, props iter.
 	return b
 }
 
-// appendEscapedColons appends s with each colon as "%3A", as an ETag
-// writes its Timestamp's text.
+// appendEscapedColons appends the Timestamp text s, as ticktime.Append
+// writes it with seven digits (yyyy-MM-ddTHH:mm:ss.fffffffZ), with its
+// colons as "%3A", as an ETag holds it.
 func appendEscapedColons(b, s []byte) []byte {
-	for {
-		i := bytes.IndexByte(s, ':')
-		if i < 0 {
-			return append(b, s...)
-		}
-		b = append(append(b, s[:i]...), "%3A"...)
-		s = s[i+1:]
-	}
+	b = append(b, s[:13]...)
+	b = append(b, "%3A"...)
+	b = append(b, s[14:16]...)
+	b = append(b, "%3A"...)
+	return append(b, s[17:]...)
 }
 
 // memberWriter appends the members of a JSON object.
