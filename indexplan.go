@@ -2,11 +2,11 @@ package localtable
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -306,15 +306,7 @@ func sortCandidates(cs []candidate, pb *planBuf) []int32 {
 		copy(b[:], cs[i].key)
 		sk[i] = sortKey{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), int32(i)}
 	}
-	slices.SortFunc(sk, func(a, b sortKey) int {
-		if c := cmp.Compare(a.hi, b.hi); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.lo, b.lo); c != 0 {
-			return c
-		}
-		return bytes.Compare(cs[a.i].key, cs[b.i].key)
-	})
+	sortKeys(sk, cs, 2*bits.Len(uint(len(sk))))
 	order := pb.order[:0]
 	if cap(order) < len(cs) {
 		order = make([]int32, 0, len(cs))
@@ -326,6 +318,78 @@ func sortCandidates(cs []candidate, pb *planBuf) []int32 {
 		order = append(order, k.i)
 	}
 	return order
+}
+
+// less reports whether the candidate of a sorts before that of b: by
+// their prefixes, then their keys in cs.
+func (a *sortKey) less(b *sortKey, cs []candidate) bool {
+	if a.hi != b.hi {
+		return a.hi < b.hi
+	}
+	if a.lo != b.lo {
+		return a.lo < b.lo
+	}
+	return bytes.Compare(cs[a.i].key, cs[b.i].key) < 0
+}
+
+// sortKeys sorts sk by sortKey.less: a quicksort whose comparisons are
+// inlined (a page's plan sorts hundreds or thousands of candidates, and
+// slices.SortFunc's calls of a comparison func were most of its cost),
+// insertion sort for short runs, and slices.SortFunc when depth runs out
+// (a bad run of pivots), so that it never goes quadratic.
+func sortKeys(sk []sortKey, cs []candidate, depth int) {
+	for len(sk) > 12 {
+		if depth == 0 {
+			slices.SortFunc(sk, func(a, b sortKey) int {
+				switch {
+				case a.less(&b, cs):
+					return -1
+				case b.less(&a, cs):
+					return 1
+				}
+				return 0
+			})
+			return
+		}
+		depth--
+		// The median of the first, middle and last as the pivot.
+		m, l := len(sk)/2, len(sk)-1
+		if sk[m].less(&sk[0], cs) {
+			sk[m], sk[0] = sk[0], sk[m]
+		}
+		if sk[l].less(&sk[m], cs) {
+			sk[l], sk[m] = sk[m], sk[l]
+			if sk[m].less(&sk[0], cs) {
+				sk[m], sk[0] = sk[0], sk[m]
+			}
+		}
+		pivot := sk[m]
+		// Hoare's partition: sk[:j+1] ≤ pivot ≤ sk[j+1:], both not empty.
+		i, j := -1, len(sk)
+		for {
+			for i++; sk[i].less(&pivot, cs); i++ {
+			}
+			for j--; pivot.less(&sk[j], cs); j-- {
+			}
+			if i >= j {
+				break
+			}
+			sk[i], sk[j] = sk[j], sk[i]
+		}
+		// The shorter side recursively, the longer in the loop.
+		if j+1 < len(sk)-j-1 {
+			sortKeys(sk[:j+1], cs, depth)
+			sk = sk[j+1:]
+		} else {
+			sortKeys(sk[j+1:], cs, depth)
+			sk = sk[:j+1]
+		}
+	}
+	for i := 1; i < len(sk); i++ {
+		for j := i; j > 0 && sk[j].less(&sk[j-1], cs); j-- {
+			sk[j], sk[j-1] = sk[j-1], sk[j]
+		}
+	}
 }
 
 // readCandidates reads the entries of index x in the value ranges vr, and
