@@ -37,6 +37,9 @@ type storedVisit struct {
 	// again to measure it.
 	size  int
 	sized bool
+	// fresh says that it was initialized on rec by emit and has not been
+	// read since: all need not initialize it again.
+	fresh bool
 
 	row   func(*Row) error
 	rowAt Row // what row receives, reset for each entity
@@ -71,7 +74,7 @@ func (v *storedVisit) emit(key, rec []byte, size bool, row *Row) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	v.rec, v.sized = rec, false
+	v.rec, v.sized, v.fresh = rec, false, true
 	if v.row == nil {
 		if v.props == nil {
 			v.props = v.all
@@ -106,8 +109,10 @@ func (v *storedVisit) emit(key, rec []byte, size bool, row *Row) (int, error) {
 
 // all yields the properties of the record emit is visiting.
 func (v *storedVisit) all(yield func(string, Value) bool) {
-	v.it.init(v.rec, true)
-	v.sized = false
+	if !v.fresh {
+		v.it.init(v.rec, true)
+	}
+	v.sized, v.fresh = false, false
 	n := 0
 	for {
 		name, val, ok := v.it.next()
