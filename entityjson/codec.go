@@ -570,16 +570,24 @@ var plainByte = func() (t [256]bool) {
 func appendGUID(b []byte, g localtable.GUID) []byte {
 	var t [38]byte
 	t[0], t[9], t[14], t[19], t[24], t[37] = '"', '-', '-', '-', '-', '"'
-	j := 1
-	for i, c := range g {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			j++
-		}
-		t[j], t[j+1] = hexDigits[c>>4], hexDigits[c&0xf]
-		j += 2
+	for i, at := range guidHexAt {
+		h := hexPairs[g[i]]
+		t[at], t[at+1] = h[0], h[1]
 	}
 	return append(b, t[:]...)
 }
+
+// guidHexAt is where each byte of a GUID is written in its quoted
+// 8-4-4-4-12 form.
+var guidHexAt = [16]uint8{1, 3, 5, 7, 10, 12, 15, 17, 20, 22, 25, 27, 29, 31, 33, 35}
+
+// hexPairs holds each byte's two lower-case hex digits.
+var hexPairs = func() (t [256][2]byte) {
+	for c := range t {
+		t[c] = [2]byte{hexDigits[c>>4], hexDigits[c&0xf]}
+	}
+	return t
+}()
 
 // plainRun returns where the run of plainBytes that starts at s[i] ends:
 // eight bytes at a time while they are all plain, then byte by byte.
