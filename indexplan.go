@@ -2,13 +2,14 @@ package localtable
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
@@ -58,6 +59,41 @@ type indexPlan struct {
 	exact bool
 	why   string // why the index is used, or why none is
 	warm  byte   // readCandidates' reads of entries ahead, kept
+	buf   *planBuf
+}
+
+// planBuf holds the slices of an indexPlan: pooled (planBufs), so that the
+// plan of each page, which reads the same number of entries as the last
+// page of the same query did, mostly needs no allocation.
+type planBuf struct {
+	cands []candidate
+	order []int32
+	sk    []sortKey
+}
+
+// planBufs holds the planBufs of released plans.
+var planBufs = sync.Pool{New: func() any { return new(planBuf) }}
+
+// maxPooledCands bounds the candidates a pooled planBuf keeps room for.
+const maxPooledCands = 4096
+
+// release returns the plan's slices to planBufs: the plan is not used
+// after it. The candidates' bytes are views of the engine's reads or
+// copies in chunks of their own, which entities read from them may keep:
+// only the slices of candidates are reused, cleared.
+func (pl *indexPlan) release() {
+	pb := pl.buf
+	if pb == nil {
+		return
+	}
+	pl.buf = nil
+	clear(pl.cands)
+	if cap(pl.cands) > maxPooledCands {
+		return
+	}
+	pb.cands, pb.order = pl.cands[:0], pl.order[:0]
+	pl.cands, pl.order = nil, nil
+	planBufs.Put(pb)
 }
 
 // fetches returns how many entities the plan fetches: none when the
@@ -169,7 +205,12 @@ func planIndex(ctx context.Context, a *Account, snap storage.Snapshot, lt *liveT
 		}
 		pl.proven, pl.exact = proven, exact
 		if best == nil || pl.entries < best.entries {
+			if best != nil {
+				best.release()
+			}
 			best = pl
+		} else {
+			pl.release()
 		}
 	}
 	if best == nil {
@@ -255,23 +296,21 @@ type sortKey struct {
 
 // sortCandidates returns the positions in cs of its distinct candidates,
 // in the order of their keys: the candidates themselves are not moved.
-func sortCandidates(cs []candidate) []int32 {
-	sk := make([]sortKey, len(cs))
+func sortCandidates(cs []candidate, pb *planBuf) []int32 {
+	if cap(pb.sk) < len(cs) {
+		pb.sk = make([]sortKey, len(cs))
+	}
+	sk := pb.sk[:len(cs)]
 	for i := range cs {
 		var b [16]byte
 		copy(b[:], cs[i].key)
 		sk[i] = sortKey{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), int32(i)}
 	}
-	slices.SortFunc(sk, func(a, b sortKey) int {
-		if c := cmp.Compare(a.hi, b.hi); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.lo, b.lo); c != 0 {
-			return c
-		}
-		return bytes.Compare(cs[a.i].key, cs[b.i].key)
-	})
-	order := make([]int32, 0, len(cs))
+	sortKeys(sk, cs, 2*bits.Len(uint(len(sk))))
+	order := pb.order[:0]
+	if cap(order) < len(cs) {
+		order = make([]int32, 0, len(cs))
+	}
 	for _, k := range sk {
 		if n := len(order); n > 0 && bytes.Equal(cs[order[n-1]].key, cs[k.i].key) {
 			continue
@@ -279,6 +318,78 @@ func sortCandidates(cs []candidate) []int32 {
 		order = append(order, k.i)
 	}
 	return order
+}
+
+// less reports whether the candidate of a sorts before that of b: by
+// their prefixes, then their keys in cs.
+func (a *sortKey) less(b *sortKey, cs []candidate) bool {
+	if a.hi != b.hi {
+		return a.hi < b.hi
+	}
+	if a.lo != b.lo {
+		return a.lo < b.lo
+	}
+	return bytes.Compare(cs[a.i].key, cs[b.i].key) < 0
+}
+
+// sortKeys sorts sk by sortKey.less: a quicksort whose comparisons are
+// inlined (a page's plan sorts hundreds or thousands of candidates, and
+// slices.SortFunc's calls of a comparison func were most of its cost),
+// insertion sort for short runs, and slices.SortFunc when depth runs out
+// (a bad run of pivots), so that it never goes quadratic.
+func sortKeys(sk []sortKey, cs []candidate, depth int) {
+	for len(sk) > 12 {
+		if depth == 0 {
+			slices.SortFunc(sk, func(a, b sortKey) int {
+				switch {
+				case a.less(&b, cs):
+					return -1
+				case b.less(&a, cs):
+					return 1
+				}
+				return 0
+			})
+			return
+		}
+		depth--
+		// The median of the first, middle and last as the pivot.
+		m, l := len(sk)/2, len(sk)-1
+		if sk[m].less(&sk[0], cs) {
+			sk[m], sk[0] = sk[0], sk[m]
+		}
+		if sk[l].less(&sk[m], cs) {
+			sk[l], sk[m] = sk[m], sk[l]
+			if sk[m].less(&sk[0], cs) {
+				sk[m], sk[0] = sk[0], sk[m]
+			}
+		}
+		pivot := sk[m]
+		// Hoare's partition: sk[:j+1] ≤ pivot ≤ sk[j+1:], both not empty.
+		i, j := -1, len(sk)
+		for {
+			for i++; sk[i].less(&pivot, cs); i++ {
+			}
+			for j--; pivot.less(&sk[j], cs); j-- {
+			}
+			if i >= j {
+				break
+			}
+			sk[i], sk[j] = sk[j], sk[i]
+		}
+		// The shorter side recursively, the longer in the loop.
+		if j+1 < len(sk)-j-1 {
+			sortKeys(sk[:j+1], cs, depth)
+			sk = sk[j+1:]
+		} else {
+			sortKeys(sk[j+1:], cs, depth)
+			sk = sk[:j+1]
+		}
+	}
+	for i := 1; i < len(sk); i++ {
+		for j := i; j > 0 && sk[j].less(&sk[j-1], cs); j-- {
+			sk[j], sk[j-1] = sk[j-1], sk[j]
+		}
+	}
 }
 
 // readCandidates reads the entries of index x in the value ranges vr, and
@@ -289,7 +400,8 @@ func sortCandidates(cs []candidate) []int32 {
 // (storage.StableReader), copies in a copyArena's chunks otherwise.
 func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tableID uint64, x *indexDef, vr []ValueRange, ranges []KeyRange, after Key, recs bool) (*indexPlan, error) {
 	spans := valueSpans(tableID, x, vr)
-	pl := &indexPlan{def: x, spans: len(spans)}
+	pb := planBufs.Get().(*planBuf)
+	pl := &indexPlan{def: x, spans: len(spans), buf: pb, cands: pb.cands[:0], order: pb.order[:0]}
 	view := stableReads(a.eng)
 	recs = recs && x.Covering
 	prefix := keyenc.AppendTableID(nil, tableID)
@@ -328,6 +440,7 @@ func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tabl
 				pl.entries++
 				if pl.entries > maxIndexCandidates {
 					it.Close()
+					pl.release()
 					return nil, nil
 				}
 				if pl.entries%1024 == 0 {
@@ -371,7 +484,7 @@ func readCandidates(ctx context.Context, a *Account, snap storage.Snapshot, tabl
 			return nil, err
 		}
 	}
-	pl.order = sortCandidates(pl.cands)
+	pl.order = sortCandidates(pl.cands, pb)
 	return pl, nil
 }
 
@@ -592,6 +705,7 @@ func (t *Table) Explain(ctx context.Context, opts *QueryOptions) (string, error)
 		if err != nil {
 			return "", err
 		}
+		defer pl.release()
 		if pl.use {
 			b.WriteString("index: " + pl.why)
 		} else {

@@ -277,6 +277,7 @@ func (t *Table) query(ctx context.Context, opts QueryOptions, spec scanSpec) (Qu
 		if err != nil {
 			return QueryPage{}, err
 		}
+		defer pl.release()
 		if pl.use {
 			if err := t.readIndexed(ctx, snap, rec.id, pl, ranges, opts, sel, spec, &page); err != nil {
 				return QueryPage{}, err

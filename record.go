@@ -490,11 +490,26 @@ func (w *recordWalker) collect(sel selection, props Properties) error {
 // name next returned), and, in a version 2 record, that the property
 // starts where its offset says.
 func (w *recordWalker) next() (name string, v Value, ok bool) {
-	start := w.i
-	name, kind, at, _, ok := w.seek("")
-	if !ok {
+	// seek("") inlined: the one property, as seek reads and checks it.
+	start, p := w.i, w.p
+	if p >= w.n {
+		if start != len(w.b) && w.err == nil {
+			w.err = errCorruptRecord
+		}
 		return "", Value{}, false
 	}
+	ns, ne := lengthAt(w.b, start)
+	if ne < 0 {
+		w.fail()
+		return "", Value{}, false
+	}
+	name = w.s[ns:ne]
+	kind, at, end := payloadAt(w.b, ne)
+	if end < 0 {
+		w.fail()
+		return "", Value{}, false
+	}
+	w.i, w.p = end, p+1
 	if w.offs.width != 0 && w.p > 1 && w.offs.start(w.p-1) != start {
 		w.fail()
 		return "", Value{}, false
@@ -513,7 +528,7 @@ func (w *recordWalker) next() (name string, v Value, ok bool) {
 		}
 	}
 	w.prev = name
-	return name, w.value(kind, at), true
+	return name, valueAt(w.b, w.s, kind, at, end), true
 }
 
 // noHint is find's hint when there is none.

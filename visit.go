@@ -32,6 +32,14 @@ type storedVisit struct {
 	rec   []byte // the record being visited
 	it    recordWalker
 	props iter.Seq2[string, Value] // all, made once
+	// size is the PayloadSize of the properties all yielded, and sized
+	// whether it yielded them all: then emit need not walk the record
+	// again to measure it.
+	size  int
+	sized bool
+	// fresh says that it was initialized on rec by emit and has not been
+	// read since: all need not initialize it again.
+	fresh bool
 
 	row   func(*Row) error
 	rowAt Row // what row receives, reset for each entity
@@ -66,7 +74,7 @@ func (v *storedVisit) emit(key, rec []byte, size bool, row *Row) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	v.rec = rec
+	v.rec, v.sized, v.fresh = rec, false, true
 	if v.row == nil {
 		if v.props == nil {
 			v.props = v.all
@@ -82,8 +90,12 @@ func (v *storedVisit) emit(key, rec []byte, size bool, row *Row) (int, error) {
 	if !size {
 		return 0, nil
 	}
-	// The measure of MaxBytes, as PayloadSize measures the entity.
+	// The measure of MaxBytes, as PayloadSize measures the entity: taken
+	// as the visitor read the properties, if it read them all.
 	n := payloadKeysSize(pk, rk)
+	if v.sized {
+		return n + v.size, nil
+	}
 	v.it.init(rec, true)
 	for {
 		name, val, ok := v.it.next()
@@ -97,10 +109,19 @@ func (v *storedVisit) emit(key, rec []byte, size bool, row *Row) (int, error) {
 
 // all yields the properties of the record emit is visiting.
 func (v *storedVisit) all(yield func(string, Value) bool) {
-	v.it.init(v.rec, true)
+	if !v.fresh {
+		v.it.init(v.rec, true)
+	}
+	v.sized, v.fresh = false, false
+	n := 0
 	for {
 		name, val, ok := v.it.next()
-		if !ok || !yield(name, val) {
+		if !ok {
+			v.size, v.sized = n, v.it.err == nil
+			return
+		}
+		n += payloadPropSize(name, val)
+		if !yield(name, val) {
 			return
 		}
 	}

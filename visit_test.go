@@ -144,6 +144,31 @@ func compareStored(t *testing.T, ctx context.Context, tbl *Table, opts QueryOpti
 				}
 			}
 		}
+		// A visitor that reads none of the properties, the first only, or
+		// all of them twice, ends the page where Query does: the entities
+		// are measured (MaxBytes) whatever it read of them.
+		for _, reads := range []int{0, 1, -2} {
+			n := 0
+			page, err := tbl.queryStored(ctx, so, func(_, _ string, _ int64, props iter.Seq2[string, Value]) error {
+				n++
+				for range max(1, -reads) {
+					i := 0
+					for range props {
+						if i++; reads >= 0 && i > reads {
+							break
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != len(want.Entities) || page.Continuation != want.Continuation || page.Stats != want.Stats {
+				t.Fatalf("page %d, a visitor reading %d properties: %d entities, continuation %+v stats %+v; Query: %d, %+v %+v",
+					pages, reads, n, page.Continuation, page.Stats, len(want.Entities), want.Continuation, want.Stats)
+			}
+		}
 		if want.Continuation.IsZero() {
 			return
 		}

@@ -154,3 +154,42 @@ func TestAppendStringRuns(t *testing.T) {
 		}
 	}
 }
+
+// AppendString agrees with its rules applied rune by rune for every byte
+// value at every place of plain runs of up to 24 bytes, before and after
+// it: it reads plain runs eight bytes at a time, and a byte to escape must
+// be found in any lane of a word.
+func TestAppendStringEveryBytePlace(t *testing.T) {
+	const plain = "abcdefghijklmnopqrstuvwx"
+	for c := range 256 {
+		for n := range len(plain) + 1 {
+			for at := range n + 1 {
+				s := plain[:at] + string([]byte{byte(c)}) + plain[at:n]
+				if got, want := string(entityjson.AppendString(nil, s)), string(appendStringByRune(nil, s)); got != want {
+					t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+				}
+			}
+		}
+	}
+}
+
+// AppendValue writes the Doubles of few decimals, which it formats
+// without strconv's search for the shortest digits, as that search does:
+// m/10^k for random m of every size and k up to 9, negative too, and the
+// values next to them.
+func TestAppendValueShortDecimals(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 300_000 {
+		m := r.Int64N(1 << r.IntN(56))
+		f := float64(m) / math.Pow(10, float64(r.IntN(10)))
+		if r.IntN(2) == 0 {
+			f = -f
+		}
+		for _, g := range []float64{f, math.Nextafter(f, math.Inf(1)), math.Nextafter(f, math.Inf(-1))} {
+			v := localtable.DoubleValue(g)
+			if got, want := string(entityjson.AppendValue(nil, v)), string(appendValueText(nil, v)); got != want {
+				t.Fatalf("AppendValue(%v) = %s, want %s", g, got, want)
+			}
+		}
+	}
+}

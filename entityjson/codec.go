@@ -460,13 +460,16 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return AppendString(b, edmfmt.Double(f))
 		}
+		if d, ok := appendShortDecimal(b, f); ok {
+			return d
+		}
 		n := len(b)
 		if a := math.Abs(f); a == 0 || (a >= 1e-7 && a < 1e21) {
 			b = strconv.AppendFloat(b, f, 'f', -1, 64)
 		} else {
 			b = strconv.AppendFloat(b, f, 'g', -1, 64)
 		}
-		if !bytes.ContainsAny(b[n:], ".e") {
+		if !hasFraction(b[n:]) {
 			b = append(b, ".0"...)
 		}
 		return b
@@ -493,6 +496,67 @@ func AppendValue(b []byte, v localtable.Value) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// decimalPow10 are the powers of ten appendShortDecimal tries.
+var decimalPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6}
+
+// appendShortDecimal appends f as strconv.AppendFloat(b, f, 'f', -1, 64)
+// does, and ".0" if that has no dot, when f is m/10^k for an integer m
+// of less than 2^49 and k at most 6 (prices, scores, most of the Doubles
+// people store), without strconv's search for the shortest digits: it
+// finds the least k for which the integer m nearest f·10^k gives back f
+// (m/10^k, both exact, is the division ParseFloat rounds as it rounds
+// the decimal). That is the shortest text, and the only one of its
+// length: f·10^k is within 3/16 of m (f is within half an ulp of m/10^k,
+// the product within half its own ulp, both tiny below 2^49), and two
+// texts of k fractional digits are more than 8 ulps of f apart. ok is
+// false for any other f, zero among them (for the sign of -0).
+func appendShortDecimal(b []byte, f float64) ([]byte, bool) {
+	if f == 0 || !(math.Abs(f) < 1<<40) {
+		return b, false
+	}
+	for k, p := range decimalPow10 {
+		m := math.Round(f * p)
+		if math.Abs(m) >= 1<<49 {
+			return b, false
+		}
+		if m/p != f {
+			continue
+		}
+		u := uint64(math.Abs(m))
+		if f < 0 {
+			b = append(b, '-')
+		}
+		if k == 0 {
+			b = strconv.AppendUint(b, u, 10)
+			return append(b, ".0"...), true
+		}
+		div := uint64(p)
+		b = strconv.AppendUint(b, u/div, 10)
+		b = append(b, '.')
+		frac := u % div
+		n := len(b)
+		for range k {
+			b = append(b, '0')
+		}
+		for i := len(b) - 1; i >= n; i-- {
+			b[i] = byte('0' + frac%10)
+			frac /= 10
+		}
+		return b, true
+	}
+	return b, false
+}
+
+// hasFraction reports whether the number text d has a dot or an exponent.
+func hasFraction(d []byte) bool {
+	for _, c := range d {
+		if c == '.' || c == 'e' {
+			return true
+		}
+	}
+	return false
+}
+
 // plainByte marks the bytes AppendString copies as they are: printable
 // ASCII but the quote and the backslash.
 var plainByte = func() (t [256]bool) {
@@ -504,14 +568,45 @@ var plainByte = func() (t [256]bool) {
 
 // appendGUID appends g as a JSON string in its lower-case 8-4-4-4-12 form.
 func appendGUID(b []byte, g localtable.GUID) []byte {
-	b = append(b, '"')
-	for i, c := range g {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b = append(b, '-')
-		}
-		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	var t [38]byte
+	t[0], t[9], t[14], t[19], t[24], t[37] = '"', '-', '-', '-', '-', '"'
+	for i, at := range guidHexAt {
+		h := hexPairs[g[i]]
+		t[at], t[at+1] = h[0], h[1]
 	}
-	return append(b, '"')
+	return append(b, t[:]...)
+}
+
+// guidHexAt is where each byte of a GUID is written in its quoted
+// 8-4-4-4-12 form.
+var guidHexAt = [16]uint8{1, 3, 5, 7, 10, 12, 15, 17, 20, 22, 25, 27, 29, 31, 33, 35}
+
+// hexPairs holds each byte's two lower-case hex digits.
+var hexPairs = func() (t [256][2]byte) {
+	for c := range t {
+		t[c] = [2]byte{hexDigits[c>>4], hexDigits[c&0xf]}
+	}
+	return t
+}()
+
+// plainRun returns where the run of plainBytes that starts at s[i] ends:
+// eight bytes at a time while they are all plain, then byte by byte.
+func plainRun(s string, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// A byte below 0x20, at or above 0x80, or a quote, a backslash
+		// or DEL: the word is not all plain.
+		q, bs, del := x^(ones*'"'), x^(ones*'\\'), x^(ones*0x7f)
+		if ((x-ones*0x20)|(q-ones)|(bs-ones)|(del-ones))&^(x&q&bs&del)&highs|x&highs != 0 {
+			break
+		}
+	}
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	return i
 }
 
 // AppendString appends s as a JSON string, as the service escapes it:
@@ -522,10 +617,7 @@ func AppendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		// Runs of printable ASCII other than the quote and the
 		// backslash, most of most strings, are copied whole.
-		j := i
-		for j < len(s) && plainByte[s[j]] {
-			j++
-		}
+		j := plainRun(s, i)
 		if j > i {
 			b = append(b, s[i:j]...)
 			if i = j; i == len(s) {

@@ -131,8 +131,10 @@ type storedWriter struct {
 // memberSlot is the text written before a property's value: its
 // annotation member, if any, and its name, with the colon.
 type memberSlot struct {
-	name, ann string
-	text      []byte
+	name string
+	kind localtable.Kind
+	ann  string // its annotation, as annotation returns it
+	text []byte
 }
 
 func newStoredWriter(o *encodeOpts) *storedWriter {
@@ -142,29 +144,35 @@ func newStoredWriter(o *encodeOpts) *storedWriter {
 }
 
 func (sw *storedWriter) property(name string, v localtable.Value) bool {
-	if v.IsNull() {
+	k := v.Kind()
+	if k == localtable.KindNull {
 		return true
 	}
 	w, level := &sw.w, sw.o.level
-	ann := annotation(v, level)
 	i := sw.idx
 	sw.idx++
-	if sw.keep && i == len(sw.slots) && i < maxSlots {
-		// The first entity to have a property at i: keep its text.
-		m := memberWriter{first: true}
+	if i < len(sw.slots) && !w.first {
+		// A property of the same name and kind as the last entity's at
+		// i has the same annotation, but for a Double, which is annotated
+		// when it is not finite.
+		if sl := &sw.slots[i]; sl.kind == k && sl.name == name && (k != localtable.KindDouble || sl.ann == annotation(v, level)) {
+			w.b = append(w.b, sl.text...)
+			w.b = entityjson.AppendValue(w.b, v)
+			return true
+		}
+	}
+	if sw.keep && i == len(sw.slots) && i < maxSlots && !w.first {
+		// The first entity to have a property at i: keep its text, its
+		// comma too (a property always follows the keys).
+		ann := annotation(v, level)
+		m := memberWriter{b: append(make([]byte, 0, 64), ','), first: true}
 		if ann != "" {
 			m.member(name, entityjson.AnnotationSuffix)
 			m.b = entityjson.AppendString(m.b, ann)
 		}
 		m.member(name, "")
-		sw.slots = append(sw.slots, memberSlot{name: strings.Clone(name), ann: ann, text: m.b})
-	}
-	if i < len(sw.slots) && sw.slots[i].name == name && sw.slots[i].ann == ann {
-		if !w.first {
-			w.b = append(w.b, ',')
-		}
-		w.first = false
-		w.b = append(w.b, sw.slots[i].text...)
+		sw.slots = append(sw.slots, memberSlot{name: strings.Clone(name), kind: k, ann: ann, text: m.b})
+		w.b = append(w.b, m.b...)
 		w.b = entityjson.AppendValue(w.b, v)
 		return true
 	}
@@ -182,6 +190,9 @@ func (sw *storedWriter) append(b []byte, pk, rk string, ticks int64, props iter.
 	sw.w = memberWriter{b: b, first: true}
 	sw.idx = 0
 	w, o := &sw.w, sw.o
+	var tsBuf [32]byte
+	var ts []byte // the Timestamp's text, once formatted (fixedTS)
+	fixedTS := false
 	if o.level != metaNone {
 		if standalone {
 			w.member("odata.metadata", "")
@@ -195,10 +206,16 @@ func (sw *storedWriter) append(b []byte, pk, rk string, ticks int64, props iter.
 			w.member("odata.id", "")
 			w.b = entityjson.AppendString(w.b, o.base+"/"+path)
 		}
-		w.member("odata.etag", "")
+		w.name(`"odata.etag":`)
 		if ticks >= 0 && ticks <= ticktime.Max {
+			// The ETag is the Timestamp's text with its colons escaped:
+			// formatted once, for both.
+			if !fixedTS {
+				ts = ticktime.Append(tsBuf[:0], ticks, true, ":")
+				fixedTS = true
+			}
 			w.b = append(w.b, `"W/\"datetime'`...)
-			w.b = ticktime.Append(w.b, ticks, true, "%3A")
+			w.b = appendEscapedColons(w.b, ts)
 			w.b = append(w.b, `'\""`...)
 		} else {
 			tag := `W/"datetime'` + strings.ReplaceAll(edmfmt.DateTime7(localtable.TicksToTime(ticks)), ":", "%3A") + `'"`
@@ -209,21 +226,48 @@ func (sw *storedWriter) append(b []byte, pk, rk string, ticks int64, props iter.
 			w.b = entityjson.AppendString(w.b, path)
 		}
 	}
-	w.member(localtable.PartitionKeyName, "")
+	w.name(`"PartitionKey":`)
 	w.b = entityjson.AppendString(w.b, pk)
-	w.member(localtable.RowKeyName, "")
+	w.b = append(w.b, `,"RowKey":`...)
 	w.b = entityjson.AppendString(w.b, rk)
-	w.timestamp(localtable.TicksToTime(ticks), ticks, o.level)
+	if fixedTS && o.level != metaFull {
+		w.b = append(w.b, `,"Timestamp":"`...)
+		w.b = append(w.b, ts...)
+		w.b = append(w.b, '"')
+	} else {
+		w.timestamp(localtable.TicksToTime(ticks), ticks, o.level)
+	}
 	props(sw.yield)
 	b = append(w.b, '}')
 	w.b = nil
 	return b
 }
 
+// appendEscapedColons appends the Timestamp text s, as ticktime.Append
+// writes it with seven digits (yyyy-MM-ddTHH:mm:ss.fffffffZ), with its
+// colons as "%3A", as an ETag holds it.
+func appendEscapedColons(b, s []byte) []byte {
+	b = append(b, s[:13]...)
+	b = append(b, "%3A"...)
+	b = append(b, s[14:16]...)
+	b = append(b, "%3A"...)
+	return append(b, s[17:]...)
+}
+
 // memberWriter appends the members of a JSON object.
 type memberWriter struct {
 	b     []byte
 	first bool
+}
+
+// name appends text, a member's name as JSON and its colon, after a
+// comma unless it is the first member.
+func (w *memberWriter) name(text string) {
+	if !w.first {
+		w.b = append(w.b, ',')
+	}
+	w.first = false
+	w.b = append(w.b, text...)
 }
 
 // member appends the name of a member, name followed by suffix, and its

@@ -14,6 +14,7 @@ import (
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/internal/edmfmt"
+	"github.com/localtable/localtable/internal/ticktime"
 
 	"github.com/localtable/localtable/internal/odata"
 )
@@ -129,27 +130,40 @@ func TestStoredWriterReused(t *testing.T) {
 			"Joined": localtable.DateTimeValue(time.Unix(0, 0).UTC()), "Name": localtable.StringValue("n"), "Payload": localtable.BinaryValue(nil), "Visits": localtable.Int64Value(1)},
 		props,
 	}
+	// A page whose first entity has a finite Double where the next have
+	// one that is not (annotated), and finite again.
+	doubles := []localtable.Properties{
+		{"Score": localtable.DoubleValue(0.5)}, {"Score": localtable.DoubleValue(math.NaN())},
+		{"Score": localtable.DoubleValue(math.Inf(-1))}, {"Score": localtable.DoubleValue(1)}, {"Score": localtable.Int32Value(1)},
+	}
+	// Timestamps at the ends of the range and past them.
+	tickss := []int64{0, 1, ticktime.Max, ticktime.Max + 1, -1}
 	for _, level := range []metaLevel{metaNone, metaMinimal, metaFull} {
-		o := &encodeOpts{level: level, base: "http://127.0.0.1/devstoreaccount1", account: "devstoreaccount1", table: "T1"}
-		sw := newStoredWriter(o)
-		var got, want []byte
-		for i, p := range others {
-			ticks := int64(638000000000000001 + i)
-			rk := "r" + strconv.Itoa(i)
-			pn := slices.Sorted(maps.Keys(p))
-			pseq := func(yield func(string, localtable.Value) bool) {
-				for _, name := range pn {
-					if !yield(name, p[name]) {
-						return
+		for _, page := range [][]localtable.Properties{others, doubles} {
+			o := &encodeOpts{level: level, base: "http://127.0.0.1/devstoreaccount1", account: "devstoreaccount1", table: "T1"}
+			sw := newStoredWriter(o)
+			var got, want []byte
+			for i, p := range page {
+				ticks := int64(638000000000000001 + i)
+				if i < len(tickss) && len(page) == len(doubles) {
+					ticks = tickss[i]
+				}
+				rk := "r" + strconv.Itoa(i)
+				pn := slices.Sorted(maps.Keys(p))
+				pseq := func(yield func(string, localtable.Value) bool) {
+					for _, name := range pn {
+						if !yield(name, p[name]) {
+							return
+						}
 					}
 				}
+				got = sw.append(got, "p0", rk, ticks, pseq, false)
+				e := localtable.Entity{PartitionKey: "p0", RowKey: rk, Timestamp: localtable.TicksToTime(ticks), ETag: etagOfTicks(ticks), Properties: p}
+				want = appendEntity(want, &e, o, false)
 			}
-			got = sw.append(got, "p0", rk, ticks, pseq, false)
-			e := localtable.Entity{PartitionKey: "p0", RowKey: rk, Timestamp: localtable.TicksToTime(ticks), ETag: etagOfTicks(ticks), Properties: p}
-			want = appendEntity(want, &e, o, false)
-		}
-		if string(got) != string(want) {
-			t.Fatalf("level %v:\n got %s\nwant %s", level, got, want)
+			if string(got) != string(want) {
+				t.Fatalf("level %v:\n got %s\nwant %s", level, got, want)
+			}
 		}
 	}
 	o := &encodeOpts{level: metaMinimal, base: "http://127.0.0.1/devstoreaccount1", account: "devstoreaccount1", table: "T1"}
