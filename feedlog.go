@@ -315,23 +315,36 @@ func (f *feedLog) contribute(c *commitContext) error {
 	buf := c.scratch(size)
 	buf = binary.BigEndian.AppendUint64(append(buf, keyenc.PrefixFeed), uint64(first))
 	buf = binary.BigEndian.AppendUint64(buf, uint64(next))
-	// A commit of one entity, on an engine that can, nests the entity's
-	// write in the record's, which ends with the entity's key and record.
-	nest := f.nests && n == 1 && len(c.changes) == 1 && c.changes[0].new != nil
+	// On an engine that can, the record holds each entity the commit
+	// writes, its key then its record, and the entity's write is nested
+	// in the record's: one buffer holds them all.
 	v := byte(feedRecordV1)
+	var ats []int32 // where the record holds each change's entity
 	switch {
-	case nest:
+	case f.nests:
 		v = feedRecordV2
+		var inline [MaxTransactionActions]int32
+		ats = inline[:0]
+		if len(c.changes) > len(inline) {
+			ats = make([]int32, 0, len(c.changes))
+		}
+		ats = ats[:len(c.changes)]
 	case f.refs && stampedAt(c.changes, now):
 		v = feedRecordV4
 	}
-	buf = appendFeedRecord(buf, v, now, c.changes, n)
+	buf = appendFeedRecord(buf, v, now, c.changes, n, ats)
 	if f.compress && v != feedRecordV2 {
 		buf = compressFeedRecord(c, buf, 17)
 	}
 	c.set(buf[:9:9], buf[17:])
-	if nest {
-		nestInLast(c.writes, c.changes[0].key, 0)
+	from := 0 // where the search for the next entity's write starts
+	for i, at := range ats {
+		if at < 0 {
+			continue
+		}
+		if p := nestInLast(c.writes, c.changes[i].key, from, int(at)); p >= 0 {
+			from = p + 1
+		}
 	}
 	if f.refs {
 		if err := f.keepImages(c, first); err != nil {
@@ -423,13 +436,20 @@ func inFeedData(key []byte) bool {
 }
 
 // appendFeedRecord appends the feed record, of version v, of the first n
-// changes that go in the feed, made at ticks now.
-func appendFeedRecord(dst []byte, v byte, now int64, changes []change, n int) []byte {
+// changes that go in the feed, made at ticks now. ats, if not nil (of
+// version 2), has a place for each of changes: it is set to where the
+// record (from its version byte) holds the change's entity key, then its
+// record after the change, or -1 if it holds none.
+func appendFeedRecord(dst []byte, v byte, now int64, changes []change, n int, ats []int32) []byte {
+	start := len(dst)
 	dst = append(dst, v)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(now))
 	dst = binary.AppendUvarint(dst, uint64(n))
 	for i := range changes {
 		ch := &changes[i]
+		if ats != nil {
+			ats[i] = -1
+		}
 		if !inFeed(ch.kind) {
 			continue
 		}
@@ -437,6 +457,9 @@ func appendFeedRecord(dst []byte, v byte, now int64, changes []change, n int) []
 			dst = appendFeedChange(dst, v, changeExpired, ch.table, ch.key, nil)
 		}
 		dst = appendFeedChange(dst, v, ch.kind, ch.table, ch.key, ch.new)
+		if ats != nil && len(ch.key) > 0 && ch.new != nil {
+			ats[i] = int32(len(dst) - len(ch.key) - len(ch.new) - start)
+		}
 	}
 	return dst
 }

@@ -664,7 +664,7 @@ func (indexMaintainer) contribute(c *commitContext) error {
 			c.set(k, coveringValue(v, ch.key, ch.new))
 			if !nested {
 				nested = true
-				if p := nestInLast(c.writes, ch.key, at); p >= 0 {
+				if p := nestInLast(c.writes, ch.key, at, 0); p >= 0 {
 					at = p + 1
 				}
 			}
