@@ -31,18 +31,25 @@ import (
 //	  uvarint len, the entity's record after the change (empty for a
 //	          delete and a table's changes)
 //
-// On an engine whose batches can nest one write in another
-// (storage.NestedSetter: the memory engine), a commit of one entity change
-// writes version 2 instead, where the change ends with the entity's whole
-// engine key, table prefix included, then its record, one after the
-// other, as the entity's own write stores them: the two writes then share
-// one buffer (write.inner), and the feed keeps no copy of the entity. Its
-// change is
+// On an engine whose batches can nest writes in another
+// (storage.NestedSetter: the memory engine), every commit writes version 2
+// instead, where each change ends with the entity's whole engine key,
+// table prefix included, then its record, one after the other, as the
+// entity's own write stores them: the entity writes of the commit, one or
+// a transaction's hundred, are nested in the record's (write.inner, at,
+// next), the engine stores them all in one buffer, and the feed keeps no
+// copy of them (but of an entity whose write is nested in its first
+// covering index's entry: see indexMaintainer). An entity stored there
+// keeps the record's buffer alive as long as it lives, after the feed
+// has pruned the record: a record of a transaction lives until the last
+// of its entities is overwritten or deleted. Its change is
 //
 //	  byte    kind (ChangeKind)
 //	  uvarint len, table name
-//	  uvarint len k, the entity's engine key (keyenc.AppendEntityKey)
-//	  uvarint len r, the entity's record after the change
+//	  uvarint len k, the entity's engine key (keyenc.AppendEntityKey;
+//	          empty for a table's changes)
+//	  uvarint len r, the entity's record after the change (empty for a
+//	          delete and a table's changes)
 //	  k bytes, the key, then r bytes, the record
 //
 // Version 1 elsewhere keeps the feed's bytes per change as they were
@@ -397,7 +404,13 @@ func (f *feedLog) prune(c *commitContext, last Revision, now int64) error {
 	}
 	if cut > 1 {
 		c.delRange(keyenc.FeedKey(0), keyenc.FeedKey(uint64(cut)))
-		return f.pruneImages(c, cut)
+		if f.refs {
+			// Only a feed whose records name their entities keeps
+			// images: elsewhere (memory) the iterator would be
+			// for nothing, and on the memory engine it would make
+			// the next commits copy the tree paths they change.
+			return f.pruneImages(c, cut)
+		}
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ func TestFeedRecordVersions(t *testing.T) {
 // replace, the insert over an expired entity; a delete has none).
 func TestFeedNestsWrites(t *testing.T) {
 	ctx := context.Background()
-	eng := memory.New(nil)
+	eng := memory.New(&memory.Options{Logs: keyenc.LogPrefixes()}) // as Open makes it
 	now := time.Unix(1_800_000_000, 0)
 	a, err := Open(&Options{Engine: eng, Feed: &FeedOptions{}, Clock: func() time.Time { return now }, Expiry: &ExpiryOptions{Interval: -1}})
 	if err != nil {
@@ -186,13 +186,14 @@ func TestFeedNestsWrites(t *testing.T) {
 
 // TestFeedTransactionAllocs: on the memory engine, a transaction of 100
 // inserts with the feed on makes one allocation for its record and its
-// entities together, where with the feed off each entity has its own: at
-// least 90 allocations fewer (not one more, as when the record copied
-// them).
+// entities together, where with the feed off each entity has its own:
+// about 100 allocations fewer (not as many, as when the record copied
+// them); at least 50 fewer, for the pools the race detector empties at
+// random.
 func TestFeedTransactionAllocs(t *testing.T) {
 	ctx := context.Background()
 	allocs := func(feed *FeedOptions) float64 {
-		a, err := Open(&Options{Engine: memory.New(nil), Feed: feed})
+		a, err := Open(&Options{Feed: feed}) // the memory engine, as Open makes it
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +219,8 @@ func TestFeedTransactionAllocs(t *testing.T) {
 		})
 	}
 	off, on := allocs(nil), allocs(&FeedOptions{})
-	if on > off-90 {
+	t.Logf("allocations of a transaction of 100: %.0f with the feed off, %.0f on", off, on)
+	if on > off-50 {
 		t.Errorf("a transaction of 100 makes %.0f allocations with the feed on, %.0f with it off", on, off)
 	}
 }
