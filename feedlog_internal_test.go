@@ -95,15 +95,7 @@ func TestFeedNestsWrites(t *testing.T) {
 	ctx := context.Background()
 	eng := memory.New(&memory.Options{Logs: keyenc.LogPrefixes()}) // as Open makes it
 	now := time.Unix(1_800_000_000, 0)
-	a, err := Open(&Options{Engine: eng, Feed: &FeedOptions{}, Clock: func() time.Time { return now }, Expiry: &ExpiryOptions{Interval: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	tbl, err := a.CreateTable(ctx, "Tbl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, tbl := openTable(t, &Options{Engine: eng, Feed: &FeedOptions{}, Clock: func() time.Time { return now }, Expiry: &ExpiryOptions{Interval: -1}}, "Tbl")
 	if err := tbl.SetExpiry(ctx, "Expires"); err != nil {
 		t.Fatal(err)
 	}
@@ -193,15 +185,7 @@ func TestFeedNestsWrites(t *testing.T) {
 func TestFeedTransactionAllocs(t *testing.T) {
 	ctx := context.Background()
 	allocs := func(feed *FeedOptions) float64 {
-		a, err := Open(&Options{Feed: feed}) // the memory engine, as Open makes it
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer a.Close()
-		tbl, err := a.CreateTable(ctx, "Tbl")
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, tbl := openTable(t, &Options{Feed: feed}, "Tbl") // the memory engine, as Open makes it
 		acts := make([]Action, MaxTransactionActions)
 		keys := make([]string, 100*len(acts))
 		for i := range keys {
