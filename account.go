@@ -211,6 +211,14 @@ func Open(opts *Options) (*Account, error) {
 	a.strategy = newStrategy(a)
 	a.clockWrote = -1
 	a.unlockContrib = a.contribMu.Unlock
+	// Indexes may be declared at any time (by another process, on a
+	// shared engine), so their contributor is always there; a table
+	// without any costs it a load of its index list per write. It comes
+	// first: where the engine nests writes, an entity's write is nested
+	// in its first covering index's entry, whose buffer lives no longer
+	// than the entity, rather than in the feed's record, which a
+	// transaction's other entities share and the feed prunes.
+	a.contributors = append(a.contributors, indexMaintainer{})
 	if o.Feed != nil {
 		a.feed = newFeedLog(a, *o.Feed)
 		a.contributors = append(a.contributors, a.feed)
@@ -219,10 +227,6 @@ func Open(opts *Options) (*Account, error) {
 		a.keeper = f
 		a.contributors = append(a.contributors, f)
 	}
-	// Indexes may be declared at any time (by another process, on a
-	// shared engine), so their contributor is always there; a table
-	// without any costs it a load of its index list per write.
-	a.contributors = append(a.contributors, indexMaintainer{})
 	a.clock = clock{now: o.Clock, persist: a.persistClock, lower: a.lowerClock}
 	if !claimEngine(o.Engine) {
 		return nil, fmt.Errorf("%w (%T): close that Account before opening another over its engine", ErrEngineInUse, o.Engine)

@@ -31,18 +31,25 @@ import (
 //	  uvarint len, the entity's record after the change (empty for a
 //	          delete and a table's changes)
 //
-// On an engine whose batches can nest one write in another
-// (storage.NestedSetter: the memory engine), a commit of one entity change
-// writes version 2 instead, where the change ends with the entity's whole
-// engine key, table prefix included, then its record, one after the
-// other, as the entity's own write stores them: the two writes then share
-// one buffer (write.inner), and the feed keeps no copy of the entity. Its
-// change is
+// On an engine whose batches can nest writes in another
+// (storage.NestedSetter: the memory engine), every commit writes version 2
+// instead, where each change ends with the entity's whole engine key,
+// table prefix included, then its record, one after the other, as the
+// entity's own write stores them: the entity writes of the commit, one or
+// a transaction's hundred, are nested in the record's (write.inner, at,
+// next), the engine stores them all in one buffer, and the feed keeps no
+// copy of them (but of an entity whose write is nested in its first
+// covering index's entry: see indexMaintainer). An entity stored there
+// keeps the record's buffer alive as long as it lives, after the feed
+// has pruned the record: a record of a transaction lives until the last
+// of its entities is overwritten or deleted. Its change is
 //
 //	  byte    kind (ChangeKind)
 //	  uvarint len, table name
-//	  uvarint len k, the entity's engine key (keyenc.AppendEntityKey)
-//	  uvarint len r, the entity's record after the change
+//	  uvarint len k, the entity's engine key (keyenc.AppendEntityKey;
+//	          empty for a table's changes)
+//	  uvarint len r, the entity's record after the change (empty for a
+//	          delete and a table's changes)
 //	  k bytes, the key, then r bytes, the record
 //
 // Version 1 elsewhere keeps the feed's bytes per change as they were
@@ -315,23 +322,36 @@ func (f *feedLog) contribute(c *commitContext) error {
 	buf := c.scratch(size)
 	buf = binary.BigEndian.AppendUint64(append(buf, keyenc.PrefixFeed), uint64(first))
 	buf = binary.BigEndian.AppendUint64(buf, uint64(next))
-	// A commit of one entity, on an engine that can, nests the entity's
-	// write in the record's, which ends with the entity's key and record.
-	nest := f.nests && n == 1 && len(c.changes) == 1 && c.changes[0].new != nil
+	// On an engine that can, the record holds each entity the commit
+	// writes, its key then its record, and the entity's write is nested
+	// in the record's: one buffer holds them all.
 	v := byte(feedRecordV1)
+	var ats []int32 // where the record holds each change's entity
 	switch {
-	case nest:
+	case f.nests:
 		v = feedRecordV2
+		var inline [MaxTransactionActions]int32
+		ats = inline[:0]
+		if len(c.changes) > len(inline) {
+			ats = make([]int32, 0, len(c.changes))
+		}
+		ats = ats[:len(c.changes)]
 	case f.refs && stampedAt(c.changes, now):
 		v = feedRecordV4
 	}
-	buf = appendFeedRecord(buf, v, now, c.changes, n)
+	buf = appendFeedRecord(buf, v, now, c.changes, n, ats)
 	if f.compress && v != feedRecordV2 {
 		buf = compressFeedRecord(c, buf, 17)
 	}
 	c.set(buf[:9:9], buf[17:])
-	if nest {
-		nestInLast(c.writes, c.changes[0].key, 0)
+	from := 0 // where the search for the next entity's write starts
+	for i, at := range ats {
+		if at < 0 {
+			continue
+		}
+		if p := nestInLast(c.writes, c.changes[i].key, from, int(at)); p >= 0 {
+			from = p + 1
+		}
 	}
 	if f.refs {
 		if err := f.keepImages(c, first); err != nil {
@@ -384,7 +404,13 @@ func (f *feedLog) prune(c *commitContext, last Revision, now int64) error {
 	}
 	if cut > 1 {
 		c.delRange(keyenc.FeedKey(0), keyenc.FeedKey(uint64(cut)))
-		return f.pruneImages(c, cut)
+		if f.refs {
+			// Only a feed whose records name their entities keeps
+			// images: elsewhere (memory) the iterator would be
+			// for nothing, and on the memory engine it would make
+			// the next commits copy the tree paths they change.
+			return f.pruneImages(c, cut)
+		}
 	}
 	return nil
 }
@@ -423,13 +449,20 @@ func inFeedData(key []byte) bool {
 }
 
 // appendFeedRecord appends the feed record, of version v, of the first n
-// changes that go in the feed, made at ticks now.
-func appendFeedRecord(dst []byte, v byte, now int64, changes []change, n int) []byte {
+// changes that go in the feed, made at ticks now. ats, if not nil (of
+// version 2), has a place for each of changes: it is set to where the
+// record (from its version byte) holds the change's entity key, then its
+// record after the change, or -1 if it holds none.
+func appendFeedRecord(dst []byte, v byte, now int64, changes []change, n int, ats []int32) []byte {
+	start := len(dst)
 	dst = append(dst, v)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(now))
 	dst = binary.AppendUvarint(dst, uint64(n))
 	for i := range changes {
 		ch := &changes[i]
+		if ats != nil {
+			ats[i] = -1
+		}
 		if !inFeed(ch.kind) {
 			continue
 		}
@@ -437,6 +470,9 @@ func appendFeedRecord(dst []byte, v byte, now int64, changes []change, n int) []
 			dst = appendFeedChange(dst, v, changeExpired, ch.table, ch.key, nil)
 		}
 		dst = appendFeedChange(dst, v, ch.kind, ch.table, ch.key, ch.new)
+		if ats != nil && len(ch.key) > 0 && ch.new != nil {
+			ats[i] = int32(len(dst) - len(ch.key) - len(ch.new) - start)
+		}
 	}
 	return dst
 }

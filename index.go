@@ -597,7 +597,8 @@ func indexEntryLen(entityKey []byte, vals []Value) int {
 // on every write of the entity, its indexed values changed or not; on an
 // engine whose batches nest writes (storage.NestedSetter: the memory
 // engine), the first covering index's entry and the entity share one
-// buffer, unless the feed's record holds the entity already.
+// buffer (the maintainer runs before the feed, which then copies the
+// entity into its record).
 type indexMaintainer struct{}
 
 // wants: the entity writes into a table that has indexes (loaded as
@@ -664,7 +665,7 @@ func (indexMaintainer) contribute(c *commitContext) error {
 			c.set(k, coveringValue(v, ch.key, ch.new))
 			if !nested {
 				nested = true
-				if p := nestInLast(c.writes, ch.key, at); p >= 0 {
+				if p := nestInLast(c.writes, ch.key, at, 0); p >= 0 {
 					at = p + 1
 				}
 			}

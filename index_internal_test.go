@@ -20,12 +20,19 @@ import (
 // test's end, and creates its table Orders.
 func openOrders(t *testing.T, open func() storage.Engine) (*Account, *Table) {
 	t.Helper()
-	a, err := Open(&Options{Engine: open()})
+	return openTable(t, &Options{Engine: open()}, "Orders")
+}
+
+// openTable opens an account with opts, closed at the test's end, and
+// creates its table name.
+func openTable(t *testing.T, opts *Options, name string) (*Account, *Table) {
+	t.Helper()
+	a, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	tbl, err := a.CreateTable(context.Background(), "Orders")
+	tbl, err := a.CreateTable(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}

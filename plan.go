@@ -441,8 +441,9 @@ func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, from 
 		if x.Covering {
 			entry.value = coveringValue(nil, k, vals[i])
 			if nest {
-				ws = append(ws, write{key: k, value: vals[i], nested: true})
-				entry.inner = int32(len(ws)) // 1 + the entity's write's place
+				ws = append(ws, write{key: k, value: vals[i]}, entry)
+				nestIn(ws, len(ws)-2, 0) // the entry's value starts with the entity's key and record
+				continue
 			}
 		}
 		ws = append(ws, entry)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -189,35 +191,49 @@ func (rs *readSet) close() {
 // write is one write of a commit's write set: value under key, or, with
 // del, the deletion of key (of [key, end) when end is set).
 //
-// inner, if set, is 1 + the index in the write set of an earlier write
-// whose key and value, one after the other, end this write's value (a
-// feed record that ends with the entity it records): the two are set
-// together, by one storage.NestedSetter call where the batch has it (at
-// this write's place; the inner write is marked nested, and skipped at
-// its own).
+// A write may be nested in a later one whose value holds its key and
+// value, one after the other (a feed record that holds the entities of
+// its commit, a covering index's entry that holds its entity): the outer
+// write and every write nested in it are set together, by one
+// storage.NestedSetter call where the batch has it (at the outer write's
+// place; a nested write is skipped at its own). The outer write's inner
+// is 1 + the index in the write set of the last write nested in it; a
+// nested write has at, where its key starts in the outer value, and
+// next, 1 + the index of the write nested in the same one before it (0:
+// none).
 type write struct {
 	key, value []byte
 	del        bool
 	nested     bool
 	inner      int32
+	next       int32
+	at         int32
 	end        []byte
 }
 
+// nestIn marks ws[p] nested in ws's last write, whose value holds ws[p]'s
+// key then value from byte at on.
+func nestIn(ws []write, p, at int) {
+	w, o := &ws[p], &ws[len(ws)-1]
+	w.nested, w.at, w.next = true, int32(at), o.inner
+	o.inner = int32(p + 1)
+}
+
 // nestInLast marks the write in ws under key (the same slice, not an
-// equal one), found from at on, then before it, as nested in ws's last
-// write, whose value ends with that write's key and value (a feed record
-// that ends with the entity it records, a covering index entry), unless
-// it is nested already or a deletion. It returns the write's position, or
-// -1 if ws has none under key.
-func nestInLast(ws []write, key []byte, at int) int {
-	for _, r := range [2][2]int{{at, len(ws)}, {0, min(at, len(ws))}} {
+// equal one), found from from on, then before it, as nested in ws's last
+// write, whose value holds that write's key and value from byte at on (a
+// feed record that holds the entities it records, a covering index's
+// entry), unless it is nested already or a deletion. It returns the
+// write's position, or -1 if ws has none under key.
+func nestInLast(ws []write, key []byte, from, at int) int {
+	for _, r := range [2][2]int{{from, len(ws)}, {0, min(from, len(ws))}} {
 		for p := r[0]; p < r[1]; p++ {
 			w := &ws[p]
 			if len(w.key) != len(key) || unsafe.SliceData(w.key) != unsafe.SliceData(key) {
 				continue
 			}
 			if !w.nested && !w.del && p < len(ws)-1 {
-				w.nested, ws[len(ws)-1].inner = true, int32(p+1)
+				nestIn(ws, p, at)
 			}
 			return p
 		}
@@ -225,18 +241,38 @@ func nestInLast(ws []write, key []byte, at int) int {
 	return -1
 }
 
+// nestedBufs holds the lists of nested writes that applyWrites hands to
+// the engine.
+var nestedBufs = sync.Pool{New: func() any { return new([]storage.Nested) }}
+
 // applyWrites adds ws to b.
 func applyWrites(b storage.Batch, ws []write) error {
 	ns, _ := b.(storage.NestedSetter)
+	var inner *[]storage.Nested
+	defer func() {
+		if inner != nil && cap(*inner) <= 2*maxFeedRecordChanges {
+			clear(*inner)
+			nestedBufs.Put(inner)
+		}
+	}()
 	for i := range ws {
 		w := &ws[i]
 		var err error
 		switch {
 		case w.nested && ns != nil:
-			continue // set with the write whose value ends with it
+			continue // set with the write whose value holds it
 		case w.inner > 0 && ns != nil:
-			in := &ws[w.inner-1]
-			err = ns.SetNested(w.key, w.value, in.key, in.value)
+			if inner == nil {
+				inner = nestedBufs.Get().(*[]storage.Nested)
+			}
+			in := (*inner)[:0]
+			for p := w.inner; p > 0; p = ws[p-1].next {
+				n := &ws[p-1]
+				in = append(in, storage.Nested{Key: n.key, Value: n.value, At: int(n.at)})
+			}
+			slices.Reverse(in) // in the order they were nested
+			*inner = in
+			err = ns.SetNested(w.key, w.value, in)
 		case !w.del:
 			err = b.Set(w.key, w.value)
 		case w.end != nil:

@@ -168,16 +168,26 @@ type Syncer interface {
 	Sync() error
 }
 
-// NestedSetter is implemented by batches that can store two writes in
-// one buffer when the second's key and value, one after the other, are the
-// end of the first's value (a change feed's record that ends with the
-// entity the same commit writes). SetNested(key, value, innerKey,
-// innerValue) is Set(key, value) then Set(innerKey, innerValue), whatever
-// the bytes: a batch that finds innerKey and innerValue are not the end of
-// value sets the two apart.
+// NestedSetter is implemented by batches that can store writes in one
+// buffer when the key and value of some, one after the other, lie in the
+// value of another (a change feed's record that holds the entities its
+// commit writes; a covering index's entry that holds its entity).
+// SetNested(key, value, inner) is Set(key, value) then Set(n.Key, n.Value)
+// for each n of inner, in order, whatever the bytes: a batch that finds
+// an inner write's key and value are not the bytes of value from n.At on
+// sets that one apart.
 type NestedSetter interface {
-	// SetNested stores value under key and innerValue under innerKey.
-	SetNested(key, value, innerKey, innerValue []byte) error
+	// SetNested stores value under key and each inner write's value
+	// under its key. It does not retain inner.
+	SetNested(key, value []byte, inner []Nested) error
+}
+
+// Nested is a write that NestedSetter.SetNested stores within another
+// write's value: Key then Value, one after the other, are that value's
+// bytes from At on.
+type Nested struct {
+	Key, Value []byte
+	At         int
 }
 
 // StableReader is implemented by engines whose reads stay valid: the keys

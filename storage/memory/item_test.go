@@ -48,25 +48,35 @@ func TestItemKeyValue(t *testing.T) {
 	}
 }
 
-// TestSetNested: SetNested stores both writes, whatever the bytes; when
-// the inner key and value end the outer value, the inner item lies in the
-// outer one's buffer (one allocation), and both are copies of the
-// arguments.
+// TestSetNested: SetNested stores every write, whatever the bytes; each
+// inner write whose key and value are the outer value's bytes from its At
+// lies in the outer item's buffer (one allocation for them all), the
+// others apart; all are copies of the arguments.
 func TestSetNested(t *testing.T) {
-	outer := []byte("record-head:inner-keyinner-value")
-	ik, iv := outer[12:21], outer[21:]
+	outer := []byte("record-head:ka1va1|kb2vb22|kc3")
+	in := func(k, v string, at int) storage.Nested {
+		return storage.Nested{Key: []byte(k), Value: []byte(v), At: at}
+	}
+	type nested struct {
+		n      storage.Nested
+		shared bool
+	}
 	cases := []struct {
-		name                 string
-		key, value, ink, inv []byte
-		shared               bool
+		name       string
+		key, value []byte
+		inner      []nested
 	}{
-		{"nested", []byte("outer"), outer, ik, iv, true},
-		{"nested, empty inner value", []byte("outer"), []byte("headinner"), []byte("inner"), nil, true},
-		{"equal bytes elsewhere", []byte("outer"), outer, []byte("inner-key"), []byte("inner-value"), true},
-		{"not the end", []byte("outer"), outer, []byte("inner-ke"), []byte("y"), false},
-		{"value differs", []byte("outer"), outer, ik, []byte("inner-valuX"), false},
-		{"longer than the value", []byte("outer"), []byte("v"), []byte("key"), []byte("value"), false},
-		{"empty inner key", []byte("outer"), outer, nil, []byte("inner-value"), false},
+		{"one at the end", []byte("outer"), outer, []nested{{in("kc", "3", 27), true}}},
+		{"three", []byte("outer"), outer, []nested{{in("ka", "1va1", 12), true}, {in("kb", "2vb22", 19), true}, {in("kc", "3", 27), true}}},
+		{"empty inner value", []byte("outer"), []byte("headinner"), []nested{{in("inner", "", 4), true}}},
+		{"the whole value", []byte("outer"), []byte("kv"), []nested{{in("k", "v", 0), true}}},
+		{"none", []byte("outer"), outer, nil},
+		{"one elsewhere", []byte("outer"), outer, []nested{{in("ka", "1va1", 12), true}, {in("kb", "2vb22", 18), false}, {in("kc", "3", 27), true}}},
+		{"value differs", []byte("outer"), outer, []nested{{in("kc", "X", 27), false}}},
+		{"past the end", []byte("outer"), outer, []nested{{in("kc", "3|", 27), false}, {in("x", "", 30), false}}},
+		{"negative place", []byte("outer"), outer, []nested{{in("r", "e", -1), false}}},
+		{"longer than the value", []byte("outer"), []byte("v"), []nested{{in("key", "value", 0), false}}},
+		{"empty inner key", []byte("outer"), outer, []nested{{in("", "ka", 12), false}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,27 +84,38 @@ func TestSetNested(t *testing.T) {
 			defer e.Close()
 			b := e.NewBatch()
 			key, value := bytes.Clone(c.key), bytes.Clone(c.value)
-			ink, inv := bytes.Clone(c.ink), bytes.Clone(c.inv)
-			if err := b.(*memBatch).SetNested(key, value, ink, inv); err != nil {
+			var inner []storage.Nested
+			for _, n := range c.inner {
+				inner = append(inner, storage.Nested{Key: bytes.Clone(n.n.Key), Value: bytes.Clone(n.n.Value), At: n.n.At})
+			}
+			if err := b.(*memBatch).SetNested(key, value, inner); err != nil {
 				t.Fatal(err)
 			}
 			ops := b.(*memBatch).ops
-			if len(ops) != 2 {
-				t.Fatalf("%d writes in the batch, want 2", len(ops))
+			if len(ops) != 1+len(c.inner) {
+				t.Fatalf("%d writes in the batch, want %d", len(ops), 1+len(c.inner))
 			}
 			start, end := uintptr(unsafe.Pointer(ops[0].it.p)), uintptr(unsafe.Pointer(ops[0].it.p))+uintptr(len(c.key)+len(c.value))
-			in := uintptr(unsafe.Pointer(ops[1].it.p))
-			if shared := in >= start && in < end; shared != c.shared {
-				t.Errorf("inner item in the outer one's buffer: %v, want %v", shared, c.shared)
+			for i, n := range c.inner {
+				in := uintptr(unsafe.Pointer(ops[1+i].it.p))
+				if shared := in >= start && in < end; shared != n.shared {
+					t.Errorf("inner item %q in the outer one's buffer: %v, want %v", n.n.Key, shared, n.shared)
+				}
 			}
 			clear(key)
 			clear(value)
-			clear(ink)
-			clear(inv)
+			for _, n := range inner {
+				clear(n.Key)
+				clear(n.Value)
+			}
 			if err := b.Commit(false); err != nil {
 				t.Fatal(err)
 			}
-			for _, kv := range [][2][]byte{{c.key, c.value}, {c.ink, c.inv}} {
+			kvs := [][2][]byte{{c.key, c.value}}
+			for _, n := range c.inner {
+				kvs = append(kvs, [2][]byte{n.n.Key, n.n.Value})
+			}
+			for _, kv := range kvs {
 				v, _, err := e.Get(kv[0])
 				if err != nil || !bytes.Equal(v, kv[1]) {
 					t.Errorf("Get(%q) = %q, %v; want %q", kv[0], v, err, kv[1])
@@ -107,7 +128,7 @@ func TestSetNested(t *testing.T) {
 	defer e.Close()
 	b := e.NewBatch()
 	b.Close()
-	if err := b.(*memBatch).SetNested([]byte("k"), []byte("vk"), []byte("k"), nil); err != storage.ErrClosed {
+	if err := b.(*memBatch).SetNested([]byte("k"), []byte("vk"), []storage.Nested{{Key: []byte("k"), At: 1}}); err != storage.ErrClosed {
 		t.Errorf("SetNested on a closed batch: %v, want storage.ErrClosed", err)
 	}
 }

@@ -442,33 +442,55 @@ func (b *memBatch) Set(key, value []byte) error {
 	return b.add(memOp{kind: opSet, it: newItem(key, value)})
 }
 
-// SetNested implements storage.NestedSetter. When innerKey and innerValue,
-// one after the other, end value, the inner item points into the outer
-// one's buffer: one allocation and one copy for both. The buffer lives as
-// long as either item: the inner one keeps len(key)+len(value) bytes more
-// alive than a copy of its own would, the outer one nothing more.
-func (b *memBatch) SetNested(key, value, innerKey, innerValue []byte) error {
-	n := len(innerKey) + len(innerValue)
-	if len(innerKey) == 0 || n > len(value) || uint64(len(key)) > maxLen || uint64(len(value)) > maxLen ||
-		!bytes.Equal(value[len(value)-n:len(value)-len(innerValue)], innerKey) || !bytes.Equal(value[len(value)-len(innerValue):], innerValue) {
-		if err := b.Set(key, value); err != nil {
-			return err
-		}
-		return b.Set(innerKey, innerValue)
+// SetNested implements storage.NestedSetter. The outer key and value are
+// copied into one buffer, and each inner write whose key and value, one
+// after the other, are value's bytes from its At gets an item that points
+// into it: one allocation and one copy for them all. The buffer lives as
+// long as any of its items: an inner one keeps the outer key and value
+// alive with it, the bytes of every other write nested there included
+// (a transaction's feed record, once the feed no longer keeps it, lives
+// on until the last of its entities is overwritten or deleted). An inner
+// write found elsewhere, or with an empty key, is set apart (Set).
+func (b *memBatch) SetNested(key, value []byte, inner []storage.Nested) error {
+	if uint64(len(key)) > maxLen || uint64(len(value)) > maxLen {
+		return errTooLong
 	}
 	if b.done {
 		return storage.ErrClosed
 	}
 	outer := newItem(key, value)
-	inner := item{
-		p:    (*byte)(unsafe.Add(unsafe.Pointer(outer.p), len(key)+len(value)-n)),
-		klen: uint32(len(innerKey)),
-		vlen: uint32(len(innerValue)),
-	}
 	if err := b.add(memOp{kind: opSet, it: outer}); err != nil {
 		return err
 	}
-	return b.add(memOp{kind: opSet, it: inner})
+	for i := range inner {
+		n := &inner[i]
+		if !within(value, n) {
+			if err := b.Set(n.Key, n.Value); err != nil {
+				return err
+			}
+			continue
+		}
+		in := item{
+			p:    (*byte)(unsafe.Add(unsafe.Pointer(outer.p), len(key)+n.At)),
+			klen: uint32(len(n.Key)),
+			vlen: uint32(len(n.Value)),
+		}
+		if err := b.add(memOp{kind: opSet, it: in}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// within reports whether n's key, not empty, then its value are value's
+// bytes from n.At on.
+func within(value []byte, n *storage.Nested) bool {
+	k, v := len(n.Key), len(n.Value)
+	if k == 0 || n.At < 0 || n.At > len(value) || k > len(value)-n.At || v > len(value)-n.At-k {
+		return false
+	}
+	at := value[n.At:]
+	return bytes.Equal(at[:k], n.Key) && bytes.Equal(at[k:k+v], n.Value)
 }
 
 // Delete implements storage.Writer.
