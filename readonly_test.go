@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/localtable/localtable/internal/sharedmem"
 	"github.com/localtable/localtable/storage/pebble"
 )
 
@@ -141,4 +142,71 @@ func TestReadOnly(t *testing.T) {
 	if v := format(); v != formatVersion {
 		t.Errorf("after an open for writing the store's format is %d, want %d", v, formatVersion)
 	}
+}
+
+// TestReadOnlyEngines checks Options.ReadOnly on the other strategies: an
+// empty memory engine opened read-only reads as empty and refuses writes,
+// and on a shared engine (the versioned strategy, as etcd's) a read-only
+// account reads what another process's account wrote, follows its next
+// writes, and writes nothing itself.
+func TestReadOnlyEngines(t *testing.T) {
+	ctx := context.Background()
+	t.Run("memory", func(t *testing.T) {
+		a, err := Open(&Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		n := 0
+		for _, err := range a.Tables(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		if n != 0 {
+			t.Errorf("%d tables in a new engine", n)
+		}
+		if _, err := a.CreateTable(ctx, "Orders"); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("CreateTable: %v, want ErrReadOnly", err)
+		}
+	})
+	t.Run("shared", func(t *testing.T) {
+		store := sharedmem.New()
+		w, err := Open(&Options{Engine: store.Open()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		tbl, err := w.CreateTable(ctx, "Orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "a"}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(&Options{Engine: store.Open(), ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if _, err := r.Table("Orders").Get(ctx, "p", "a", nil); err != nil {
+			t.Errorf("the reader's Get of the writer's entity: %v", err)
+		}
+		if _, err := tbl.Insert(ctx, Entity{PartitionKey: "p", RowKey: "b"}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := r.Table("Orders").Count(ctx, nil); err != nil || n != 2 {
+			t.Errorf("the reader's Count after the writer's next insert: %d, %v; want 2", n, err)
+		}
+		if _, err := r.Table("Orders").Insert(ctx, Entity{PartitionKey: "p", RowKey: "c"}); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("the reader's Insert: %v, want ErrReadOnly", err)
+		}
+		if err := r.DeleteTable(ctx, "Orders"); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("the reader's DeleteTable: %v, want ErrReadOnly", err)
+		}
+		if n, err := tbl.Count(ctx, nil); err != nil || n != 2 {
+			t.Errorf("the writer's Count: %d, %v; want 2", n, err)
+		}
+	})
 }
