@@ -234,10 +234,30 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	defer st.Close()
-	if *explain {
-		fmt.Fprintln(e.stdout, "plan: "+strings.ReplaceAll(f.Explain(), "\n", "\n      "))
-	}
 	q := queryReq{Filter: *filterText, Select: splitList(*sel)}
+	if *top > 0 {
+		q.Top = min(localtable.MaxPageSize, *top)
+	}
+	printPlan := func(plan string) {
+		fmt.Fprintln(e.stdout, "plan: "+strings.ReplaceAll(plan, "\n", "\n      "))
+	}
+	// remotePlan: a server does not tell its plan before the query, only
+	// the index its first page read (planHeaders): its plan is printed
+	// after the first page is read, before its entities.
+	remotePlan := false
+	if *explain {
+		// The planner's plan names the index the first page reads (the
+		// filter's own plan knows of no index: "full scan").
+		if x, ok := st.(explainer); ok {
+			plan, err := x.Explain(ctx, pos[0], q)
+			if err != nil {
+				return err
+			}
+			printPlan(plan)
+		} else {
+			remotePlan = true
+		}
+	}
 	if *explain && f != nil {
 		q.Check = f.TypeCheck()
 	}
@@ -263,6 +283,17 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 			return err
 		}
 		pages++
+		if remotePlan {
+			remotePlan = false
+			switch {
+			case page.Stats != nil && page.Stats.Index != "":
+				printPlan("index: read through index " + page.Stats.Index + " (the server names the index it read, not why)\nfilter: checked on each entity fetched: " + f.String())
+			case page.Stats != nil:
+				printPlan("no index (the server read none, and does not say why)\n" + f.Explain())
+			default:
+				printPlan("the filter's own (the server does not tell its plan, nor the index it reads)\n" + f.Explain())
+			}
+		}
 		if page.Stats != nil {
 			haveStats = true
 			stats.Scanned += page.Stats.Scanned

@@ -312,6 +312,27 @@ func (l *localStore) Query(ctx context.Context, table string, q queryReq) (query
 	return queryPage{Entities: p.Entities, Next: p.Continuation, Stats: &p.Stats}, nil
 }
 
+// explainer is a store that tells how it would read a query's first
+// page: the planner's plan (localtable.Table.Explain), which names the
+// index the page reads. A server does not tell it (it reports the index
+// it read in the page's headers instead: planHeaders).
+type explainer interface {
+	Explain(ctx context.Context, table string, q queryReq) (string, error)
+}
+
+// Explain returns Table.Explain's plan of q's first page.
+func (l *localStore) Explain(ctx context.Context, table string, q queryReq) (string, error) {
+	opts := localtable.QueryOptions{PageSize: q.Top, Continuation: q.Cont}
+	if q.Filter != "" {
+		f, err := filter.Parse(q.Filter)
+		if err != nil {
+			return "", err
+		}
+		opts.Filter = f // not q.Check: the filter's own plan is part of Explain's
+	}
+	return l.acct.Table(table).Explain(ctx, &opts)
+}
+
 func (l *localStore) Get(ctx context.Context, table, pk, rk string) (localtable.Entity, error) {
 	return l.acct.Table(table).Get(ctx, pk, rk, nil)
 }
