@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/localtable/localtable/storage/pebble"
 )
 
 // runOut runs the command in-process and returns its standard output,
@@ -309,5 +312,22 @@ func TestServeIndexServesTheFilter(t *testing.T) {
 	}
 	if !strings.Contains(pages[true], "in 1 page(s)") || strings.Contains(pages[false], "in 1 page(s)") {
 		t.Fatalf("pages without the index: %q; with it: %q", pages[false], pages[true])
+	}
+}
+
+// TestServeInUseSaysWhatServeCan: serve on a data directory a server
+// holds says what applies to serve (stop the other, serve another
+// --location), not the data commands' --endpoint or --connection-string.
+func TestServeInUseSaysWhatServeCan(t *testing.T) {
+	dir := t.TempDir()
+	stop, _ := serveUntilReady(t, "--location", dir)
+	defer stop()
+	err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--location", dir}, io.Discard, io.Discard)
+	if err == nil || !errors.Is(err, pebble.ErrInUse) || strings.Contains(err.Error(), "--endpoint") || strings.Contains(err.Error(), "--connection-string") || !strings.Contains(err.Error(), "serve another --location") {
+		t.Fatalf("serve on a directory in use: %v", err)
+	}
+	err = run(context.Background(), []string{"tables", "--location", dir}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "then use --endpoint or --connection-string") {
+		t.Fatalf("tables on a directory in use: %v", err)
 	}
 }

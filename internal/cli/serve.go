@@ -398,6 +398,7 @@ func openServed(ctx context.Context, p *servePlan) ([]server.AccountConfig, map[
 	for i := range accounts {
 		name := accounts[i].Name
 		eng, err := p.kind.open(ctx, &p.opts, name)
+		err = servedInUse(err)
 		if err == nil && p.restore != "" && (restored == nil || restored.Account == name) {
 			h, rerr := restoreFileInto(p.restore, eng, name)
 			if rerr == nil {
