@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 
@@ -190,12 +191,33 @@ func (s *sourceFlags) resolve(e *env, c *command) (local *localTarget, remote *r
 }
 
 // parseConnString reads a connection string's settings, keys lower-cased.
+// UseDevelopmentStorage=true stands for the emulator's account, as the
+// Azure SDKs read it: AccountName devstoreaccount1, its well-known key,
+// and TableEndpoint http://127.0.0.1:10002/devstoreaccount1, on the host
+// of DevelopmentStorageProxyUri if given (as .NET's SDK does). Settings
+// the string names as well keep their values.
 func parseConnString(cs string) map[string]string {
 	out := map[string]string{}
 	for _, kv := range strings.Split(cs, ";") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if ok {
 			out[strings.ToLower(k)] = v
+		}
+	}
+	if strings.EqualFold(out["usedevelopmentstorage"], "true") {
+		scheme, host := "http", "127.0.0.1"
+		if p, err := url.Parse(out["developmentstorageproxyuri"]); err == nil && p.Hostname() != "" {
+			scheme, host = p.Scheme, p.Hostname()
+		}
+		dev := map[string]string{
+			"accountname":   server.DevAccountName,
+			"accountkey":    server.DevAccountKey,
+			"tableendpoint": scheme + "://" + net.JoinHostPort(host, "10002") + "/" + server.DevAccountName,
+		}
+		for k, v := range dev {
+			if out[k] == "" {
+				out[k] = v
+			}
 		}
 	}
 	return out
