@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/server"
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/pebble"
 )
 
 // store is where the data commands read and write: an account opened on
@@ -254,8 +256,27 @@ type localStore struct {
 	t    *localTarget
 }
 
+// errLocationIsStore is the error of a --location that is itself a store
+// (an account's directory, as a Go program's pebble.Open made it), not a
+// data directory of accounts; nil if it is not. The error says the
+// command that reads it.
+func errLocationIsStore(location string) error {
+	if location == "" || !pebble.HasDatabase(location) {
+		return nil
+	}
+	abs, err := filepath.Abs(location)
+	if err != nil {
+		abs = location
+	}
+	return fmt.Errorf("%s is itself a store (an account's directory, as a Go program's pebble.Open makes it), not a data directory of accounts: use --location %s --account %s",
+		location, filepath.Dir(abs), filepath.Base(abs))
+}
+
 // openLocal opens the account of t.
 func openLocal(ctx context.Context, t *localTarget, o openOpts) (*localStore, error) {
+	if err := errLocationIsStore(t.opts.location); err != nil {
+		return nil, err
+	}
 	if !o.write && t.kind.exists != nil && !t.kind.exists(&t.opts, t.account) {
 		return nil, fmt.Errorf("no data in %s (the account's directory under --location)", t.where())
 	}
