@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -185,6 +186,15 @@ func (c *choiceValue) Set(s string) error {
 	return nil
 }
 
+// tableHint adds to a TableNotFound error of a command on table how to
+// create the table (import says its own --create instead).
+func tableHint(err error, table string) error {
+	if errors.Is(err, localtable.ErrTableNotFound) {
+		return fmt.Errorf("%w: create it with 'localtable tables create %s'", err, table)
+	}
+	return err
+}
+
 // orList is "a", "a or b", "a, b or c".
 func orList(v []string) string {
 	if len(v) < 2 {
@@ -251,7 +261,7 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 		if x, ok := st.(explainer); ok {
 			plan, err := x.Explain(ctx, pos[0], q)
 			if err != nil {
-				return err
+				return tableHint(err, pos[0])
 			}
 			printPlan(plan)
 		} else {
@@ -280,7 +290,7 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 		}
 		page, err := st.Query(ctx, pos[0], q)
 		if err != nil {
-			return err
+			return tableHint(err, pos[0])
 		}
 		pages++
 		if remotePlan {
@@ -492,7 +502,7 @@ func runGet(ctx context.Context, e *env, c *command, args []string) error {
 	defer st.Close()
 	ent, err := st.Get(ctx, pos[0], pos[1], pos[2])
 	if err != nil {
-		return err
+		return tableHint(err, pos[0])
 	}
 	if *out == "json" {
 		b := entityjson.Append(nil, &ent, &entityjson.Options{System: true})
@@ -584,7 +594,7 @@ func runPut(ctx context.Context, e *env, c *command, args []string) error {
 	defer st.Close()
 	tag, err := st.Write(ctx, pos[0], act)
 	if err != nil {
-		return err
+		return tableHint(err, pos[0])
 	}
 	fmt.Fprintln(e.stdout, tag)
 	return nil
@@ -606,7 +616,7 @@ func runDelete(ctx context.Context, e *env, c *command, args []string) error {
 	defer st.Close()
 	act := localtable.Action{Type: localtable.ActionDelete, Entity: localtable.Entity{PartitionKey: pos[1], RowKey: pos[2]}, IfMatch: localtable.ETag(*ifMatch)}
 	if _, err := st.Write(ctx, pos[0], act); err != nil {
-		return err
+		return tableHint(err, pos[0])
 	}
 	fmt.Fprintf(e.stdout, "deleted %s (%s, %s)\n", pos[0], pos[1], pos[2])
 	return nil
