@@ -618,7 +618,11 @@ func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.
 		fmt.Fprintf(w, "  debug log: %s\n", cfg.azurite.debug)
 	}
 	notes := cfg.notes
-	if n := azuriteDataNote(cfg.location); n != "" {
+	endpoint := scheme + "://" + host + "/ACCOUNT"
+	if len(accounts) > 0 {
+		endpoint = scheme + "://" + host + "/" + accounts[0].Name
+	}
+	if n := azuriteDataNote(cfg.location, endpoint); n != "" {
 		notes = append(notes, n)
 	}
 	for _, n := range notes {
