@@ -38,6 +38,7 @@ func TestLocationIsAStore(t *testing.T) {
 		{"tables", "--location", store},
 		{"check", "--location", store},
 		{"put", "Orders", "p", "r", "--location", store},
+		{"serve", "--addr", "127.0.0.1:0", "--location", store},
 	} {
 		err := run(context.Background(), args, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -392,6 +392,9 @@ type servedEngine struct {
 // openServed opens the plan's accounts, each on its engine, loading the
 // backup into its account. On error it closes what it opened.
 func openServed(ctx context.Context, p *servePlan) ([]server.AccountConfig, map[string]servedEngine, *archiveHeader, error) {
+	if err := errLocationIsStore(p.opts.location); err != nil {
+		return nil, nil, nil, err // an account directory would be made inside the store
+	}
 	accounts := slices.Clone(p.accounts)
 	engines := make(map[string]servedEngine, len(accounts))
 	var restored *archiveHeader
