@@ -41,11 +41,19 @@ type Options struct {
 	// that loses the race ten times running fails with ErrServerBusy.
 	Engine storage.Engine
 
-	// Clock is the account's time source for entity Timestamps. nil means
-	// time.Now. Tests pass a controllable clock; Timestamps stay strictly
-	// increasing even when it stalls or steps back. A time outside
+	// Clock is the account's time source: for entity Timestamps, and
+	// expiry's clock (an entity whose expiry property is at or before
+	// Clock's time is hidden, and swept). nil means time.Now. Tests pass
+	// a controllable clock; Timestamps stay strictly increasing even when
+	// it stalls or steps back. A time outside
 	// 1601-01-01 … 9999-12-31T23:59:59.9999999Z is refused: Open and
 	// writes fail with ErrClockOutOfRange rather than stamp it.
+	//
+	// Clock is called from the account's own goroutines (the expiry
+	// sweeper, the change feed's retention) as well as from its callers',
+	// so it must be safe for concurrent use: a clock a test moves must
+	// synchronize (localtabletest.NewClock(start).Now is such a manual
+	// clock), not be a closure over a variable the test assigns.
 	Clock func() time.Time
 
 	// Feed, if set, turns on the account's change feed (see Watch) and

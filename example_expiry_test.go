@@ -7,23 +7,26 @@ import (
 	"time"
 
 	"github.com/localtable/localtable"
+	"github.com/localtable/localtable/localtabletest"
 )
 
 func ExampleTable_SetExpiry() {
 	ctx := context.Background()
-	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	// A manual clock, safe for concurrent use: the account calls it from
+	// its own goroutines too (the sweeper, when Interval is not -1).
+	clock := localtabletest.NewClock(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
 	acct, _ := localtable.Open(&localtable.Options{
-		Clock:  func() time.Time { return now },
+		Clock:  clock.Now,
 		Expiry: &localtable.ExpiryOptions{Interval: -1}, // sweep by hand below
 	})
 	defer acct.Close()
 	tbl, _ := acct.CreateTable(ctx, "Sessions")
 	tbl.SetExpiry(ctx, "ExpiresAt") // declares and builds an index on ExpiresAt
 	tbl.Insert(ctx, localtable.Entity{PartitionKey: "u1", RowKey: "s1", Properties: localtable.Properties{
-		"ExpiresAt": localtable.DateTimeValue(now.Add(30 * time.Minute)),
+		"ExpiresAt": localtable.DateTimeValue(clock.Now().Add(30 * time.Minute)),
 	}})
 
-	now = now.Add(30 * time.Minute) // at ExpiresAt: expired, invisible at once
+	clock.Advance(30 * time.Minute) // at ExpiresAt: expired, invisible at once
 	_, err := tbl.Get(ctx, "u1", "s1", nil)
 	fmt.Println(errors.Is(err, localtable.ErrEntityNotFound))
 	n, _ := tbl.Count(ctx, nil)

@@ -1,6 +1,10 @@
 package localtabletest
 
-import "github.com/localtable/localtable/internal/testkit"
+import (
+	"time"
+
+	"github.com/localtable/localtable/internal/testkit"
+)
 
 // Clock is a server's time: the source of entity Timestamps, of the
 // window in which Shared Key request dates are accepted (15 minutes either
@@ -16,3 +20,12 @@ import "github.com/localtable/localtable/internal/testkit"
 //
 // A Clock is safe for concurrent use.
 type Clock = testkit.Clock
+
+// NewClock returns a manual Clock that stands at start until Advance or
+// Set move it, for an Account opened without a server: pass its Now as
+// localtable.Options.Clock. Being safe for concurrent use, it may be moved
+// while the account's own goroutines (the expiry sweeper, the change
+// feed's retention) read it, where a closure over a variable the test
+// assigns would race with them. A Server's clock is Server.Clock
+// (WithTime makes it manual).
+func NewClock(start time.Time) *Clock { return testkit.NewManualClock(start) }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -65,8 +66,8 @@ func (rc *reqCtx) errorFormat(err error) errorFormat {
 // the request id and time.
 func errorText(e *localtable.Error, prefix, requestID string, now time.Time) string {
 	text := e.Message
-	if m, ok := fixedMessages[e.Code]; ok {
-		text = m
+	if m, ok := fixedMessages[e.Code]; ok && !strings.HasPrefix(text, m) {
+		text = m // a message that starts with the fixed one keeps its hint after it
 	}
 	return prefix + text + "\nRequestId:" + requestID + "\nTime:" + edmfmt.DateTime7(now.UTC())
 }

@@ -54,7 +54,7 @@ func (rc *reqCtx) serveTestControl() {
 	tc := rc.s.opts.TestControls
 	switch {
 	case tc == nil:
-		rc.fail(wireError(localtable.CodeResourceNotFound, "The test controls ($test, a localtable extension) are off: start the server with them (localtable serve --test-controls)."))
+		rc.fail(wireError(localtable.CodeResourceNotFound, fixedMessages[localtable.CodeResourceNotFound]+" The test controls ($test, a localtable extension) are off: start the server with --test-controls (localtable serve --test-controls)."))
 		return
 	case rc.secondary:
 		rc.fail(errSecondaryWrite())

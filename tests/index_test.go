@@ -371,6 +371,11 @@ func TestIndexPlanner(t *testing.T) {
 			if c.index != "" && (!strings.HasPrefix(plan, "index: read through index "+c.index) || !strings.Contains(plan, "not scanned: the index is read instead")) {
 				t.Errorf("%s: Explain = %q", c.filter, plan)
 			}
+			// A page read through an index is no full scan, whatever the
+			// filter's own plan (without the index) says.
+			if c.index != "" && (strings.Contains(plan, "full scan") || !strings.Contains(plan, "where a scan")) {
+				t.Errorf("%s: Explain = %q: it contradicts the index read, or does not say what the scan would read", c.filter, plan)
+			}
 			if c.index == "" && strings.Contains(plan, "the index is read") {
 				t.Errorf("%s: Explain = %q", c.filter, plan)
 			}

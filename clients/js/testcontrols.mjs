@@ -10,6 +10,10 @@
 //   await ctl.addFault({ operations: ["InsertEntity"], times: 2, action: { type: "serverBusy" } });
 import { createHmac } from "node:crypto";
 
+// The emulator's well-known account and key (UseDevelopmentStorage=true).
+const DEV_ACCOUNT = "devstoreaccount1";
+const DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
 /** An error answered by the test controls: its HTTP status and service error code. */
 export class TestControlError extends Error {
   constructor(status, code, message) {
@@ -34,13 +38,31 @@ export class TestControls {
     this.key = Buffer.from(key, "base64");
   }
 
-  /** Reads AccountName, AccountKey and TableEndpoint from an SDK connection string. */
+  /**
+   * Reads AccountName, AccountKey and TableEndpoint from an SDK connection string (its
+   * setting names in any case). UseDevelopmentStorage=true stands for the emulator's account,
+   * devstoreaccount1 with its well-known key, on http://127.0.0.1:10002/devstoreaccount1 (on
+   * the host of DevelopmentStorageProxyUri if given); settings named as well keep their values.
+   */
   static fromConnectionString(cs) {
-    const kv = Object.fromEntries(cs.split(";").filter(Boolean).map((p) => {
+    const kv = Object.fromEntries(cs.split(";").filter((p) => p.includes("=")).map((p) => {
       const i = p.indexOf("=");
-      return [p.slice(0, i), p.slice(i + 1)];
+      return [p.slice(0, i).trim().toLowerCase(), p.slice(i + 1)];
     }));
-    return new TestControls(kv.TableEndpoint, kv.AccountName, kv.AccountKey);
+    if ((kv.usedevelopmentstorage ?? "").toLowerCase() === "true") {
+      let origin = "http://127.0.0.1";
+      if (kv.developmentstorageproxyuri) {
+        const proxy = new URL(kv.developmentstorageproxyuri);
+        origin = `${proxy.protocol}//${proxy.hostname}`;
+      }
+      kv.tableendpoint ||= `${origin}:10002/${DEV_ACCOUNT}`;
+      kv.accountname ||= DEV_ACCOUNT;
+      kv.accountkey ||= DEV_KEY;
+    }
+    for (const k of ["tableendpoint", "accountname", "accountkey"]) {
+      if (!kv[k]) throw new Error(`test controls: the connection string names no ${k}`);
+    }
+    return new TestControls(kv.tableendpoint, kv.accountname, kv.accountkey);
   }
 
   async #call(method, comp, params = {}, body = undefined) {

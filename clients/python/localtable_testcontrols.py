@@ -21,6 +21,10 @@ from email.utils import formatdate
 
 __all__ = ["TestControls", "TestControlError"]
 
+# The emulator's well-known account and key (UseDevelopmentStorage=true).
+DEV_ACCOUNT = "devstoreaccount1"
+DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
 
 class TestControlError(Exception):
     """An error answered by the test controls: its HTTP status and service error code."""
@@ -49,9 +53,28 @@ class TestControls:
 
     @classmethod
     def from_connection_string(cls, cs):
-        """Reads AccountName, AccountKey and TableEndpoint from an SDK connection string."""
-        parts = dict(kv.split("=", 1) for kv in cs.split(";") if "=" in kv)
-        return cls(parts["TableEndpoint"], parts["AccountName"], parts["AccountKey"])
+        """Reads AccountName, AccountKey and TableEndpoint from an SDK connection string
+        (its setting names in any case). UseDevelopmentStorage=true stands for the
+        emulator's account, devstoreaccount1 with its well-known key, on
+        http://127.0.0.1:10002/devstoreaccount1 (on the host of DevelopmentStorageProxyUri
+        if given); settings named as well keep their values."""
+        parts = {}
+        for kv in cs.split(";"):
+            if "=" in kv:
+                k, v = kv.split("=", 1)
+                parts[k.strip().lower()] = v
+        if parts.get("usedevelopmentstorage", "").lower() == "true":
+            origin = "http://127.0.0.1"
+            if parts.get("developmentstorageproxyuri"):
+                proxy = urllib.parse.urlsplit(parts["developmentstorageproxyuri"])
+                origin = f"{proxy.scheme}://{proxy.hostname}"
+            parts.setdefault("tableendpoint", f"{origin}:10002/{DEV_ACCOUNT}")
+            parts.setdefault("accountname", DEV_ACCOUNT)
+            parts.setdefault("accountkey", DEV_KEY)
+        for k in ("tableendpoint", "accountname", "accountkey"):
+            if not parts.get(k):
+                raise ValueError(f"test controls: the connection string names no {k}")
+        return cls(parts["tableendpoint"], parts["accountname"], parts["accountkey"])
 
     def _call(self, method, comp, params=None, body=None):
         query = {"comp": comp}

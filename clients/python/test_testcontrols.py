@@ -6,6 +6,7 @@ connection string is in LOCALTABLE_CONNECTION_STRING.
     LOCALTABLE_CONNECTION_STRING=... python3 -m unittest -v test_testcontrols
 """
 
+import base64
 import datetime
 import urllib.parse
 import os
@@ -23,6 +24,34 @@ TABLE = "pyctl"
 UTC = datetime.timezone.utc
 # Retries as the SDK's default policy makes them, but without the waits.
 RETRY = {"retry_backoff_factor": 0.001, "retry_backoff_max": 0.01}
+
+
+class ConnectionStringTest(unittest.TestCase):
+    """TestControls.from_connection_string on the connection strings a suite
+    may be given: no server is needed."""
+
+    DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+    def test_development_storage(self):
+        for cs, want in [
+            ("UseDevelopmentStorage=true", "http://127.0.0.1:10002/devstoreaccount1/$test"),
+            ("UseDevelopmentStorage=true;", "http://127.0.0.1:10002/devstoreaccount1/$test"),
+            ("UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://emulator.example",
+             "http://emulator.example:10002/devstoreaccount1/$test"),
+            ("UseDevelopmentStorage=true;TableEndpoint=http://127.0.0.1:4000/devstoreaccount1",
+             "http://127.0.0.1:4000/devstoreaccount1/$test"),
+        ]:
+            ctl = TestControls.from_connection_string(cs)
+            self.assertEqual(ctl.url, want, cs)
+            self.assertEqual(ctl.account, "devstoreaccount1", cs)
+            self.assertEqual(base64.b64encode(ctl.key).decode(), self.DEV_KEY, cs)
+
+    def test_names_in_any_case(self):
+        ctl = TestControls.from_connection_string(
+            f"accountname=a;ACCOUNTKEY={self.DEV_KEY};tableEndpoint=http://127.0.0.1:9/a")
+        self.assertEqual(ctl.url, "http://127.0.0.1:9/a/$test")
+        with self.assertRaisesRegex(ValueError, "names no tableendpoint"):
+            TestControls.from_connection_string("AccountName=a")
 
 
 class TestControlsTest(unittest.TestCase):

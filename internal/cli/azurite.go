@@ -184,15 +184,20 @@ func azuriteFlagNames() []string {
 
 // azuriteDataNote is the banner's warning when --location holds the data
 // of Azurite's table service, which localtable does not read: "" when it
-// does not.
-func azuriteDataNote(location string) string {
+// does not. It says how to copy the tables to the server at endpoint (an
+// account's table endpoint): Azurite has no export of its own, but served
+// by Azurite on another port they are read as from any server.
+func azuriteDataNote(location, endpoint string) string {
 	if location == "" {
 		return ""
 	}
 	if _, err := os.Stat(filepath.Join(location, azuriteTableDB)); err != nil {
 		return ""
 	}
-	return "WARNING: " + filepath.Join(location, azuriteTableDB) + " is Azurite's table data: localtable does not read it, its tables are not served (export them with Azurite, then 'localtable import')"
+	return "WARNING: " + filepath.Join(location, azuriteTableDB) + " is Azurite's table data: localtable does not read it, its tables are not served. " +
+		"To copy them here, serve them with Azurite on another port (azurite-table -l " + location + " --tablePort 10012), then for each TABLE (localtable tables --endpoint http://127.0.0.1:10012/devstoreaccount1 lists them): " +
+		"localtable export TABLE --endpoint http://127.0.0.1:10012/devstoreaccount1 | localtable import TABLE - --create --endpoint " + endpoint +
+		" (README: Replacing Azurite)"
 }
 
 // parseAzuriteAccounts reads AZURITE_ACCOUNTS as Azurite does

@@ -292,13 +292,17 @@ func TestParseAzuriteFlags(t *testing.T) {
 	}
 	// Azurite's data under --location is named in the banner, not read.
 	dir := t.TempDir()
-	if azuriteDataNote(dir) != "" {
+	if azuriteDataNote(dir, "http://127.0.0.1:10002/devstoreaccount1") != "" {
 		t.Errorf("a note for a directory without Azurite's data")
 	}
 	if err := os.WriteFile(filepath.Join(dir, azuriteTableDB), []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if n := azuriteDataNote(dir); !strings.Contains(n, "WARNING") || !strings.Contains(n, "does not read it") {
+	// The note says steps that work (Azurite has no export command).
+	if n := azuriteDataNote(dir, "http://127.0.0.1:10002/devstoreaccount1"); !strings.Contains(n, "WARNING") || !strings.Contains(n, "does not read it") ||
+		strings.Contains(n, "export them with Azurite") ||
+		!strings.Contains(n, "azurite-table -l "+dir+" --tablePort 10012") ||
+		!strings.Contains(n, "localtable export TABLE --endpoint http://127.0.0.1:10012/devstoreaccount1 | localtable import TABLE - --create --endpoint http://127.0.0.1:10002/devstoreaccount1") {
 		t.Errorf("note %q", n)
 	}
 }

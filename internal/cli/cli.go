@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -144,7 +145,7 @@ func (c *command) parse(e *env, fs *flag.FlagSet, args []string, min, max int) (
 				c.printHelp(e.stdout, fs)
 				return nil, errHelp
 			}
-			return nil, usagef(c, "%v", err)
+			return nil, usagef(c, "%v%s", err, flagSuggestion(fs, err))
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -283,7 +284,7 @@ func init() {
 			}
 			sub, ok := commands[pos[0]]
 			if !ok {
-				return usagef(nil, "unknown command %q", pos[0])
+				return usagef(nil, "unknown command %q%s", pos[0], commandSuggestion(pos[0]))
 			}
 			return sub.run(ctx, e, sub, []string{"--help"})
 		},
@@ -305,9 +306,101 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 			return c.run(ctx, e, c, args[1:])
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			return usagef(nil, "unknown command %q", args[0])
+			return usagef(nil, "unknown command %q%s", args[0], commandSuggestion(args[0]))
 		}
 	}
 	c := commands["serve"]
 	return c.run(ctx, e, c, args)
+}
+
+// commandAliases are words a user may try for a command of another name.
+var commandAliases = map[string]string{
+	"explore": "serve", "explorer": "serve", "ui": "serve", "web": "serve", "start": "serve", "run": "serve", "server": "serve",
+	"ls": "tables", "list": "tables", "create": "tables", "show": "get", "insert": "put", "upsert": "put", "set": "put",
+	"rm": "delete", "del": "delete", "find": "query", "select": "query", "scan": "query", "backup": "export", "load": "import",
+}
+
+// commandSuggestion is ": did you mean …?" for an unknown command: the
+// command it is a known other word for (the explorer is served by serve),
+// or the commands at most 2 edits from it; "" if none.
+func commandSuggestion(name string) string {
+	if a, ok := commandAliases[strings.ToLower(name)]; ok {
+		if a == "serve" && strings.HasPrefix(strings.ToLower(name), "explor") {
+			return ": the web explorer is served by 'localtable serve' (the default command), at http://127.0.0.1:10002/"
+		}
+		return fmt.Sprintf(": did you mean 'localtable %s'?", a)
+	}
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	if near := nearest(name, names); len(near) > 0 {
+		return ": did you mean " + orList(quoteAll(near, "'localtable ", "'")) + "?"
+	}
+	return ""
+}
+
+// flagSuggestion is ": did you mean …?" for an undefined flag, naming the
+// command's flags at most 2 edits from it; "" for other errors or none.
+func flagSuggestion(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if near := nearest(name, names); len(near) > 0 {
+		return ": did you mean " + orList(quoteAll(near, "--", "")) + "?"
+	}
+	return ""
+}
+
+func quoteAll(v []string, before, after string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = before + s + after
+	}
+	return out
+}
+
+// nearest returns the candidates closest to s, at most 2 edits away (or
+// that start with s, or s with them, for a prefix typed), sorted.
+func nearest(s string, candidates []string) []string {
+	s = strings.ToLower(s)
+	best, out := 3, []string(nil)
+	for _, c := range candidates {
+		d := editDistance(s, strings.ToLower(c))
+		if len(s) >= 3 && (strings.HasPrefix(c, s) || strings.HasPrefix(s, c)) {
+			d = min(d, 1)
+		}
+		switch {
+		case d < best:
+			best, out = d, []string{c}
+		case d == best:
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

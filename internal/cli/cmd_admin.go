@@ -205,6 +205,9 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 			}
 		}
 		if len(accounts) == 0 {
+			if err := errLocationIsStore(*location); err != nil {
+				return err
+			}
 			return fmt.Errorf("no account directories in %s", *location)
 		}
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -185,6 +186,15 @@ func (c *choiceValue) Set(s string) error {
 	return nil
 }
 
+// tableHint adds to a TableNotFound error of a command on table how to
+// create the table (import says its own --create instead).
+func tableHint(err error, table string) error {
+	if errors.Is(err, localtable.ErrTableNotFound) {
+		return fmt.Errorf("%w: create it with 'localtable tables create %s'", err, table)
+	}
+	return err
+}
+
 // orList is "a", "a or b", "a, b or c".
 func orList(v []string) string {
 	if len(v) < 2 {
@@ -234,10 +244,30 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	defer st.Close()
-	if *explain {
-		fmt.Fprintln(e.stdout, "plan: "+strings.ReplaceAll(f.Explain(), "\n", "\n      "))
-	}
 	q := queryReq{Filter: *filterText, Select: splitList(*sel)}
+	if *top > 0 {
+		q.Top = min(localtable.MaxPageSize, *top)
+	}
+	printPlan := func(plan string) {
+		fmt.Fprintln(e.stdout, "plan: "+strings.ReplaceAll(plan, "\n", "\n      "))
+	}
+	// remotePlan: a server does not tell its plan before the query, only
+	// the index its first page read (planHeaders): its plan is printed
+	// after the first page is read, before its entities.
+	remotePlan := false
+	if *explain {
+		// The planner's plan names the index the first page reads (the
+		// filter's own plan knows of no index: "full scan").
+		if x, ok := st.(explainer); ok {
+			plan, err := x.Explain(ctx, pos[0], q)
+			if err != nil {
+				return tableHint(err, pos[0])
+			}
+			printPlan(plan)
+		} else {
+			remotePlan = true
+		}
+	}
 	if *explain && f != nil {
 		q.Check = f.TypeCheck()
 	}
@@ -260,9 +290,20 @@ func runQuery(ctx context.Context, e *env, c *command, args []string) error {
 		}
 		page, err := st.Query(ctx, pos[0], q)
 		if err != nil {
-			return err
+			return tableHint(err, pos[0])
 		}
 		pages++
+		if remotePlan {
+			remotePlan = false
+			switch {
+			case page.Stats != nil && page.Stats.Index != "":
+				printPlan("index: read through index " + page.Stats.Index + " (the server names the index it read, not why)\nfilter: checked on each entity fetched: " + f.String())
+			case page.Stats != nil:
+				printPlan("no index (the server read none, and does not say why)\n" + f.Explain())
+			default:
+				printPlan("the filter's own (the server does not tell its plan, nor the index it reads)\n" + f.Explain())
+			}
+		}
 		if page.Stats != nil {
 			haveStats = true
 			stats.Scanned += page.Stats.Scanned
@@ -461,7 +502,7 @@ func runGet(ctx context.Context, e *env, c *command, args []string) error {
 	defer st.Close()
 	ent, err := st.Get(ctx, pos[0], pos[1], pos[2])
 	if err != nil {
-		return err
+		return tableHint(err, pos[0])
 	}
 	if *out == "json" {
 		b := entityjson.Append(nil, &ent, &entityjson.Options{System: true})
@@ -553,7 +594,7 @@ func runPut(ctx context.Context, e *env, c *command, args []string) error {
 	defer st.Close()
 	tag, err := st.Write(ctx, pos[0], act)
 	if err != nil {
-		return err
+		return tableHint(err, pos[0])
 	}
 	fmt.Fprintln(e.stdout, tag)
 	return nil
@@ -575,7 +616,7 @@ func runDelete(ctx context.Context, e *env, c *command, args []string) error {
 	defer st.Close()
 	act := localtable.Action{Type: localtable.ActionDelete, Entity: localtable.Entity{PartitionKey: pos[1], RowKey: pos[2]}, IfMatch: localtable.ETag(*ifMatch)}
 	if _, err := st.Write(ctx, pos[0], act); err != nil {
-		return err
+		return tableHint(err, pos[0])
 	}
 	fmt.Fprintf(e.stdout, "deleted %s (%s, %s)\n", pos[0], pos[1], pos[2])
 	return nil

@@ -43,11 +43,14 @@ prints it and exits: offline there is no other writer.
 
 -o jsonl prints one JSON object a line, as the server sends them:
 revision, commit (the revision of the commit's first change), last (the
-commit's last change), kind (Insert, Replace, Merge, Delete, TableCreated,
-TableDeleted, or Restored: the data was replaced by a restore, table ""),
-table and entity (after an insert, replace or merge, the
-entity with odata.etag and Timestamp; after a delete, its keys). -o table
-prints a line per change: revision, kind, table and keys.` + "\n" + sourceHelp,
+commit's last change), kind (Insert, Replace, Merge, Delete, Expired: an
+entity of a table with an expiry policy expired and was deleted,
+TableCreated, TableDeleted, or Restored: the data was replaced by a
+restore, table ""), table and entity (after an insert, replace or merge,
+the entity with odata.etag and Timestamp; after a delete or an expiry, its
+keys). -o table prints a line per change: revision, kind, table and keys,
+tab-separated; a commit's later changes (those after its first, as the
+changes of a transaction) are indented by two spaces under its first.` + "\n" + sourceHelp,
 		examples: `
 localtable watch --endpoint http://127.0.0.1:10002/devstoreaccount1
 localtable watch Orders --filter "Status eq 'open'" -o jsonl --endpoint http://127.0.0.1:10002/devstoreaccount1

@@ -172,12 +172,32 @@ var errNoEtcd = fmt.Errorf("--etcd: this localtable is built without etcd suppor
 func openPebble(dir string, noSync, readOnly bool) (storage.Engine, error) {
 	db, err := pebble.Open(dir, &pebble.Options{NoSync: noSync, ReadOnly: readOnly})
 	if errors.Is(err, pebble.ErrInUse) {
-		return nil, fmt.Errorf("%w (is a server running on it? then use --endpoint or --connection-string)", err)
+		return nil, &inUseError{err}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return db, nil
+}
+
+// inUseError is pebble.ErrInUse with what a data command can do: reach
+// the server that has the directory open. serve says what it can do
+// instead (servedInUse).
+type inUseError struct{ err error }
+
+func (e *inUseError) Error() string {
+	return e.err.Error() + " (is a server running on it? then use --endpoint or --connection-string)"
+}
+
+func (e *inUseError) Unwrap() error { return e.err }
+
+// servedInUse is serve's message for a data directory in use.
+func servedInUse(err error) error {
+	var iu *inUseError
+	if !errors.As(err, &iu) {
+		return err
+	}
+	return fmt.Errorf("%w (is a server or another program running on it? stop it, or serve another --location)", iu.err)
 }
 
 // exists reports whether path exists.

@@ -118,6 +118,11 @@ func remoteErr(err error) error {
 			}
 		}
 	}
+	// The service ends its message with RequestId: and Time: lines, of
+	// no use in a command's error (and a hint goes after the message).
+	if i := strings.Index(msg, "\nRequestId:"); i >= 0 {
+		msg = msg[:i]
+	}
 	if msg == "" {
 		msg = http.StatusText(re.StatusCode)
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -31,17 +33,27 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 		// endpoints': a login form holds an account key.
 		p := r.URL.EscapedPath()
 		debug := log.Enabled(ctx, slog.LevelDebug) && p != "/" && !strings.HasPrefix(p, explorerPrefix) && !strings.HasPrefix(p, adminPrefix)
+		// A transaction's table and failure are in its bodies, kept (the
+		// first maxLoggedBody bytes) whatever the level.
+		op, table := classify(r)
+		batch := op == reqclass.EntityGroupTransaction.String()
 		var reqBody *bytes.Buffer
-		if debug && r.Body != nil && r.Body != http.NoBody {
+		if (debug || batch) && r.Body != nil && r.Body != http.NoBody {
 			reqBody = &bytes.Buffer{}
 			r.Body = &teeBody{ReadCloser: r.Body, buf: reqBody}
 		}
-		rw := &recordingWriter{ResponseWriter: w, debug: debug}
+		rw := &recordingWriter{ResponseWriter: w, debug: debug || batch}
 		next.ServeHTTP(rw, r)
 		if rw.status == 0 {
 			rw.status = http.StatusOK
 		}
-		op, table := classify(r)
+		var failed *batchFailure
+		if batch {
+			if reqBody != nil {
+				table = batchTable(reqBody.Bytes())
+			}
+			failed = batchFailed(rw.body.Bytes())
+		}
 		level := slog.LevelInfo
 		switch {
 		case op == "Health":
@@ -63,6 +75,13 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 		attrs = append(attrs, slog.Int("status", rw.status))
 		if code := rw.Header().Get("X-Ms-Error-Code"); code != "" {
 			attrs = append(attrs, slog.String("error", code))
+		}
+		if failed != nil {
+			// The transaction's 202 holds the failure of one action.
+			attrs = append(attrs, slog.String("error", failed.code), slog.Int("failed_status", failed.status))
+			if failed.action >= 0 {
+				attrs = append(attrs, slog.Int("failed_action", failed.action))
+			}
 		}
 		if scanned := rw.Header().Get(server.ScannedHeader); scanned != "" {
 			// A query's plan, from the server's extension headers.
@@ -89,6 +108,63 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 		}
 		log.LogAttrs(ctx, level, "request", attrs...)
 	})
+}
+
+// batchRequestLine is an inner request's line in a transaction's body.
+var batchRequestLine = regexp.MustCompile(`(?m)^(?:POST|PUT|MERGE|PATCH|DELETE|GET) (\S+) HTTP/1\.1\r?$`)
+
+// batchTable returns the table a transaction's body names in its first
+// inner request (all of them name the same one), or "".
+func batchTable(body []byte) string {
+	m := batchRequestLine.FindSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	u, err := url.Parse(string(m[1]))
+	if err != nil {
+		return ""
+	}
+	p := strings.TrimSuffix(u.Path, "/")
+	name := p[strings.LastIndexByte(p, '/')+1:]
+	name, _, _ = strings.Cut(name, "(")
+	return name
+}
+
+// batchFailure is the failure a transaction's response reports: the
+// status and error code of its failed action, and that action's index
+// (-1 if the message does not give it).
+type batchFailure struct {
+	status int
+	code   string
+	action int
+}
+
+var (
+	batchStatusLine = regexp.MustCompile(`(?m)^HTTP/1\.1 (\d{3}) `)
+	batchErrorCode  = regexp.MustCompile(`"code"\s*:\s*"([^"]*)"`)
+	// The service prefixes the message with the failed action's index.
+	batchErrorIndex = regexp.MustCompile(`"value"\s*:\s*"(\d+):`)
+)
+
+// batchFailed reads a transaction's response body: nil if its inner
+// responses succeeded (or the body is not a transaction's).
+func batchFailed(body []byte) *batchFailure {
+	m := batchStatusLine.FindSubmatch(body)
+	if m == nil {
+		return nil
+	}
+	status, _ := strconv.Atoi(string(m[1]))
+	if status < 400 {
+		return nil
+	}
+	f := &batchFailure{status: status, action: -1}
+	if c := batchErrorCode.FindSubmatch(body); c != nil {
+		f.code = string(c[1])
+	}
+	if i := batchErrorIndex.FindSubmatch(body); i != nil {
+		f.action, _ = strconv.Atoi(string(i[1]))
+	}
+	return f
 }
 
 func clip(b *bytes.Buffer) string {

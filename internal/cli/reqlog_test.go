@@ -160,3 +160,37 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestLogFailedTransaction: a transaction that fails answers 202 with its
+// failure inside; its log line names the table, and the failed action's
+// status, error code and index. A transaction that succeeds names the
+// table and no error.
+func TestLogFailedTransaction(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	srv := localtabletest.New(t, localtabletest.WithMiddleware(func(h http.Handler) http.Handler { return logRequests(log, h) }))
+	ctx := context.Background()
+	if _, err := srv.Account.CreateTable(ctx, "Orders"); err != nil {
+		t.Fatal(err)
+	}
+	client := srv.Client.NewClient("Orders")
+	insert := func(rk string) aztables.TransactionAction {
+		return aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: []byte(`{"PartitionKey":"p","RowKey":"` + rk + `"}`)}
+	}
+	if _, err := client.SubmitTransaction(ctx, []aztables.TransactionAction{insert("a"), insert("b")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.SubmitTransaction(ctx, []aztables.TransactionAction{insert("c"), insert("a")}, nil); err == nil {
+		t.Fatal("a transaction inserting an entity that exists succeeded")
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("log:\n%s", buf.String())
+	}
+	if !strings.Contains(lines[0], "op=EntityGroupTransaction table=Orders status=202 dur=") {
+		t.Errorf("the transaction that succeeded: %s", lines[0])
+	}
+	if want := "op=EntityGroupTransaction table=Orders status=202 error=EntityAlreadyExists failed_status=409 failed_action=1 "; !strings.Contains(lines[1], want) {
+		t.Errorf("the transaction that failed: %s\nwant it to hold %q", lines[1], want)
+	}
+}

@@ -392,12 +392,16 @@ type servedEngine struct {
 // openServed opens the plan's accounts, each on its engine, loading the
 // backup into its account. On error it closes what it opened.
 func openServed(ctx context.Context, p *servePlan) ([]server.AccountConfig, map[string]servedEngine, *archiveHeader, error) {
+	if err := errLocationIsStore(p.opts.location); err != nil {
+		return nil, nil, nil, err // an account directory would be made inside the store
+	}
 	accounts := slices.Clone(p.accounts)
 	engines := make(map[string]servedEngine, len(accounts))
 	var restored *archiveHeader
 	for i := range accounts {
 		name := accounts[i].Name
 		eng, err := p.kind.open(ctx, &p.opts, name)
+		err = servedInUse(err)
 		if err == nil && p.restore != "" && (restored == nil || restored.Account == name) {
 			h, rerr := restoreFileInto(p.restore, eng, name)
 			if rerr == nil {
@@ -617,7 +621,11 @@ func printBanner(w io.Writer, cfg *serveConfig, p *servePlan, accounts []server.
 		fmt.Fprintf(w, "  debug log: %s\n", cfg.azurite.debug)
 	}
 	notes := cfg.notes
-	if n := azuriteDataNote(cfg.location); n != "" {
+	endpoint := scheme + "://" + host + "/ACCOUNT"
+	if len(accounts) > 0 {
+		endpoint = scheme + "://" + host + "/" + accounts[0].Name
+	}
+	if n := azuriteDataNote(cfg.location, endpoint); n != "" {
 		notes = append(notes, n)
 	}
 	for _, n := range notes {

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/localtable/localtable"
 	"github.com/localtable/localtable/filter"
 	"github.com/localtable/localtable/server"
 	"github.com/localtable/localtable/storage"
+	"github.com/localtable/localtable/storage/pebble"
 )
 
 // store is where the data commands read and write: an account opened on
@@ -190,12 +193,33 @@ func (s *sourceFlags) resolve(e *env, c *command) (local *localTarget, remote *r
 }
 
 // parseConnString reads a connection string's settings, keys lower-cased.
+// UseDevelopmentStorage=true stands for the emulator's account, as the
+// Azure SDKs read it: AccountName devstoreaccount1, its well-known key,
+// and TableEndpoint http://127.0.0.1:10002/devstoreaccount1, on the host
+// of DevelopmentStorageProxyUri if given (as .NET's SDK does). Settings
+// the string names as well keep their values.
 func parseConnString(cs string) map[string]string {
 	out := map[string]string{}
 	for _, kv := range strings.Split(cs, ";") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if ok {
 			out[strings.ToLower(k)] = v
+		}
+	}
+	if strings.EqualFold(out["usedevelopmentstorage"], "true") {
+		scheme, host := "http", "127.0.0.1"
+		if p, err := url.Parse(out["developmentstorageproxyuri"]); err == nil && p.Hostname() != "" {
+			scheme, host = p.Scheme, p.Hostname()
+		}
+		dev := map[string]string{
+			"accountname":   server.DevAccountName,
+			"accountkey":    server.DevAccountKey,
+			"tableendpoint": scheme + "://" + net.JoinHostPort(host, "10002") + "/" + server.DevAccountName,
+		}
+		for k, v := range dev {
+			if out[k] == "" {
+				out[k] = v
+			}
 		}
 	}
 	return out
@@ -232,8 +256,27 @@ type localStore struct {
 	t    *localTarget
 }
 
+// errLocationIsStore is the error of a --location that is itself a store
+// (an account's directory, as a Go program's pebble.Open made it), not a
+// data directory of accounts; nil if it is not. The error says the
+// command that reads it.
+func errLocationIsStore(location string) error {
+	if location == "" || !pebble.HasDatabase(location) {
+		return nil
+	}
+	abs, err := filepath.Abs(location)
+	if err != nil {
+		abs = location
+	}
+	return fmt.Errorf("%s is itself a store (an account's directory, as a Go program's pebble.Open makes it), not a data directory of accounts: use --location %s --account %s",
+		location, filepath.Dir(abs), filepath.Base(abs))
+}
+
 // openLocal opens the account of t.
 func openLocal(ctx context.Context, t *localTarget, o openOpts) (*localStore, error) {
+	if err := errLocationIsStore(t.opts.location); err != nil {
+		return nil, err
+	}
 	if !o.write && t.kind.exists != nil && !t.kind.exists(&t.opts, t.account) {
 		return nil, fmt.Errorf("no data in %s (the account's directory under --location)", t.where())
 	}
@@ -314,6 +357,27 @@ func (l *localStore) Query(ctx context.Context, table string, q queryReq) (query
 		return queryPage{}, err
 	}
 	return queryPage{Entities: p.Entities, Next: p.Continuation, Stats: &p.Stats}, nil
+}
+
+// explainer is a store that tells how it would read a query's first
+// page: the planner's plan (localtable.Table.Explain), which names the
+// index the page reads. A server does not tell it (it reports the index
+// it read in the page's headers instead: planHeaders).
+type explainer interface {
+	Explain(ctx context.Context, table string, q queryReq) (string, error)
+}
+
+// Explain returns Table.Explain's plan of q's first page.
+func (l *localStore) Explain(ctx context.Context, table string, q queryReq) (string, error) {
+	opts := localtable.QueryOptions{PageSize: q.Top, Continuation: q.Cont}
+	if q.Filter != "" {
+		f, err := filter.Parse(q.Filter)
+		if err != nil {
+			return "", err
+		}
+		opts.Filter = f // not q.Check: the filter's own plan is part of Explain's
+	}
+	return l.acct.Table(table).Explain(ctx, &opts)
 }
 
 func (l *localStore) Get(ctx context.Context, table, pk, rk string) (localtable.Entity, error) {

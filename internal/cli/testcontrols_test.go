@@ -147,8 +147,9 @@ func errorCode(err error) string {
 // signed requests are refused, as with --no-auth they are not.
 func TestTestControlsAuth(t *testing.T) {
 	off := controlClient{t: t, base: serveHTTPTest(t), key: testKey(t)}
-	if status, b := off.do("GET", "comp=clock", nil); status != http.StatusNotFound || !strings.Contains(string(b), "ResourceNotFound") {
-		t.Errorf("without --test-controls: %d %s, want 404 ResourceNotFound", status, b)
+	if status, b := off.do("GET", "comp=clock", nil); status != http.StatusNotFound || !strings.Contains(string(b), "ResourceNotFound") ||
+		!strings.Contains(string(b), "The specified resource does not exist. The test controls ($test, a localtable extension) are off: start the server with --test-controls") {
+		t.Errorf("without --test-controls: %d %s, want 404 ResourceNotFound, the service's message and the hint", status, b)
 	}
 	on, sc := serveControls(t)
 	if status, _ := on.do("GET", "comp=clock", nil); status != http.StatusOK {

@@ -268,6 +268,12 @@ func TestTablePageListsIndexes(t *testing.T) {
 	if !strings.Contains(body, `through index <b id="index-used">ByTotal</b>`) {
 		t.Fatal("the stats do not name the index the query read")
 	}
+	// The plan shown above the stats is the planner's: it names the index
+	// too, and says no "full scan".
+	plan := regexp.MustCompile(`(?s)<pre id="plan">(.*?)</pre>`).FindStringSubmatch(body)
+	if plan == nil || !strings.Contains(plan[1], "read through index ByTotal") || strings.Contains(plan[1], "full scan") {
+		t.Fatalf("the plan contradicts the stats: %q", plan)
+	}
 	if strings.Contains(body, `id="expiry"`) {
 		t.Fatal("a table without an expiry policy shows one")
 	}

@@ -258,7 +258,15 @@ func (x *Explorer) serveBrowse(w http.ResponseWriter, r *http.Request, acct *Acc
 		x.render(w, r, http.StatusBadRequest, "table", p)
 		return
 	}
-	p.Plan = f.Explain()
+	// The planner's plan of this page: it names the index the page reads
+	// (the filter's own plan would say "full scan" next to it).
+	plan, err := t.Explain(r.Context(), &opts)
+	if err != nil {
+		p.Error = errText(err)
+		x.render(w, r, statusOf(err), "table", p)
+		return
+	}
+	p.Plan = plan
 	var check *filter.TypeCheck
 	if f != nil {
 		check = f.TypeCheck()
