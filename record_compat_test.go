@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -45,18 +44,8 @@ func oldStoreEntity(i int) Entity {
 func TestRecordV1Store(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	files, err := os.ReadDir("testdata/store-record-v1")
-	if err != nil {
+	if err := os.CopyFS(dir, os.DirFS("testdata/store-record-v1")); err != nil {
 		t.Fatal(err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join("testdata/store-record-v1", f.Name()))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, f.Name()), b, 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	eng, err := pebble.Open(dir, nil)
 	if err != nil {

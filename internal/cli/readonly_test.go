@@ -49,21 +49,8 @@ func TestCheckKeepsStoreFormat(t *testing.T) {
 	for _, args := range [][]string{{"check"}, {"tables"}, {"stats"}, {"query", "Old", "--top", "1"}, {"get", "Old", "p0", "r003"}, {"index", "list", "Old"}, {"expiry", "show", "Old"}, {"watch", "--from", "0"}} {
 		dir := t.TempDir()
 		acct := filepath.Join(dir, "devstoreaccount1")
-		if err := os.Mkdir(acct, 0o755); err != nil {
+		if err := os.CopyFS(acct, os.DirFS("../../testdata/store-record-v1")); err != nil {
 			t.Fatal(err)
-		}
-		files, err := os.ReadDir("../../testdata/store-record-v1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(filepath.Join("../../testdata/store-record-v1", f.Name()))
-			if err == nil {
-				err = os.WriteFile(filepath.Join(acct, f.Name()), b, 0o644)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
 		}
 		format := func() []byte {
 			t.Helper()
