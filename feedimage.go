@@ -232,10 +232,16 @@ func (f *feedLog) keepCurrent(c *commitContext, prefix []byte, rev Revision) err
 	return nil
 }
 
+// feedMarkBounds are the bounds of the images' markers.
+var feedMarkBounds = &storage.IterOptions{
+	LowerBound: keyenc.FeedImageGCPrefix(0),
+	UpperBound: keyenc.FeedImageGCEnd(),
+}
+
 // pruneImages adds to c the deletion of the images whose markers are
-// below revision cut, and of those markers.
-func (f *feedLog) pruneImages(c *commitContext, cut Revision) error {
-	lo, hi := keyenc.FeedImageGCPrefix(0), keyenc.FeedImageGCPrefix(uint64(cut))
+// below revision cut, and of those markers, none of which is below from.
+func (f *feedLog) pruneImages(c *commitContext, from, cut Revision) error {
+	lo, hi := keyenc.FeedImageGCPrefix(uint64(from)), keyenc.FeedImageGCPrefix(uint64(cut))
 	it, err := storage.NewIterContext(c.ctx, f.a.eng, &storage.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return err

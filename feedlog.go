@@ -203,6 +203,14 @@ type feedLog struct {
 	rev     atomic.Uint64
 	pending Revision
 	advance func()
+	// pruned and markFrom are, on an engine the account owns alone, the
+	// revisions below which no record and no image marker is left (set
+	// at load, raised once a pruning is committed; 0: not known). A
+	// pruning deletes from there, not from revision 0: so its range
+	// deletion does not span the records and markers the feed keeps
+	// (which, on pebble, would tie the next table file of the feed to
+	// every older one: see storage/pebble's logSpans).
+	pruned, markFrom Revision
 }
 
 func newFeedLog(a *Account, opts FeedOptions) *feedLog {
@@ -251,7 +259,32 @@ func (f *feedLog) load(ctx context.Context) error {
 		return err
 	}
 	f.rev.Store(max(f.rev.Load(), uint64(next)))
-	return nil
+	// Where the records and the markers begin: a Restore may have put
+	// back older ones.
+	f.pruned, f.markFrom = 0, 0
+	if it.First() {
+		first, _, ok := feedRecordHead(it.Key(), it.Value())
+		if !ok {
+			return fmt.Errorf("%w (key %q)", errCorruptFeed, it.Key())
+		}
+		f.pruned = first
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	marks, err := storage.NewIterContext(ctx, f.a.eng, feedMarkBounds)
+	if err != nil {
+		return err
+	}
+	defer marks.Close()
+	if marks.First() {
+		rev, ok := keyenc.FeedImageGCRev(marks.Key())
+		if !ok {
+			return fmt.Errorf("%w: bad image marker %q", errCorruptFeed, marks.Key())
+		}
+		f.markFrom = Revision(rev)
+	}
+	return marks.Error()
 }
 
 // inFeed reports whether a change of kind k goes in the feed.
@@ -402,15 +435,26 @@ func (f *feedLog) prune(c *commitContext, last Revision, now int64) error {
 			return err
 		}
 	}
-	if cut > 1 {
-		c.delRange(keyenc.FeedKey(0), keyenc.FeedKey(uint64(cut)))
-		if f.refs {
-			// Only a feed whose records name their entities keeps
-			// images: elsewhere (memory) the iterator would be
-			// for nothing, and on the memory engine it would make
-			// the next commits copy the tree paths they change.
-			return f.pruneImages(c, cut)
+	var from, markFrom Revision // where the records and markers begin
+	alone := f.a.strategy.alone()
+	if alone {
+		from, markFrom = f.pruned, f.markFrom
+	}
+	if cut <= max(from, 1) {
+		return nil
+	}
+	c.delRange(keyenc.FeedKey(uint64(from)), keyenc.FeedKey(uint64(cut)))
+	if f.refs {
+		// Only a feed whose records name their entities keeps
+		// images: elsewhere (memory) the iterator would be for
+		// nothing, and on the memory engine it would make the next
+		// commits copy the tree paths they change.
+		if err := f.pruneImages(c, min(markFrom, cut), cut); err != nil {
+			return err
 		}
+	}
+	if alone {
+		c.afterCommit(func() { f.pruned, f.markFrom = cut, max(f.markFrom, cut) })
 	}
 	return nil
 }

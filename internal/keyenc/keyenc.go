@@ -54,10 +54,13 @@ const (
 	PrefixMeta      = 'm'
 )
 
-// LogPrefixes returns the key prefixes that an account's memory engine
-// keeps as logs (memory.Options.Logs): the change feed's records, which
-// are written in revision order and deleted from the oldest.
-func LogPrefixes() [][]byte { return [][]byte{{PrefixFeed}} }
+// LogPrefixes returns the prefixes of the keys written as logs, in
+// revision order (a big-endian revision follows the prefix) and deleted
+// from the oldest: the change feed's records, and its images' markers
+// (FeedImageGCKey). An account's memory engine keeps them as logs
+// (memory.Options.Logs); the pebble engine cuts their table files in
+// segments of revisions.
+func LogPrefixes() [][]byte { return [][]byte{{PrefixFeed}, {PrefixFeedImage, feedImageGC}} }
 
 // ErrCorrupt is returned when decoding bytes that no encoder produced.
 var ErrCorrupt = errors.New("keyenc: corrupt key")
@@ -317,6 +320,19 @@ func CutFeedImageGC(dst, key []byte) (image []byte, ok bool) {
 	}
 	return append(append(dst, PrefixFeedImage, feedImage), key[10:]...), true
 }
+
+// FeedImageGCRev returns the revision of a marker's key (FeedImageGCKey);
+// ok is false if key is none.
+func FeedImageGCRev(key []byte) (rev uint64, ok bool) {
+	if len(key) < 2+8+1+8 || key[0] != PrefixFeedImage || key[1] != feedImageGC {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(key[2:10]), true
+}
+
+// FeedImageGCEnd is the end of the markers' keys (FeedImageGCKey): every
+// marker is below it.
+func FeedImageGCEnd() []byte { return []byte{PrefixFeedImage, feedImageGC + 1} }
 
 // CutFeedImage returns the entity key and ticks of an image key
 // (FeedImageKey); ok is false if key is none.

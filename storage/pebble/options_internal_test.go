@@ -1,6 +1,7 @@
 package pebble
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	pdb "github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/localtable/localtable/internal/keyenc"
 	"github.com/localtable/localtable/storage"
 )
 
@@ -163,7 +165,7 @@ func TestCompact(t *testing.T) {
 	}
 }
 
-// TestTableFilesOneFirstByte checks the span policy (firstByteSpans): keys
+// TestTableFilesOneFirstByte checks the span policy (fileSpans): keys
 // of several first bytes, written in one batch and flushed together, and
 // then compacted, lie in table files that each hold one first byte.
 func TestTableFilesOneFirstByte(t *testing.T) {
@@ -213,4 +215,100 @@ func TestTableFilesOneFirstByte(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("compacted")
+}
+
+// TestLogFilesOneSegment checks the span policy's log segments
+// (logSpans): the keys of a log (the change feed's records, its images'
+// markers), written across segments in one batch with a pruning's range
+// deletion and flushed together, then compacted, lie in table files that
+// each hold one segment.
+func TestLogFilesOneSegment(t *testing.T) {
+	d, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	val := make([]byte, 100)
+	for round := range 3 {
+		b := d.NewBatch()
+		from := uint64(round*1000 + 1<<16 - 1500) // across the first segment's end
+		if err := b.DeleteRange(keyenc.FeedKey(uint64(round*100)), keyenc.FeedKey(uint64(round*100+100))); err != nil {
+			t.Fatal(err)
+		}
+		for rev := from; rev < from+1000; rev++ {
+			if err := b.Set(keyenc.FeedKey(rev), val); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Set(keyenc.FeedImageGCKey(nil, rev, keyenc.FeedImageKey(nil, []byte("e-entity"), 1)), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segment := func(k []byte) (string, bool) {
+		for _, p := range logPrefixes {
+			if bytes.HasPrefix(k, p) {
+				return string(k[:min(len(k), len(p)+logSegmentBytes)]), true
+			}
+		}
+		return "", false
+	}
+	check := func(when string) {
+		t.Helper()
+		levels, err := d.db.SSTables()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := 0
+		for l, tables := range levels {
+			for _, f := range tables {
+				lo, hi := f.Smallest.UserKey, f.Largest.UserKey
+				slo, ok := segment(lo)
+				if !ok {
+					continue
+				}
+				files++
+				// A range deletion's end bounds its file exclusively: it
+				// may be the next segment's start.
+				shi, _ := segment(hi)
+				if slo != shi && !(f.Largest.IsExclusiveSentinel() && bytes.Equal(hi, logSpanEnd(lo))) {
+					t.Errorf("%s: L%d file %s holds keys %x to %x: two segments of a log", when, l, f.FileNum, lo, hi)
+				}
+			}
+		}
+		if files < 4 {
+			t.Errorf("%s: %d table files for two logs' keys across two segments", when, files)
+		}
+	}
+	check("flushed")
+	if err := d.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	check("compacted")
+}
+
+// TestLogSpanEnd: the end of a log key's segment: the prefix and the
+// next segment's bytes (below every key of that segment).
+func TestLogSpanEnd(t *testing.T) {
+	for _, c := range []struct {
+		key, want []byte
+	}{
+		{keyenc.FeedKey(0), keyenc.FeedKey(1 << 16)[:7]},
+		{keyenc.FeedKey(1<<16 - 1), keyenc.FeedKey(1 << 16)[:7]},
+		{keyenc.FeedKey(5<<32 + 7<<16 + 3), keyenc.FeedKey(5<<32 + 8<<16)[:7]},
+		{keyenc.FeedKey(1<<64 - 1), nil},                                           // the last segment
+		{keyenc.FeedImageGCPrefix(1 << 16), keyenc.FeedImageGCPrefix(2 << 16)[:8]}, // markers
+		{[]byte("f\x00\x01"), nil},                                                 // too short to name a segment
+		{[]byte("e-entity-key"), nil},                                              // no log's
+		{keyenc.FeedImageKey(nil, []byte("e-entity-key"), 1), nil},                 // an image, not a marker
+	} {
+		if got := logSpanEnd(c.key); !bytes.Equal(got, c.want) {
+			t.Errorf("logSpanEnd(%x) = %x, want %x", c.key, got, c.want)
+		}
+	}
 }

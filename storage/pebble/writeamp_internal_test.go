@@ -15,7 +15,7 @@ import (
 // feed off and on, and reports Pebble's write amplification (bytes written
 // by flushes and compactions per byte flushed, write-amp) and the
 // compactions per 1,000 transactions. They are what the span policy
-// (firstByteSpans) is about; compare builds with and without it.
+// (fileSpans) is about; compare builds with and without it.
 //
 //	go test -run XXX -bench FeedWriteAmp -benchtime 10000x ./storage/pebble
 func BenchmarkFeedWriteAmp(b *testing.B) {
