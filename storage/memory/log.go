@@ -126,6 +126,9 @@ func (m *memEngine) logApply(op *memOp) bool {
 		}
 		l := &m.wlogs[j]
 		if n := len(l.ents); n == 0 || bytes.Compare(op.it.key(), l.ents[n-1].key()) > 0 {
+			if n == cap(l.ents) {
+				l.ents = growLog(l.ents)
+			}
 			l.ents = append(l.ents, op.it)
 			return true
 		}
@@ -175,6 +178,17 @@ func (m *memEngine) logApply(op *memOp) bool {
 		return m.inLog(start, end)
 	}
 	return false
+}
+
+// growLog returns ents in a new array with room for as many items again.
+// A log's front is deleted as its back grows (a feed's retention), which
+// takes the room away from the array's end, so that append's growth by a
+// quarter, once ents is large, would copy the whole log again every
+// quarter of its length: doubling copies it once per length.
+func growLog(ents []item) []item {
+	grown := make([]item, len(ents), 2*len(ents)+64)
+	copy(grown, ents)
+	return grown
 }
 
 // fallback moves log j's items into the tree: its prefix is an ordinary
