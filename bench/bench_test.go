@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/localtable/localtable/internal/tabletest"
 )
@@ -339,7 +340,7 @@ func checkFeed(t *testing.T, f *feedResults, cfg config) {
 	}
 	for _, w := range feedWriteWorkloads {
 		for _, s := range []string{sMemOff, sMemOn, sPebOff, sPebOn} {
-			checkFigure(t, f.Write, w, s, cfg.Rounds)
+			checkFigure(t, f.Write, w, s, cfg.FeedWriteRounds)
 		}
 	}
 	if len(f.Write) != 4*len(feedWriteWorkloads) {
@@ -440,6 +441,46 @@ func TestPairedRatio(t *testing.T) {
 	// The spread: the smallest and largest per-round ratios.
 	if v, lo, hi := pairedRatios([]float64{10, 20, 90}, []float64{10, 5, 30}); v != 3 || lo != 1 || hi != 4 {
 		t.Errorf("pairedRatios = %v, %v, %v; want 3, 1, 4", v, lo, hi)
+	}
+}
+
+// TestPairedRun: the two systems take turns, each as many operations as
+// the other, and each is timed by its own operations: one twice as slow
+// as the other shows twice the time per operation.
+func TestPairedRun(t *testing.T) {
+	var order []int
+	spin := func(k int, d time.Duration) func(int) error {
+		return func(int) error {
+			if len(order) == 0 || order[len(order)-1] != k {
+				order = append(order, k)
+			}
+			for t0 := time.Now(); time.Since(t0) < d; {
+			}
+			return nil
+		}
+	}
+	n, took, err := pairedRun(200*time.Millisecond, 1<<20, 1, [2]func(int) error{spin(0, 100*time.Microsecond), spin(1, 200*time.Microsecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := n[0] - n[1]; d < 0 || d > 2*int(feedSlice/(100*time.Microsecond)) {
+		t.Errorf("operations %v: not turn for turn", n)
+	}
+	if r := (took[1].Seconds() / float64(n[1])) / (took[0].Seconds() / float64(n[0])); r < 1.5 || r > 2.5 {
+		t.Errorf("time per operation %v / %v: ratio %.2f, want about 2", took[1]/time.Duration(n[1]), took[0]/time.Duration(n[0]), r)
+	}
+	if len(order) < 4 || order[0] != 1 {
+		t.Errorf("turns %v: want many, system 1 first", order)
+	}
+	// max bounds each system's operations.
+	n, _, err = pairedRun(time.Second, 10, 0, [2]func(int) error{spin(0, 0), spin(1, 0)})
+	if err != nil || n != [2]int{10, 10} {
+		t.Errorf("with max 10: %v, %v", n, err)
+	}
+	// An operation's error ends the run.
+	boom := errors.New("boom")
+	if _, _, err := pairedRun(time.Second, 100, 0, [2]func(int) error{spin(0, 0), func(int) error { return boom }}); !errors.Is(err, boom) {
+		t.Errorf("error %v, want boom", err)
 	}
 }
 

@@ -34,6 +34,11 @@ type config struct {
 	// watcher catches up from.
 	FeedDeliveries int `json:"feed_deliveries"`
 	FeedCatchUp    int `json:"feed_catch_up"`
+	// FeedWriteRounds is how many rounds the feed's write cost runs:
+	// more than Rounds, since its ratios (feed on ÷ off, against a
+	// target of 1.10) are of a few percent, and one round's moves by
+	// ±0.1 on a shared machine.
+	FeedWriteRounds int `json:"feed_write_rounds"`
 	// IndexBuildEntities is the size of the table the index build's
 	// workloads build an index on.
 	IndexBuildEntities int `json:"index_build_entities"`
@@ -55,6 +60,7 @@ func fullConfig() config {
 		InstallTimeout:     5 * time.Minute,
 		FeedDeliveries:     2000,
 		FeedCatchUp:        1_000_000,
+		FeedWriteRounds:    15,
 		IndexBuildEntities: 1_000_000,
 	}
 }
@@ -72,6 +78,7 @@ func quickConfig() config {
 	c.MaxOps = 1 << 16
 	c.FeedDeliveries = 500
 	c.FeedCatchUp = 100_000
+	c.FeedWriteRounds = c.Rounds
 	c.IndexBuildEntities = 50_000
 	return c
 }
