@@ -11,7 +11,8 @@ import (
 // the writer tree, and the writer's logs. It shares every node with the engine; copy-on-write
 // keeps both unchanged by later commits. It is never published, so only
 // the engine, under its writer mutex, ever calls Copy on it. Its logs are
-// slices that the engine never writes within (see log.go).
+// copies of the writer's, whose items the engine never writes (see
+// log.go).
 type memCheckpoint struct {
 	m        *memEngine
 	t        *tree
@@ -49,10 +50,10 @@ func (m *memEngine) Restore(cp storage.Checkpoint) error {
 	}
 	m.w = c.t.Copy()
 	for j, l := range c.logs {
-		// Clipped: the writer's next append makes a new array, instead
-		// of writing past the checkpoint's end, where views taken since
-		// it may see items.
-		m.wlogs[j] = logState{ents: slices.Clip(l.ents), off: l.off}
+		// Shared: the writer's next append copies its last chunk,
+		// instead of writing past the checkpoint's end, where views
+		// taken since it may see items.
+		m.wlogs[j] = logState{items: l.items, cow: true, off: l.off}
 	}
 	m.seq.Add(1)
 	m.staleGets.Store(0)

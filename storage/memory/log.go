@@ -9,16 +9,24 @@ import (
 )
 
 // Logs (Options.Logs). The keys under a log prefix are kept, while they
-// follow the pattern of a log, in a slice of immutable items in key
-// order, out of the B-tree. A slice is multi-version for free: a view
-// holds a slice header; an append writes past the end of every header
-// handed out (or into a new array, when the capacity runs out); a
-// deletion at the front only moves the writer's start; a deletion at the
-// back clips the writer's capacity, so that the next append makes a new
-// array instead of writing over items that views still see. So the
-// writer writes an array only at the index of its own end, which only
-// grows while it uses that array, and every view's end is at or below
-// it.
+// follow the pattern of a log, out of the B-tree, as immutable items in
+// key order in chunks of logChunkLen() (logItems). A log is multi-version
+// for free: a view holds a copy of the writer's logItems (its chunks'
+// slice header, its start and its length); an append writes past the end
+// of every copy handed out, into the last chunk or a new one; a deletion
+// at the front only moves the writer's start (and drops the chunks before
+// it from the writer's list); a deletion at the back marks the writer's
+// last chunk and its list as shared (cow), so that the next append copies
+// them instead of writing over items that views still see. So the writer
+// writes a chunk only at the position of its own end, which only grows
+// while it uses that chunk, and every view's end is at or below it.
+//
+// Chunks, not one array: an array would be copied whole each time it
+// grows (and, as a feed's retention deletes its front while its back
+// grows, every time it fills), and each new array is fresh memory, whose
+// pages the kernel maps at their first touch. A chunk is an allocation of
+// the runtime's size classes, which the collector recycles once pruning
+// and views let go of it.
 //
 // While a log holds items, the tree holds no key under its prefix; once
 // a write breaks the pattern (fallback), the log's items move into the
@@ -65,17 +73,99 @@ func prefixEnd(p []byte) []byte {
 	return nil
 }
 
-// logState is the writer's state of one log.
-type logState struct {
-	ents []item // the log's items, in key order
-	off  bool   // fallen back: the prefix's keys are in the tree
+// logChunkShift is the log of how many items a chunk of a log holds
+// (logChunkLen): 1,024, 16 KiB of them. A variable for the tests, which
+// make chunks small to cross their edges.
+var logChunkShift = 10
+
+// logChunkLen is how many items a chunk of a log holds.
+func logChunkLen() int { return 1 << logChunkShift }
+
+// logItems is a log's items in key order: n of them from position off of
+// chunks (item i at chunks[(off+i)/logChunkLen()][(off+i)%logChunkLen()]).
+// A copy is a view of the items as they stand (see Logs above).
+type logItems struct {
+	chunks [][]item
+	off, n int
 }
 
-// logsView is a view's logs: its items of each of defs (a slice each,
-// never modified).
+// at returns item i.
+func (l *logItems) at(i int) item {
+	p := l.off + i
+	return l.chunks[p>>logChunkShift][p&(1<<logChunkShift-1)]
+}
+
+// last returns the last item; l must hold one.
+func (l *logItems) last() item { return l.at(l.n - 1) }
+
+// search returns the index of the first item whose key is at or above
+// key, and whether it is key.
+func (l *logItems) search(key []byte) (int, bool) {
+	lo, hi := 0, l.n
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if bytes.Compare(l.at(h).key(), key) < 0 {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo, lo < l.n && bytes.Equal(l.at(lo).key(), key)
+}
+
+// logState is the writer's state of one log.
+type logState struct {
+	items logItems // the log's items, in key order
+	// cow: the writer's last chunk and its list of chunks may be a
+	// view's beyond the writer's end (after a deletion at the back, or
+	// a Restore): the next append copies them first.
+	cow bool
+	off bool // fallen back: the prefix's keys are in the tree
+}
+
+// push appends it to the log's items.
+func (l *logState) push(it item) {
+	items := &l.items
+	p := items.off + items.n
+	c := p >> logChunkShift
+	switch {
+	case c == len(items.chunks):
+		if l.cow {
+			items.chunks = slices.Clip(items.chunks)
+		}
+		items.chunks = append(items.chunks, make([]item, logChunkLen()))
+	case l.cow:
+		items.chunks = slices.Clone(items.chunks)
+		items.chunks[c] = slices.Clone(items.chunks[c])
+	}
+	l.cow = false
+	items.chunks[c][p&(1<<logChunkShift-1)] = it
+	items.n++
+}
+
+// dropFront deletes the first k items (fewer than all).
+func (l *logState) dropFront(k int) {
+	items := &l.items
+	items.off += k
+	items.n -= k
+	if d := items.off >> logChunkShift; d > 0 {
+		items.chunks = items.chunks[d:]
+		items.off -= d << logChunkShift
+	}
+}
+
+// keep deletes every item from index i on (not all).
+func (l *logState) keep(i int) {
+	items := &l.items
+	items.n = i
+	items.chunks = items.chunks[:(items.off+i+logChunkLen()-1)>>logChunkShift]
+	l.cow = true
+}
+
+// logsView is a view's logs: its items of each of defs (never modified).
 type logsView struct {
-	defs []logDef
-	ents [][]item
+	defs  []logDef
+	items []logItems
 }
 
 // logsView returns the writer's logs as they stand, for a view. mu must
@@ -84,11 +174,11 @@ func (m *memEngine) logsView() logsView {
 	if len(m.defs) == 0 {
 		return logsView{}
 	}
-	ents := make([][]item, len(m.wlogs))
+	items := make([]logItems, len(m.wlogs))
 	for j := range m.wlogs {
-		ents[j] = m.wlogs[j].ents
+		items[j] = m.wlogs[j].items
 	}
-	return logsView{defs: m.defs, ents: ents}
+	return logsView{defs: m.defs, items: items}
 }
 
 // logOf returns the index of the log whose prefix key has, or -1.
@@ -125,11 +215,8 @@ func (m *memEngine) logApply(op *memOp) bool {
 			return false
 		}
 		l := &m.wlogs[j]
-		if n := len(l.ents); n == 0 || bytes.Compare(op.it.key(), l.ents[n-1].key()) > 0 {
-			if n == cap(l.ents) {
-				l.ents = growLog(l.ents)
-			}
-			l.ents = append(l.ents, op.it)
+		if n := l.items.n; n == 0 || bytes.Compare(op.it.key(), l.items.last().key()) > 0 {
+			l.push(op.it)
 			return true
 		}
 		m.fallback(j)
@@ -140,15 +227,15 @@ func (m *memEngine) logApply(op *memOp) bool {
 			return false
 		}
 		l := &m.wlogs[j]
-		i, found := logSearch(l.ents, op.it.key())
+		i, found := l.items.search(op.it.key())
 		switch {
 		case !found:
-		case len(l.ents) == 1:
-			l.ents = nil
+		case l.items.n == 1:
+			*l = logState{}
 		case i == 0:
-			l.ents = l.ents[1:]
-		case i == len(l.ents)-1:
-			l.ents = l.ents[:i:i]
+			l.dropFront(1)
+		case i == l.items.n-1:
+			l.keep(i)
 		default:
 			m.fallback(j)
 			return false
@@ -158,19 +245,19 @@ func (m *memEngine) logApply(op *memOp) bool {
 		start, end := op.it.key(), op.end.key()
 		for j := range m.wlogs {
 			l := &m.wlogs[j]
-			if l.off || len(l.ents) == 0 {
+			if l.off || l.items.n == 0 {
 				continue
 			}
-			i, _ := logSearch(l.ents, start)
-			k, _ := logSearch(l.ents, end)
+			i, _ := l.items.search(start)
+			k, _ := l.items.search(end)
 			switch {
 			case i >= k:
-			case i == 0 && k == len(l.ents):
-				l.ents = nil
+			case i == 0 && k == l.items.n:
+				*l = logState{}
 			case i == 0:
-				l.ents = l.ents[k:]
-			case k == len(l.ents):
-				l.ents = l.ents[:i:i]
+				l.dropFront(k)
+			case k == l.items.n:
+				l.keep(i)
 			default:
 				m.fallback(j)
 			}
@@ -180,48 +267,31 @@ func (m *memEngine) logApply(op *memOp) bool {
 	return false
 }
 
-// growLog returns ents in a new array with room for as many items again.
-// A log's front is deleted as its back grows (a feed's retention), which
-// takes the room away from the array's end, so that append's growth by a
-// quarter, once ents is large, would copy the whole log again every
-// quarter of its length: doubling copies it once per length.
-func growLog(ents []item) []item {
-	grown := make([]item, len(ents), 2*len(ents)+64)
-	copy(grown, ents)
-	return grown
-}
-
 // fallback moves log j's items into the tree: its prefix is an ordinary
 // one from now on. Views keep the log's items they hold.
 func (m *memEngine) fallback(j int) {
 	l := &m.wlogs[j]
-	for _, it := range l.ents {
-		m.w.Set(it)
+	for i := range l.items.n {
+		m.w.Set(l.items.at(i))
 	}
-	l.ents, l.off = nil, true
-}
-
-// logSearch returns the index of the first item of ents whose key is at
-// or above key, and whether it is key.
-func logSearch(ents []item, key []byte) (int, bool) {
-	return slices.BinarySearchFunc(ents, key, func(it item, k []byte) int { return bytes.Compare(it.key(), k) })
+	*l = logState{off: true}
 }
 
 // logGet reads key in a log's items, as treeGet does in a tree.
-func logGet(ents []item, key []byte) ([]byte, io.Closer, error) {
-	i, found := logSearch(ents, key)
+func logGet(l *logItems, key []byte) ([]byte, io.Closer, error) {
+	i, found := l.search(key)
 	if !found {
 		return nil, nil, storage.ErrNotFound
 	}
-	return ents[i].value(), storage.NopCloser, nil
+	return l.at(i).value(), storage.NopCloser, nil
 }
 
 // get reads key in v: in the log whose prefix it has if that log holds
 // items, and otherwise in the tree.
 func (v *view) get(key []byte) ([]byte, io.Closer, error) {
 	for j := range v.logs.defs {
-		if len(v.logs.ents[j]) > 0 && bytes.HasPrefix(key, v.logs.defs[j].prefix) {
-			return logGet(v.logs.ents[j], key)
+		if v.logs.items[j].n > 0 && bytes.HasPrefix(key, v.logs.defs[j].prefix) {
+			return logGet(&v.logs.items[j], key)
 		}
 	}
 	return treeGet(v.t, key)
@@ -234,11 +304,11 @@ func (v *view) newIter(opts *storage.IterOptions) storage.Iterator {
 	if opts != nil {
 		lower, upper = opts.LowerBound, opts.UpperBound
 	}
-	var lg [][]item
-	for _, e := range v.logs.ents {
-		if len(e) == 0 ||
-			upper != nil && bytes.Compare(e[0].key(), upper) >= 0 ||
-			lower != nil && bytes.Compare(e[len(e)-1].key(), lower) < 0 {
+	var lg []logItems
+	for _, e := range v.logs.items {
+		if e.n == 0 ||
+			upper != nil && bytes.Compare(e.at(0).key(), upper) >= 0 ||
+			lower != nil && bytes.Compare(e.last().key(), lower) < 0 {
 			continue
 		}
 		lg = append(lg, e)
@@ -264,29 +334,29 @@ type mergeIter struct {
 	iterBase      // it is the tree's iterator
 	tOK      bool // it stands at a key
 
-	lg     [][]item
-	lj, li int  // the logs' position: lg[lj][li]
+	lg     []logItems
+	lj, li int  // the logs' position: item li of lg[lj]
 	lOK    bool // the logs' position is a key
 
 	fwd   bool // the sources stand as after a forward move
 	inLog bool // cur is the logs'
 }
 
-func (i *mergeIter) lItem() item { return i.lg[i.lj][i.li] }
+func (i *mergeIter) lItem() item { return i.lg[i.lj].at(i.li) }
 
 func (i *mergeIter) lFirst() { i.lj, i.li, i.lOK = 0, 0, true }
 
 func (i *mergeIter) lLast() {
 	i.lj = len(i.lg) - 1
-	i.li, i.lOK = len(i.lg[i.lj])-1, true
+	i.li, i.lOK = i.lg[i.lj].n-1, true
 }
 
 // lSeekGE moves the logs' position to their first key at or above key.
 func (i *mergeIter) lSeekGE(key []byte) {
-	for j, e := range i.lg {
-		if bytes.Compare(e[len(e)-1].key(), key) >= 0 {
+	for j := range i.lg {
+		if e := &i.lg[j]; bytes.Compare(e.last().key(), key) >= 0 {
 			i.lj = j
-			i.li, _ = logSearch(e, key)
+			i.li, _ = e.search(key)
 			i.lOK = true
 			return
 		}
@@ -297,8 +367,8 @@ func (i *mergeIter) lSeekGE(key []byte) {
 // lSeekLT moves the logs' position to their last key below key.
 func (i *mergeIter) lSeekLT(key []byte) {
 	for j := len(i.lg) - 1; j >= 0; j-- {
-		if e := i.lg[j]; bytes.Compare(e[0].key(), key) < 0 {
-			k, _ := logSearch(e, key)
+		if e := &i.lg[j]; bytes.Compare(e.at(0).key(), key) < 0 {
+			k, _ := e.search(key)
 			i.lj, i.li, i.lOK = j, k-1, true
 			return
 		}
@@ -307,7 +377,7 @@ func (i *mergeIter) lSeekLT(key []byte) {
 }
 
 func (i *mergeIter) lNext() {
-	if i.li++; i.li == len(i.lg[i.lj]) {
+	if i.li++; i.li == i.lg[i.lj].n {
 		i.lj, i.li = i.lj+1, 0
 		i.lOK = i.lj < len(i.lg)
 	}
@@ -319,7 +389,7 @@ func (i *mergeIter) lPrev() {
 			i.lOK = false
 			return
 		}
-		i.li = len(i.lg[i.lj]) - 1
+		i.li = i.lg[i.lj].n - 1
 	}
 }
 

@@ -89,7 +89,7 @@ func TestLogStaysOutOfTree(t *testing.T) {
 	if n := m.w.Len(); n != 5000 {
 		t.Errorf("the tree holds %d items, want the 5000 entities only", n)
 	}
-	if n := len(m.wlogs[0].ents); n != 5000-(4096-1500)+1 {
+	if n := m.wlogs[0].items.n; n != 5000-(4096-1500)+1 {
 		t.Errorf("the log holds %d items", n)
 	}
 	for _, h := range snaps {
@@ -368,7 +368,12 @@ func TestLogDifferential(t *testing.T) {
 		rounds = 10
 	}
 	kept := 0
+	defer func(n int) { logChunkShift = n }(logChunkShift)
 	for round := range rounds {
+		// Chunks of 1, 2, 4 and 8 items, and of the engine's size: the
+		// appends, prunings, deletions at the back, snapshots and
+		// restores fall on every place of a chunk and across its edges.
+		logChunkShift = []int{0, 1, 2, 3, 10}[round%5]
 		d := &logDiff{
 			t: t,
 			r: rand.New(rand.NewPCG(uint64(round), 7)),
@@ -412,6 +417,9 @@ func TestLogDifferential(t *testing.T) {
 // run while a writer appends to it and prunes its front: each sees a
 // contiguous run of keys in order, and a snapshot reads the same twice.
 func TestLogConcurrentReaders(t *testing.T) {
+	// Chunks of 8 items: readers cross their edges all the time.
+	defer func(n int) { logChunkShift = n }(logChunkShift)
+	logChunkShift = 3
 	e := New(&Options{Logs: [][]byte{{'f'}}})
 	defer e.Close()
 	const writes = 20000

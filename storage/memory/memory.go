@@ -31,10 +31,11 @@ type Options struct {
 	// keys go from the front, by a Delete of the first or a DeleteRange
 	// from the prefix's start (a change feed's records, under a
 	// revision in big-endian order, pruned from the oldest). The engine
-	// keeps such keys out of its B-tree, in an append-only array of
+	// keeps such keys out of its B-tree, in append-only chunks of
 	// immutable entries, so that a write to the log costs an append
-	// instead of a second root-to-leaf path of copy-on-write nodes. A
-	// snapshot of it stays O(1): a slice of the array.
+	// instead of a second root-to-leaf path of copy-on-write nodes, and
+	// the log never moves as it grows. A snapshot of it stays O(1): a
+	// copy of the chunks' list and the log's bounds in them.
 	//
 	// Any write that does not fit the pattern (a key set below the last
 	// under its prefix or over it, a Delete or DeleteRange that removes
@@ -249,8 +250,8 @@ func (m *memEngine) Get(key []byte) ([]byte, io.Closer, error) {
 	if m.w == nil {
 		return nil, nil, storage.ErrClosed
 	}
-	if j := m.logOf(key); j >= 0 && len(m.wlogs[j].ents) > 0 {
-		return logGet(m.wlogs[j].ents, key)
+	if j := m.logOf(key); j >= 0 && m.wlogs[j].items.n > 0 {
+		return logGet(&m.wlogs[j].items, key)
 	}
 	return treeGet(m.w, key)
 }
