@@ -363,7 +363,7 @@ func (f *feedLog) contribute(c *commitContext) error {
 	switch {
 	case f.nests:
 		v = feedRecordV2
-		var inline [MaxTransactionActions]int32
+		var inline [8]int32 // a single write's, or a small transaction's
 		ats = inline[:0]
 		if len(c.changes) > len(inline) {
 			ats = make([]int32, 0, len(c.changes))
