@@ -191,25 +191,47 @@ func TestTableFilesOneFirstByte(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	check := func(when string) {
-		t.Helper()
-		levels, err := d.db.SSTables()
-		if err != nil {
-			t.Fatal(err)
-		}
+	flushedAndCompacted(t, d, func(when string) {
 		files := 0
-		for l, tables := range levels {
-			for _, f := range tables {
-				files++
-				if lo, hi := f.Smallest.UserKey, f.Largest.UserKey; lo[0] != hi[0] {
-					t.Errorf("%s: L%d file %s holds keys %q to %q: two first bytes", when, l, f.FileNum, lo, hi)
-				}
+		for _, lf := range tableFiles(t, d) {
+			l, f := lf.l, lf.f
+			files++
+			if lo, hi := f.Smallest.UserKey, f.Largest.UserKey; lo[0] != hi[0] {
+				t.Errorf("%s: L%d file %s holds keys %q to %q: two first bytes", when, l, f.FileNum, lo, hi)
 			}
 		}
 		if files < 4 {
 			t.Errorf("%s: %d table files for keys of 4 first bytes", when, files)
 		}
+	})
+}
+
+// levelFile is a table file of d and its level.
+type levelFile struct {
+	l int
+	f pdb.SSTableInfo
+}
+
+// tableFiles returns d's table files, with their levels.
+func tableFiles(t *testing.T, d *DB) []levelFile {
+	t.Helper()
+	levels, err := d.db.SSTables()
+	if err != nil {
+		t.Fatal(err)
 	}
+	var files []levelFile
+	for l, tables := range levels {
+		for _, f := range tables {
+			files = append(files, levelFile{l, f})
+		}
+	}
+	return files
+}
+
+// flushedAndCompacted runs check on d as it is (flushed), then once d is
+// compacted.
+func flushedAndCompacted(t *testing.T, d *DB, check func(when string)) {
+	t.Helper()
 	check("flushed")
 	if err := d.Compact(t.Context()); err != nil {
 		t.Fatal(err)
@@ -258,38 +280,27 @@ func TestLogFilesOneSegment(t *testing.T) {
 		}
 		return "", false
 	}
-	check := func(when string) {
-		t.Helper()
-		levels, err := d.db.SSTables()
-		if err != nil {
-			t.Fatal(err)
-		}
+	flushedAndCompacted(t, d, func(when string) {
 		files := 0
-		for l, tables := range levels {
-			for _, f := range tables {
-				lo, hi := f.Smallest.UserKey, f.Largest.UserKey
-				slo, ok := segment(lo)
-				if !ok {
-					continue
-				}
-				files++
-				// A range deletion's end bounds its file exclusively: it
-				// may be the next segment's start.
-				shi, _ := segment(hi)
-				if slo != shi && !(f.Largest.IsExclusiveSentinel() && bytes.Equal(hi, logSpanEnd(lo))) {
-					t.Errorf("%s: L%d file %s holds keys %x to %x: two segments of a log", when, l, f.FileNum, lo, hi)
-				}
+		for _, lf := range tableFiles(t, d) {
+			l, f := lf.l, lf.f
+			lo, hi := f.Smallest.UserKey, f.Largest.UserKey
+			slo, ok := segment(lo)
+			if !ok {
+				continue
+			}
+			files++
+			// A range deletion's end bounds its file exclusively: it
+			// may be the next segment's start.
+			shi, _ := segment(hi)
+			if slo != shi && !(f.Largest.IsExclusiveSentinel() && bytes.Equal(hi, logSpanEnd(lo))) {
+				t.Errorf("%s: L%d file %s holds keys %x to %x: two segments of a log", when, l, f.FileNum, lo, hi)
 			}
 		}
 		if files < 4 {
 			t.Errorf("%s: %d table files for two logs' keys across two segments", when, files)
 		}
-	}
-	check("flushed")
-	if err := d.Compact(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	check("compacted")
+	})
 }
 
 // TestLogSpanEnd: the end of a log key's segment: the prefix and the
