@@ -259,8 +259,8 @@ func (f *feedLog) load(ctx context.Context) error {
 		return err
 	}
 	f.rev.Store(max(f.rev.Load(), uint64(next)))
-	// Where the records and the markers begin: a Restore may have put
-	// back older ones.
+	// Where the records and the markers begin (read again after a
+	// Restore, which keeps the feed: the prunings go on from there).
 	f.pruned, f.markFrom = 0, 0
 	if it.First() {
 		first, _, ok := feedRecordHead(it.Key(), it.Value())

@@ -46,23 +46,26 @@ func (b *rangeLogBatch) Commit(sync bool) error {
 	return nil
 }
 
-// under returns the committed ranges whose start has prefix p.
-func (e *rangeLogEngine) under(p []byte) [][2][]byte {
+// under returns the committed ranges whose start is a key of n bytes
+// with prefix p (a pruning's: a Restore's deletion of the whole feed is
+// not one), from the from-th on.
+func (e *rangeLogEngine) under(p []byte, n, from int) [][2][]byte {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var rs [][2][]byte
 	for _, r := range e.ranges {
-		if bytes.HasPrefix(r[0], p) {
+		if bytes.HasPrefix(r[0], p) && len(r[0]) == n {
 			rs = append(rs, r)
 		}
 	}
-	return rs
+	return rs[min(from, len(rs)):]
 }
 
 // TestFeedPruneFromLastCut: each pruning deletes the feed's records and
 // its images' markers from where the previous one ended, not from
 // revision 0, so that its range deletion spans only what it deletes
-// (see feedLog.pruned); after a reopen, from the oldest record kept.
+// (see feedLog.pruned); after a reopen or a Restore (which keeps the
+// feed), from the oldest record kept.
 // Replaces make pebble's feed keep images, and so markers.
 func TestFeedPruneFromLastCut(t *testing.T) {
 	ctx := context.Background()
@@ -103,11 +106,16 @@ func TestFeedPruneFromLastCut(t *testing.T) {
 			}
 		}
 	}
-	// contiguous checks that the ranges under p follow each other, the
-	// first from start, and returns the last one's end.
-	contiguous := func(e *rangeLogEngine, p, start []byte) []byte {
+	// contiguous checks that the prunings of the keys start is one of
+	// (from the from-th on) follow each other, the first from start, and
+	// returns the last one's end.
+	contiguous := func(e *rangeLogEngine, start []byte, from int) []byte {
 		t.Helper()
-		rs := e.under(p)
+		p := start[:1]
+		if start[0] == keyenc.PrefixFeedImage {
+			p = start[:2]
+		}
+		rs := e.under(p, len(start), from)
 		if len(rs) < 2 {
 			t.Fatalf("%d prunings under %q: the test writes too little", len(rs), p)
 		}
@@ -123,8 +131,8 @@ func TestFeedPruneFromLastCut(t *testing.T) {
 	}
 	a, e := open()
 	write(a, 60)
-	feedEnd := contiguous(e, []byte{keyenc.PrefixFeed}, keyenc.FeedKey(0))
-	markEnd := contiguous(e, keyenc.FeedImageGCPrefix(0)[:2], keyenc.FeedImageGCPrefix(0))
+	feedEnd := contiguous(e, keyenc.FeedKey(0), 0)
+	markEnd := contiguous(e, keyenc.FeedImageGCPrefix(0), 0)
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -140,9 +148,31 @@ func TestFeedPruneFromLastCut(t *testing.T) {
 	if k := keyenc.FeedImageGCPrefix(uint64(firstMark)); bytes.Compare(k, markEnd) < 0 {
 		t.Errorf("reopened, the oldest marker is at %x, below the last pruning's end %x", k, markEnd)
 	}
+	cp, err := a.Checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
 	write(a, 40)
-	contiguous(e, []byte{keyenc.PrefixFeed}, keyenc.FeedKey(uint64(firstRec)))
-	contiguous(e, keyenc.FeedImageGCPrefix(0)[:2], keyenc.FeedImageGCPrefix(uint64(firstMark)))
+	contiguous(e, keyenc.FeedKey(uint64(firstRec)), 0)
+	contiguous(e, keyenc.FeedImageGCPrefix(uint64(firstMark)), 0)
+
+	// Restored: the feed is kept across a Restore (its history goes on),
+	// and the prunings go on from its oldest record and marker, which
+	// load reads again.
+	nRec := len(e.under([]byte{keyenc.PrefixFeed}, 9, 0))
+	nMark := len(e.under(keyenc.FeedImageGCPrefix(0)[:2], 10, 0))
+	wasRec, wasMark := a.feed.pruned, a.feed.markFrom
+	if err := a.Restore(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	firstRec, firstMark = a.feed.pruned, a.feed.markFrom
+	if firstRec < wasRec || firstMark < wasMark {
+		t.Errorf("restored, the oldest record and marker are %d and %d, below the last pruning's end %d and %d", firstRec, firstMark, wasRec, wasMark)
+	}
+	write(a, 40)
+	contiguous(e, keyenc.FeedKey(uint64(firstRec)), nRec)
+	contiguous(e, keyenc.FeedImageGCPrefix(uint64(firstMark)), nMark)
 
 	// The feed still reads whole, from its oldest kept change on.
 	wctx, cancel := context.WithCancel(ctx)
