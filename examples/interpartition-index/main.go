@@ -378,7 +378,9 @@ func (wk *worker) writeEntry(ctx context.Context, u indexUpdate, emp Employee) e
 			return nil
 		}
 		tag, err = wk.tbl.Update(ctx, entry, &localtable.UpdateOptions{IfMatch: cur.ETag})
-		if errors.Is(err, localtable.ErrConditionNotMet) {
+		if errors.Is(err, localtable.ErrConditionNotMet) || errors.Is(err, localtable.ErrEntityNotFound) {
+			// Changed, or deleted (by another worker dropping it, or
+			// undoing its stale write), since we read it.
 			return errConflict
 		}
 	}
