@@ -132,3 +132,42 @@ func TestSetNested(t *testing.T) {
 		t.Errorf("SetNested on a closed batch: %v, want storage.ErrClosed", err)
 	}
 }
+
+// TestSetNestedAligned: the first write nested in a buffer of 256 bytes
+// or more (which the runtime allocates at a multiple of 32 bytes) has
+// its key at a multiple of nestAlign bytes in memory, wherever it lies
+// in the outer value; the writes are stored as given.
+func TestSetNestedAligned(t *testing.T) {
+	e := New(nil)
+	defer e.Close()
+	for at := range 40 {
+		for _, klen := range []int{1, 9, 17} {
+			key := bytes.Repeat([]byte{'o'}, klen)
+			value := make([]byte, 300)
+			for i := range value {
+				value[i] = byte(i)
+			}
+			ik, iv := value[at:at+10], value[at+10:at+50]
+			b := e.NewBatch().(*memBatch)
+			if err := b.SetNested(key, value, []storage.Nested{{Key: ik, Value: iv, At: at}}); err != nil {
+				t.Fatal(err)
+			}
+			in := b.ops[1].it
+			if p := uintptr(unsafe.Pointer(in.p)); p%nestAlign != 0 {
+				t.Errorf("key %d, inner at %d: the inner key at %#x, not a multiple of %d", klen, at, p, nestAlign)
+			}
+			if got := uintptr(unsafe.Pointer(in.p)) - uintptr(unsafe.Pointer(b.ops[0].it.p)); got != uintptr(klen+at) {
+				t.Errorf("key %d, inner at %d: the inner key %d bytes after the outer one, want %d", klen, at, got, klen+at)
+			}
+			want := [][2][]byte{{key, value}, {ik, iv}}
+			if err := b.Commit(false); err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range want {
+				if v, _, err := e.Get(kv[0]); err != nil || !bytes.Equal(v, kv[1]) {
+					t.Fatalf("Get(%q) = %q, %v; want %q", kv[0], v, err, kv[1])
+				}
+			}
+		}
+	}
+}
