@@ -255,7 +255,7 @@ func (a *Account) copyBack(ctx context.Context, snap storage.Snapshot) error {
 		rs := newReadSet()
 		defer rs.close()
 		var err error
-		if cc, err = a.contribute(ctx, nil, rs, nil, restoredChanges, 0); err != nil {
+		if cc, err = a.contribute(ctx, nil, allContributors, rs, nil, restoredChanges, 0); err != nil {
 			return err
 		}
 		if err := applyWrites(b, cc.writes); err != nil {

@@ -22,7 +22,7 @@ import (
 // account without any pays nothing for the extension point: the changes
 // are not even built; nor are they for an entity write that none of them
 // wants (contributor.wants: the index maintainer, on a table without
-// indexes).
+// indexes), and a contributor that does not want it is not called.
 
 // contributor adds writes to the commits of an account.
 type contributor interface {
@@ -37,15 +37,24 @@ type contributor interface {
 	wants(lt *liveTable) bool
 }
 
-// wanted reports whether a contributor of a wants the changes of a
-// commit of entity writes into lt.
-func (a *Account) wanted(lt *liveTable) bool {
-	for _, k := range a.contributors {
+// contributorSet is a set of an account's contributors (of which there
+// are at most 8): bit i is a.contributors[i].
+type contributorSet uint8
+
+// allContributors holds every contributor: those of a commit that is not
+// of entity writes.
+const allContributors contributorSet = 1<<8 - 1
+
+// wanted returns the contributors of a that want the changes of a commit
+// of entity writes into lt (0: none).
+func (a *Account) wanted(lt *liveTable) contributorSet {
+	var set contributorSet
+	for i, k := range a.contributors {
 		if k.wants(lt) {
-			return true
+			set |= 1 << i
 		}
 	}
-	return false
+	return set
 }
 
 // changeKind is the kind of a change a commit makes.
@@ -174,18 +183,21 @@ func (c *commitContext) delRange(start, end []byte) {
 	c.writes = append(c.writes, write{key: start, del: true, end: end})
 }
 
-// contribute runs the account's contributors on the changes of a commit
+// contribute runs the contributors of set on the changes of a commit
 // whose write set is ws and read set rs, in c (nil: a new one; a pooled
 // write passes its own, reused): the commit's writes are then c.writes,
 // ws with theirs, and c.committed must be called once it is made. ticks
 // is the commit's time, if it took one (else 0).
-func (a *Account) contribute(ctx context.Context, c *commitContext, rs *readSet, ws []write, changes []change, ticks int64) (*commitContext, error) {
+func (a *Account) contribute(ctx context.Context, c *commitContext, set contributorSet, rs *readSet, ws []write, changes []change, ticks int64) (*commitContext, error) {
 	if c == nil {
 		c = new(commitContext)
 	}
 	*c = commitContext{ctx: ctx, a: a, rs: rs, changes: changes, writes: ws, buf: c.buf[:0], ticks: ticks}
 	c.after = c.inline[:0]
-	for _, k := range a.contributors {
+	for i, k := range a.contributors {
+		if set&(1<<i) == 0 {
+			continue
+		}
 		if err := k.contribute(c); err != nil {
 			return nil, err
 		}

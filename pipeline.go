@@ -239,9 +239,9 @@ func (w *entityWrite) attempt(ctx context.Context) error {
 		return nil
 	}
 	var cc *commitContext
-	if a.contributors != nil && a.wanted(lt) {
+	if set := a.wanted(lt); set != 0 {
 		w.cs = entityChanges(w.cs[:0], lt, w.actions, p.steps, rs, ws)
-		if cc, err = a.contribute(ctx, &w.cc, rs, ws, w.cs, ticks); err != nil {
+		if cc, err = a.contribute(ctx, &w.cc, set, rs, ws, w.cs, ticks); err != nil {
 			return err
 		}
 		// Kept: the contributors' writes grow the slice, which the
@@ -316,7 +316,7 @@ func (a *Account) update(ctx context.Context, what string, budget int, keys [][]
 		ws := p.writes
 		var cc *commitContext
 		if a.contributors != nil && len(p.changes) > 0 {
-			cc, err = a.contribute(ctx, nil, rs, ws, p.changes, 0)
+			cc, err = a.contribute(ctx, nil, allContributors, rs, ws, p.changes, 0)
 			if cc != nil {
 				ws = cc.writes
 			}
