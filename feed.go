@@ -7,6 +7,7 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -291,11 +292,16 @@ func (a *Account) Watch(ctx context.Context, opts *WatchOptions) iter.Seq2[Chang
 }
 
 // broadcaster wakes every waiter at once: wait returns a channel that the
-// next wake closes. A wake with no wait since the last one does nothing.
+// next wake closes. A wake with no wait since the last one does nothing,
+// without taking the lock: every commit to the feed wakes, and most find
+// no watcher waiting. That is safe for a waiter that calls wait before it
+// looks for what it waits for, and a waker that wakes after it made that
+// (both with atomics): either the waker sees waited set, or the waiter
+// sees what the waker made.
 type broadcaster struct {
 	mu     sync.Mutex
-	ch     chan struct{}
-	waited bool // wait was called since ch was made
+	ch     chan struct{} // guarded by mu
+	waited atomic.Bool   // wait was called since ch was made; set under mu
 }
 
 func newBroadcaster() *broadcaster { return &broadcaster{ch: make(chan struct{})} }
@@ -303,16 +309,20 @@ func newBroadcaster() *broadcaster { return &broadcaster{ch: make(chan struct{})
 func (b *broadcaster) wait() <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.waited = true
+	b.waited.Store(true)
 	return b.ch
 }
 
 func (b *broadcaster) wake() {
+	if !b.waited.Load() {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.waited {
+	if !b.waited.Load() {
 		return
 	}
 	close(b.ch)
-	b.ch, b.waited = make(chan struct{}), false
+	b.ch = make(chan struct{})
+	b.waited.Store(false)
 }
