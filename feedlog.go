@@ -357,33 +357,45 @@ func (f *feedLog) contribute(c *commitContext) error {
 	buf = binary.BigEndian.AppendUint64(buf, uint64(next))
 	// On an engine that can, the record holds each entity the commit
 	// writes, its key then its record, and the entity's write is nested
-	// in the record's: one buffer holds them all.
+	// in the record's: one buffer holds them all, and the record's value
+	// leaves them out (the engine puts it together).
 	v := byte(feedRecordV1)
-	var ats []int32 // where the record holds each change's entity
+	var nest, ats []int32 // see appendFeedRecord
 	switch {
 	case f.nests:
 		v = feedRecordV2
-		var inline [8]int32 // a single write's, or a small transaction's
-		ats = inline[:0]
-		if len(c.changes) > len(inline) {
-			ats = make([]int32, 0, len(c.changes))
+		var inline [2][8]int32 // a single write's, or a small transaction's
+		nest, ats = inline[0][:0], inline[1][:0]
+		if len(c.changes) > len(inline[0]) {
+			nest, ats = make([]int32, 0, len(c.changes)), make([]int32, 0, len(c.changes))
 		}
-		ats = ats[:len(c.changes)]
+		nest, ats = nest[:len(c.changes)], ats[:len(c.changes)]
+		from := 0 // where the search for the next entity's write starts
+		for i := range c.changes {
+			ch := &c.changes[i]
+			nest[i] = -1
+			if !inFeed(ch.kind) || len(ch.key) == 0 || ch.new == nil {
+				continue
+			}
+			p, ok := findWrite(c.writes, ch.key, from)
+			if p >= 0 {
+				from = p + 1
+			}
+			if ok {
+				nest[i] = int32(p)
+			}
+		}
 	case f.refs && stampedAt(c.changes, now):
 		v = feedRecordV4
 	}
-	buf = appendFeedRecord(buf, v, now, c.changes, n, ats)
+	buf = appendFeedRecord(buf, v, now, c.changes, n, nest, ats)
 	if f.compress && v != feedRecordV2 {
 		buf = compressFeedRecord(c, buf, 17)
 	}
 	c.set(buf[:9:9], buf[17:])
-	from := 0 // where the search for the next entity's write starts
-	for i, at := range ats {
-		if at < 0 {
-			continue
-		}
-		if p := nestInLast(c.writes, c.changes[i].key, from, int(at)); p >= 0 {
-			from = p + 1
+	for i, p := range nest {
+		if p >= 0 {
+			nestIn(c.writes, int(p), int(ats[i]))
 		}
 	}
 	if f.refs {
@@ -493,29 +505,27 @@ func inFeedData(key []byte) bool {
 }
 
 // appendFeedRecord appends the feed record, of version v, of the first n
-// changes that go in the feed, made at ticks now. ats, if not nil (of
-// version 2), has a place for each of changes: it is set to where the
-// record (from its version byte) holds the change's entity key, then its
-// record after the change, or -1 if it holds none.
-func appendFeedRecord(dst []byte, v byte, now int64, changes []change, n int, ats []int32) []byte {
+// changes that go in the feed, made at ticks now. nest, if not nil (of
+// version 2), has an entry for each of changes: where it is not -1, the
+// change's entity key and record are left out, to be nested (see write),
+// and ats gets where the record (from its version byte) takes them.
+func appendFeedRecord(dst []byte, v byte, now int64, changes []change, n int, nest, ats []int32) []byte {
 	start := len(dst)
 	dst = append(dst, v)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(now))
 	dst = binary.AppendUvarint(dst, uint64(n))
 	for i := range changes {
 		ch := &changes[i]
-		if ats != nil {
-			ats[i] = -1
-		}
 		if !inFeed(ch.kind) {
 			continue
 		}
 		if ch.expired {
-			dst = appendFeedChange(dst, v, changeExpired, ch.table, ch.key, nil)
+			dst = appendFeedChange(dst, v, changeExpired, ch.table, ch.key, nil, false)
 		}
-		dst = appendFeedChange(dst, v, ch.kind, ch.table, ch.key, ch.new)
-		if ats != nil && len(ch.key) > 0 && ch.new != nil {
-			ats[i] = int32(len(dst) - len(ch.key) - len(ch.new) - start)
+		hole := nest != nil && nest[i] >= 0
+		dst = appendFeedChange(dst, v, ch.kind, ch.table, ch.key, ch.new, hole)
+		if hole {
+			ats[i] = int32(len(dst) - start)
 		}
 	}
 	return dst
@@ -523,8 +533,8 @@ func appendFeedRecord(dst []byte, v byte, now int64, changes []change, n int, at
 
 // appendFeedChange appends one change of a feed record of version v: of
 // the entity under engine key key (nil for a table's change), rec after
-// it.
-func appendFeedChange(dst []byte, v byte, kind changeKind, table string, key, rec []byte) []byte {
+// it. With hole (version 2), the key and the record are left out.
+func appendFeedChange(dst []byte, v byte, kind changeKind, table string, key, rec []byte, hole bool) []byte {
 	dst = append(dst, byte(kind))
 	dst = appendString(dst, table)
 	switch v {
@@ -543,6 +553,9 @@ func appendFeedChange(dst []byte, v byte, kind changeKind, table string, key, re
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(key)))
 	dst = binary.AppendUvarint(dst, uint64(len(rec)))
+	if hole {
+		return dst
+	}
 	dst = append(dst, key...)
 	return append(dst, rec...)
 }

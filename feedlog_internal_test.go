@@ -32,8 +32,8 @@ func TestFeedRecordVersions(t *testing.T) {
 		{kind: changeDelete, table: "T", key: k2},
 		{kind: changeInsert, table: "T", key: k1, new: rec},
 	}
-	v1 := appendFeedRecord(nil, feedRecordV1, ticks, changes, len(changes), nil)
-	v2 := appendFeedRecord(nil, feedRecordV2, ticks, changes, len(changes), nil)
+	v1 := appendFeedRecord(nil, feedRecordV1, ticks, changes, len(changes), nil, nil)
+	v2 := appendFeedRecord(nil, feedRecordV2, ticks, changes, len(changes), nil, nil)
 	if v1[0] != feedRecordV1 || v2[0] != feedRecordV2 || len(v2) != len(v1)+2*keyenc.TablePrefixLen {
 		t.Fatalf("versions %d and %d written, of %d and %d bytes", v1[0], v2[0], len(v1), len(v2))
 	}
@@ -41,26 +41,37 @@ func TestFeedRecordVersions(t *testing.T) {
 	if string(v2[len(v2)-len(tail):]) != string(tail) {
 		t.Errorf("the record does not end with its last entity's key and record")
 	}
-	// Version 2 says where it holds each entity, its key then its record,
-	// for the entities' writes to be nested in it; a commit's entities
-	// follow one another after the record's head.
+	// Version 2 can leave each entity, its key then its record, out, for
+	// the entity's write to be nested in the record's: filled in where
+	// the record says (as the engine does, storage.NestedSetter), it is
+	// the whole record. A commit's entities follow one another after the
+	// record's head.
 	tx := insertChanges("T", 5, ticks)
 	tx = append(tx[:2], append([]change{{kind: changeDelete, table: "T", key: k2}, {kind: changeTablePolicies, table: "T"}}, tx[2:]...)...)
 	tx[4].expired = true
-	ats := make([]int32, len(tx))
-	rec2 := appendFeedRecord([]byte("head"), feedRecordV2, ticks, tx, len(tx), ats)[4:]
-	if string(rec2) != string(appendFeedRecord(nil, feedRecordV2, ticks, tx, len(tx), nil)) {
-		t.Errorf("the record differs when it says where its entities are")
-	}
+	nest, ats := make([]int32, len(tx)), make([]int32, len(tx))
 	for i, ch := range tx {
-		switch at := ats[i]; {
-		case ch.new == nil:
-			if at != -1 {
-				t.Errorf("change %d, of no entity after it, held at %d", i, at)
-			}
-		case at < 10 || int(at)+len(ch.key)+len(ch.new) > len(rec2) || string(rec2[at:int(at)+len(ch.key)]) != string(ch.key) || string(rec2[int(at)+len(ch.key):int(at)+len(ch.key)+len(ch.new)]) != string(ch.new):
-			t.Errorf("change %d: its key and record are not the record's bytes from %d", i, at)
+		nest[i] = -1
+		if ch.new != nil && i != 1 { // the second entity is not nested
+			nest[i] = int32(i)
 		}
+	}
+	holed := appendFeedRecord([]byte("head"), feedRecordV2, ticks, tx, len(tx), nest, ats)[4:]
+	var in []storage.Nested
+	last := int32(10)
+	for i, ch := range tx {
+		if nest[i] < 0 {
+			continue
+		}
+		if ats[i] < last || int(ats[i]) > len(holed) {
+			t.Errorf("change %d held at %d, after %d, in a record of %d bytes", i, ats[i], last, len(holed))
+		}
+		last = ats[i]
+		in = append(in, storage.Nested{Key: ch.key, Value: ch.new, At: int(ats[i])})
+	}
+	whole := appendFeedRecord(nil, feedRecordV2, ticks, tx, len(tx), nil, nil)
+	if len(in) != 4 || string(fillIn(holed, in)) != string(whole) {
+		t.Errorf("the record with %d entities left out, filled in, differs from the whole one", len(in))
 	}
 	read := func(rec []byte) []Change {
 		var cs []Change
@@ -232,7 +243,7 @@ func TestFeedTransactionAllocs(t *testing.T) {
 func TestFeedRecordCompressed(t *testing.T) {
 	const ticks = 638000000000000000
 	changes := insertChanges("Orders", 100, ticks)
-	v1 := appendFeedRecord(nil, feedRecordV1, ticks, changes, len(changes), nil)
+	v1 := appendFeedRecord(nil, feedRecordV1, ticks, changes, len(changes), nil, nil)
 	prefix := []byte("key+next.........") // what precedes the record in the commit's scratch
 	c := new(commitContext)
 	v3 := compressFeedRecord(c, append(append([]byte(nil), prefix...), v1...), len(prefix))
@@ -278,14 +289,14 @@ func TestFeedRecordCompressed(t *testing.T) {
 		t.Errorf("a block claiming 1 GiB: %v", err)
 	}
 	// Small changes, and changes that do not compress, stay version 1.
-	small := appendFeedRecord(nil, feedRecordV1, ticks, changes[:1], 1, nil)
+	small := appendFeedRecord(nil, feedRecordV1, ticks, changes[:1], 1, nil, nil)
 	if r := compressFeedRecord(c, small, 0); r[0] != feedRecordV1 || string(r) != string(small) {
 		t.Errorf("a small record became version %d", r[0])
 	}
 	noise := make([]byte, 4096)
 	rand.NewChaCha8([32]byte{1}).Read(noise)
 	random := appendFeedRecord(nil, feedRecordV1, ticks, []change{{kind: changeInsert, table: "T", key: changes[0].key,
-		new: appendRecord(nil, ticks, Properties{"B": BinaryValue(noise)})}}, 1, nil)
+		new: appendRecord(nil, ticks, Properties{"B": BinaryValue(noise)})}}, 1, nil, nil)
 	if r := compressFeedRecord(c, random, 0); r[0] != feedRecordV1 || string(r) != string(random) {
 		t.Errorf("an incompressible record became version %d", r[0])
 	}
@@ -432,12 +443,12 @@ func TestFeedCompressesOnPebble(t *testing.T) {
 func FuzzFeedRecord(f *testing.F) {
 	const ticks = 638000000000000000
 	changes := insertChanges("T", 20, ticks)
-	v1 := appendFeedRecord(nil, feedRecordV1, ticks, changes, len(changes), nil)
+	v1 := appendFeedRecord(nil, feedRecordV1, ticks, changes, len(changes), nil, nil)
 	f.Add(v1)
-	f.Add(appendFeedRecord(nil, feedRecordV2, ticks, changes[:1], 1, nil))
-	f.Add(appendFeedRecord(nil, feedRecordV2, ticks, changes, len(changes), nil)) // a transaction's, on memory
+	f.Add(appendFeedRecord(nil, feedRecordV2, ticks, changes[:1], 1, nil, nil))
+	f.Add(appendFeedRecord(nil, feedRecordV2, ticks, changes, len(changes), nil, nil)) // a transaction's, on memory
 	f.Add(compressFeedRecord(new(commitContext), v1, 0))
-	v4 := appendFeedRecord(nil, feedRecordV4, ticks, changes, len(changes), nil)
+	v4 := appendFeedRecord(nil, feedRecordV4, ticks, changes, len(changes), nil, nil)
 	f.Add(v4)
 	f.Add(compressFeedRecord(new(commitContext), v4, 0))
 	// The entities that records of version 4 name are looked up, in an

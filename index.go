@@ -661,14 +661,22 @@ func (indexMaintainer) contribute(c *commitContext) error {
 				c.set(k, emptyValue)
 				continue
 			}
-			v := c.scratch(len(ch.key) + len(ch.new))
-			c.set(k, coveringValue(v, ch.key, ch.new))
-			if !nested {
+			if !nested && c.a.nests {
 				nested = true
-				if p := nestInLast(c.writes, ch.key, at, 0); p >= 0 {
+				p, ok := findWrite(c.writes, ch.key, at)
+				if p >= 0 {
 					at = p + 1
 				}
+				if ok {
+					// The entry's value is the entity's key and record:
+					// its write, nested (see write).
+					c.set(k, emptyValue)
+					nestIn(c.writes, p, 0)
+					continue
+				}
 			}
+			v := c.scratch(len(ch.key) + len(ch.new))
+			c.set(k, coveringValue(v, ch.key, ch.new))
 		}
 	}
 	return nil

@@ -439,12 +439,12 @@ func planBuildIndex(name, lower string, cur []byte, found bool, id uint32, from 
 		}
 		entry := write{key: appendIndexEntry(nil, rec.ID, x, k, v), value: emptyValue}
 		if x.Covering {
-			entry.value = coveringValue(nil, k, vals[i])
 			if nest {
 				ws = append(ws, write{key: k, value: vals[i]}, entry)
-				nestIn(ws, len(ws)-2, 0) // the entry's value starts with the entity's key and record
+				nestIn(ws, len(ws)-2, 0) // the entry's value is the entity's key and record
 				continue
 			}
+			entry.value = coveringValue(nil, k, vals[i])
 		}
 		ws = append(ws, entry)
 	}

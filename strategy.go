@@ -191,16 +191,19 @@ func (rs *readSet) close() {
 // write is one write of a commit's write set: value under key, or, with
 // del, the deletion of key (of [key, end) when end is set).
 //
-// A write may be nested in a later one whose value holds its key and
-// value, one after the other (a feed record that holds the entities of
-// its commit, a covering index's entry that holds its entity): the outer
-// write and every write nested in it are set together, by one
-// storage.NestedSetter call where the batch has it (at the outer write's
-// place; a nested write is skipped at its own). The outer write's inner
-// is 1 + the index in the write set of the last write nested in it; a
-// nested write has at, where its key starts in the outer value, and
-// next, 1 + the index of the write nested in the same one before it (0:
-// none).
+// A write may be nested in a later one whose stored value holds its key
+// and value, one after the other (a feed record that holds the entities
+// of its commit, a covering index's entry that holds its entity): the
+// outer write's value leaves them out, and each goes in at its at, a
+// position in that value. Where the batch is a storage.NestedSetter, the
+// outer write and every write nested in it are set together, by one
+// SetNested call (at the outer write's place; a nested write is skipped
+// at its own), which writes them all into one buffer; elsewhere the outer
+// write's value is put together first, and every write set on its own.
+// The outer write's inner is 1 + the index in the write set of the last
+// write nested in it; a nested write has at and next, 1 + the index of
+// the write nested in the same one before it (0: none). The writes nested
+// in one go in at the order they were nested in.
 type write struct {
 	key, value []byte
 	del        bool
@@ -211,34 +214,28 @@ type write struct {
 	end        []byte
 }
 
-// nestIn marks ws[p] nested in ws's last write, whose value holds ws[p]'s
-// key then value from byte at on.
+// nestIn marks ws[p] nested in ws's last write, at position at of its
+// value (at or after that of the write nested there before).
 func nestIn(ws []write, p, at int) {
 	w, o := &ws[p], &ws[len(ws)-1]
 	w.nested, w.at, w.next = true, int32(at), o.inner
 	o.inner = int32(p + 1)
 }
 
-// nestInLast marks the write in ws under key (the same slice, not an
-// equal one), found from from on, then before it, as nested in ws's last
-// write, whose value holds that write's key and value from byte at on (a
-// feed record that holds the entities it records, a covering index's
-// entry), unless it is nested already or a deletion. It returns the
-// write's position, or -1 if ws has none under key.
-func nestInLast(ws []write, key []byte, from, at int) int {
+// findWrite returns the position of the write in ws under key (the same
+// slice, not an equal one), searched for from from on, then before it,
+// or -1 if ws has none; nestable says whether it may be nested in a later
+// write: it is a set, and not nested already.
+func findWrite(ws []write, key []byte, from int) (p int, nestable bool) {
 	for _, r := range [2][2]int{{from, len(ws)}, {0, min(from, len(ws))}} {
 		for p := r[0]; p < r[1]; p++ {
 			w := &ws[p]
-			if len(w.key) != len(key) || unsafe.SliceData(w.key) != unsafe.SliceData(key) {
-				continue
+			if len(w.key) == len(key) && unsafe.SliceData(w.key) == unsafe.SliceData(key) {
+				return p, !w.nested && !w.del && w.end == nil
 			}
-			if !w.nested && !w.del && p < len(ws)-1 {
-				nestIn(ws, p, at)
-			}
-			return p
 		}
 	}
-	return -1
+	return -1, false
 }
 
 // nestedBufs holds the lists of nested writes that applyWrites hands to
@@ -261,7 +258,7 @@ func applyWrites(b storage.Batch, ws []write) error {
 		switch {
 		case w.nested && ns != nil:
 			continue // set with the write whose value holds it
-		case w.inner > 0 && ns != nil:
+		case w.inner > 0:
 			if inner == nil {
 				inner = nestedBufs.Get().(*[]storage.Nested)
 			}
@@ -272,7 +269,11 @@ func applyWrites(b storage.Batch, ws []write) error {
 			}
 			slices.Reverse(in) // in the order they were nested
 			*inner = in
-			err = ns.SetNested(w.key, w.value, in)
+			if ns != nil {
+				err = ns.SetNested(w.key, w.value, in)
+			} else {
+				err = b.Set(w.key, fillIn(w.value, in))
+			}
 		case !w.del:
 			err = b.Set(w.key, w.value)
 		case w.end != nil:
@@ -285,6 +286,23 @@ func applyWrites(b storage.Batch, ws []write) error {
 		}
 	}
 	return nil
+}
+
+// fillIn returns value with the key then the value of each of inner
+// inserted at its At, in a new buffer: the value that NestedSetter.SetNested
+// would store.
+func fillIn(value []byte, inner []storage.Nested) []byte {
+	size := len(value)
+	for _, n := range inner {
+		size += len(n.Key) + len(n.Value)
+	}
+	v := make([]byte, 0, size)
+	from := 0
+	for _, n := range inner {
+		v = append(append(append(v, value[from:n.At]...), n.Key...), n.Value...)
+		from = n.At
+	}
+	return append(v, value[from:]...)
 }
 
 // local is the strategy of an engine the account owns.

@@ -171,20 +171,23 @@ type Syncer interface {
 // NestedSetter is implemented by batches that can store writes in one
 // buffer when the key and value of some, one after the other, lie in the
 // value of another (a change feed's record that holds the entities its
-// commit writes; a covering index's entry that holds its entity).
-// SetNested(key, value, inner) is Set(key, value) then Set(n.Key, n.Value)
-// for each n of inner, in order, whatever the bytes: a batch that finds
-// an inner write's key and value are not the bytes of value from n.At on
-// sets that one apart.
+// commit writes; a covering index's entry that holds its entity). The
+// caller gives the outer value without them, and where each goes: the
+// batch builds the buffer, writing each byte once.
 type NestedSetter interface {
-	// SetNested stores value under key and each inner write's value
-	// under its key. It does not retain inner.
+	// SetNested stores under key value with the key then the value of
+	// each inner write inserted at its At, in order, and each inner
+	// write's value under its key: it is Set(key, v) then Set(n.Key,
+	// n.Value) for each n of inner, where v is value so filled in. Each
+	// At is a position in value, at or after the previous one's and at
+	// most len(value), or SetNested returns an error and sets nothing.
+	// It does not retain its arguments.
 	SetNested(key, value []byte, inner []Nested) error
 }
 
 // Nested is a write that NestedSetter.SetNested stores within another
-// write's value: Key then Value, one after the other, are that value's
-// bytes from At on.
+// write's value: its Key then its Value are inserted into that value at
+// At.
 type Nested struct {
 	Key, Value []byte
 	At         int

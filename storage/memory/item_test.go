@@ -48,58 +48,59 @@ func TestItemKeyValue(t *testing.T) {
 	}
 }
 
-// TestSetNested: SetNested stores every write, whatever the bytes; each
-// inner write whose key and value are the outer value's bytes from its At
-// lies in the outer item's buffer (one allocation for them all), the
-// others apart; all are copies of the arguments.
+// TestSetNested: SetNested stores the outer value with each inner write's
+// key and value inserted at its At, and each inner write, all in one
+// buffer (the inner items point into the outer one's), all copies of the
+// arguments; inner writes out of place are an error, and nothing is set.
 func TestSetNested(t *testing.T) {
-	outer := []byte("record-head:ka1va1|kb2vb22|kc3")
 	in := func(k, v string, at int) storage.Nested {
 		return storage.Nested{Key: []byte(k), Value: []byte(v), At: at}
 	}
-	type nested struct {
-		n      storage.Nested
-		shared bool
-	}
 	cases := []struct {
-		name       string
-		key, value []byte
-		inner      []nested
+		name    string
+		value   string
+		inner   []storage.Nested
+		want    string // the outer value stored
+		wantErr bool
 	}{
-		{"one at the end", []byte("outer"), outer, []nested{{in("kc", "3", 27), true}}},
-		{"three", []byte("outer"), outer, []nested{{in("ka", "1va1", 12), true}, {in("kb", "2vb22", 19), true}, {in("kc", "3", 27), true}}},
-		{"empty inner value", []byte("outer"), []byte("headinner"), []nested{{in("inner", "", 4), true}}},
-		{"the whole value", []byte("outer"), []byte("kv"), []nested{{in("k", "v", 0), true}}},
-		{"none", []byte("outer"), outer, nil},
-		{"one elsewhere", []byte("outer"), outer, []nested{{in("ka", "1va1", 12), true}, {in("kb", "2vb22", 18), false}, {in("kc", "3", 27), true}}},
-		{"value differs", []byte("outer"), outer, []nested{{in("kc", "X", 27), false}}},
-		{"past the end", []byte("outer"), outer, []nested{{in("kc", "3|", 27), false}, {in("x", "", 30), false}}},
-		{"negative place", []byte("outer"), outer, []nested{{in("r", "e", -1), false}}},
-		{"longer than the value", []byte("outer"), []byte("v"), []nested{{in("key", "value", 0), false}}},
-		{"empty inner key", []byte("outer"), outer, []nested{{in("", "ka", 12), false}}},
+		{"one at the end", "head:", []storage.Nested{in("ka", "1", 5)}, "head:ka1", false},
+		{"three", "h|x|y|", []storage.Nested{in("ka", "1", 2), in("kb", "22", 4), in("kc", "", 6)}, "h|ka1x|kb22y|kc", false},
+		{"two at one place", "ab", []storage.Nested{in("k1", "v1", 1), in("k2", "v2", 1)}, "ak1v1k2v2b", false},
+		{"at the start", "", []storage.Nested{in("k", "v", 0)}, "kv", false},
+		{"none", "value", nil, "value", false},
+		{"empty inner key", "ab", []storage.Nested{in("", "v", 1)}, "avb", false},
+		{"past the end", "ab", []storage.Nested{in("k", "v", 3)}, "", true},
+		{"negative place", "ab", []storage.Nested{in("k", "v", -1)}, "", true},
+		{"out of order", "abc", []storage.Nested{in("k1", "v", 2), in("k2", "v", 1)}, "", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := New(nil)
 			defer e.Close()
-			b := e.NewBatch()
-			key, value := bytes.Clone(c.key), bytes.Clone(c.value)
+			b := e.NewBatch().(*memBatch)
+			key, value := []byte("outer"), []byte(c.value)
 			var inner []storage.Nested
 			for _, n := range c.inner {
-				inner = append(inner, storage.Nested{Key: bytes.Clone(n.n.Key), Value: bytes.Clone(n.n.Value), At: n.n.At})
+				inner = append(inner, storage.Nested{Key: bytes.Clone(n.Key), Value: bytes.Clone(n.Value), At: n.At})
 			}
-			if err := b.(*memBatch).SetNested(key, value, inner); err != nil {
+			err := b.SetNested(key, value, inner)
+			if c.wantErr {
+				if err == nil || len(b.ops) != 0 {
+					t.Fatalf("SetNested: %v, %d writes in the batch; want an error and none", err, len(b.ops))
+				}
+				return
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
-			ops := b.(*memBatch).ops
-			if len(ops) != 1+len(c.inner) {
-				t.Fatalf("%d writes in the batch, want %d", len(ops), 1+len(c.inner))
+			if len(b.ops) != 1+len(c.inner) {
+				t.Fatalf("%d writes in the batch, want %d", len(b.ops), 1+len(c.inner))
 			}
-			start, end := uintptr(unsafe.Pointer(ops[0].it.p)), uintptr(unsafe.Pointer(ops[0].it.p))+uintptr(len(c.key)+len(c.value))
+			start := uintptr(unsafe.Pointer(b.ops[0].it.p))
+			end := start + uintptr(len(key)+len(c.want))
 			for i, n := range c.inner {
-				in := uintptr(unsafe.Pointer(ops[1+i].it.p))
-				if shared := in >= start && in < end; shared != n.shared {
-					t.Errorf("inner item %q in the outer one's buffer: %v, want %v", n.n.Key, shared, n.shared)
+				if p := uintptr(unsafe.Pointer(b.ops[1+i].it.p)); p < start || p > end {
+					t.Errorf("inner item %q not in the outer one's buffer", n.Key)
 				}
 			}
 			clear(key)
@@ -111,13 +112,13 @@ func TestSetNested(t *testing.T) {
 			if err := b.Commit(false); err != nil {
 				t.Fatal(err)
 			}
-			kvs := [][2][]byte{{c.key, c.value}}
+			kvs := [][2]string{{"outer", c.want}}
 			for _, n := range c.inner {
-				kvs = append(kvs, [2][]byte{n.n.Key, n.n.Value})
+				kvs = append(kvs, [2]string{string(n.Key), string(n.Value)})
 			}
 			for _, kv := range kvs {
-				v, _, err := e.Get(kv[0])
-				if err != nil || !bytes.Equal(v, kv[1]) {
+				v, _, err := e.Get([]byte(kv[0]))
+				if err != nil || string(v) != kv[1] {
 					t.Errorf("Get(%q) = %q, %v; want %q", kv[0], v, err, kv[1])
 				}
 			}
@@ -128,7 +129,7 @@ func TestSetNested(t *testing.T) {
 	defer e.Close()
 	b := e.NewBatch()
 	b.Close()
-	if err := b.(*memBatch).SetNested([]byte("k"), []byte("vk"), []storage.Nested{{Key: []byte("k"), At: 1}}); err != storage.ErrClosed {
+	if err := b.(*memBatch).SetNested([]byte("k"), []byte("v"), []storage.Nested{{Key: []byte("k"), At: 1}}); err != storage.ErrClosed {
 		t.Errorf("SetNested on a closed batch: %v, want storage.ErrClosed", err)
 	}
 }
@@ -147,7 +148,7 @@ func TestSetNestedAligned(t *testing.T) {
 			for i := range value {
 				value[i] = byte(i)
 			}
-			ik, iv := value[at:at+10], value[at+10:at+50]
+			ik, iv := bytes.Repeat([]byte{'k'}, 10), bytes.Repeat([]byte{'v'}, 40)
 			b := e.NewBatch().(*memBatch)
 			if err := b.SetNested(key, value, []storage.Nested{{Key: ik, Value: iv, At: at}}); err != nil {
 				t.Fatal(err)
@@ -159,7 +160,8 @@ func TestSetNestedAligned(t *testing.T) {
 			if got := uintptr(unsafe.Pointer(in.p)) - uintptr(unsafe.Pointer(b.ops[0].it.p)); got != uintptr(klen+at) {
 				t.Errorf("key %d, inner at %d: the inner key %d bytes after the outer one, want %d", klen, at, got, klen+at)
 			}
-			want := [][2][]byte{{key, value}, {ik, iv}}
+			whole := append(append(append(bytes.Clone(value[:at]), ik...), iv...), value[at:]...)
+			want := [][2][]byte{{key, whole}, {ik, iv}}
 			if err := b.Commit(false); err != nil {
 				t.Fatal(err)
 			}

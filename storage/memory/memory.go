@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -443,57 +444,69 @@ func (b *memBatch) Set(key, value []byte) error {
 	return b.add(memOp{kind: opSet, it: newItem(key, value)})
 }
 
-// SetNested implements storage.NestedSetter. The outer key and value are
-// copied into one buffer, and each inner write whose key and value, one
-// after the other, are value's bytes from its At gets an item that points
-// into it: one allocation and one copy for them all. The buffer lives as
-// long as any of its items: an inner one keeps the outer key and value
-// alive with it, the bytes of every other write nested there included
-// (a transaction's feed record, once the feed no longer keeps it, lives
-// on until the last of its entities is overwritten or deleted). An inner
-// write found elsewhere, or with an empty key, is set apart (Set).
+// SetNested implements storage.NestedSetter. The outer key and value,
+// with the inner writes inserted, are written into one new buffer, and
+// each inner write gets an item that points into it: one allocation, and
+// one copy of each byte, for them all. The buffer lives as long as any of
+// its items: an inner one keeps the outer key and value alive with it,
+// the bytes of every other write nested there included (a transaction's
+// feed record, once the feed no longer keeps it, lives on until the last
+// of its entities is overwritten or deleted).
 //
 // The buffer starts with up to nestAlign-1 bytes of padding, so that the
 // first inner write's key starts nestAlign bytes from a boundary of the
 // allocation, as a key that Set stores does (at the buffer's start): see
 // nestAlign.
 func (b *memBatch) SetNested(key, value []byte, inner []storage.Nested) error {
-	if uint64(len(key)) > maxLen || uint64(len(value)) > maxLen-nestAlign {
-		return errTooLong
-	}
 	if b.done {
 		return storage.ErrClosed
 	}
-	pad := 0
+	size, prev := uint64(len(value)), 0
 	for i := range inner {
-		if within(value, &inner[i]) {
-			pad = -(len(key) + inner[i].At) & (nestAlign - 1)
-			break
+		n := &inner[i]
+		if n.At < prev || n.At > len(value) {
+			return errNestedAt
 		}
+		prev = n.At
+		size += uint64(len(n.Key)) + uint64(len(n.Value))
 	}
-	buf := make([]byte, pad+len(key)+len(value))
-	copy(buf[pad:], key)
-	copy(buf[pad+len(key):], value)
-	outer := item{p: unsafe.SliceData(buf[pad:]), klen: uint32(len(key)), vlen: uint32(len(value))}
+	if uint64(len(key)) > maxLen || size > maxLen-nestAlign {
+		return errTooLong
+	}
+	pad := 0
+	if len(inner) > 0 {
+		pad = -(len(key) + inner[0].At) & (nestAlign - 1)
+	}
+	// A strings.Builder allocates its buffer without zeroing it: each
+	// byte is written once, here.
+	var buf strings.Builder
+	buf.Grow(pad + len(key) + int(size))
+	buf.Write(zeroPad[:pad])
+	buf.Write(key)
+	from := 0
+	for i := range inner {
+		n := &inner[i]
+		buf.Write(value[from:n.At])
+		buf.Write(n.Key)
+		buf.Write(n.Value)
+		from = n.At
+	}
+	buf.Write(value[from:])
+	base := unsafe.Pointer(unsafe.StringData(buf.String()))
+	outer := item{p: (*byte)(unsafe.Add(base, pad)), klen: uint32(len(key)), vlen: uint32(size)}
 	if err := b.add(memOp{kind: opSet, it: outer}); err != nil {
 		return err
 	}
+	at, from := pad+len(key), 0 // where inner write i starts in the buffer
 	for i := range inner {
 		n := &inner[i]
-		if !within(value, n) {
-			if err := b.Set(n.Key, n.Value); err != nil {
-				return err
-			}
-			continue
-		}
-		in := item{
-			p:    (*byte)(unsafe.Add(unsafe.Pointer(outer.p), len(key)+n.At)),
-			klen: uint32(len(n.Key)),
-			vlen: uint32(len(n.Value)),
-		}
+		at += n.At - from
+		from = n.At
+		in := item{p: (*byte)(unsafe.Add(base, at)), klen: uint32(len(n.Key)), vlen: uint32(len(n.Value))}
 		if err := b.add(memOp{kind: opSet, it: in}); err != nil {
 			return err
 		}
+		at += len(n.Key) + len(n.Value)
 	}
 	return nil
 }
@@ -511,16 +524,11 @@ func (b *memBatch) SetNested(key, value []byte, inner []storage.Nested) error {
 // holds each entity after its own head): the feed cost 2 points less.
 const nestAlign = 32
 
-// within reports whether n's key, not empty, then its value are value's
-// bytes from n.At on.
-func within(value []byte, n *storage.Nested) bool {
-	k, v := len(n.Key), len(n.Value)
-	if k == 0 || n.At < 0 || n.At > len(value) || k > len(value)-n.At || v > len(value)-n.At-k {
-		return false
-	}
-	at := value[n.At:]
-	return bytes.Equal(at[:k], n.Key) && bytes.Equal(at[k:k+v], n.Value)
-}
+// zeroPad is the padding SetNested writes.
+var zeroPad [nestAlign]byte
+
+// errNestedAt is SetNested's error for inner writes out of place.
+var errNestedAt = errors.New("storage: a nested write's At is out of order or past the value's end")
 
 // Delete implements storage.Writer.
 func (b *memBatch) Delete(key []byte) error {
