@@ -258,7 +258,7 @@ func (a *Account) copyBack(ctx context.Context, snap storage.Snapshot) error {
 		if cc, err = a.contribute(ctx, nil, allContributors, rs, nil, restoredChanges, 0); err != nil {
 			return err
 		}
-		if err := applyWrites(b, cc.writes); err != nil {
+		if err := applyWrites(b, cc.writes, nil); err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -137,6 +136,9 @@ type readSet struct {
 	vers    []storage.Version // NoVersion on an engine without Versions
 	closers []io.Closer
 	release func() // set: called by close (see strategy.exclusive)
+	// nested is the list of nested writes the commit hands to the engine
+	// (applyWrites), kept for the next commit of a pooled write.
+	nested []storage.Nested
 
 	inline struct {
 		keys, vals [2][]byte
@@ -238,20 +240,10 @@ func findWrite(ws []write, key []byte, from int) (p int, nestable bool) {
 	return -1, false
 }
 
-// nestedBufs holds the lists of nested writes that applyWrites hands to
-// the engine.
-var nestedBufs = sync.Pool{New: func() any { return new([]storage.Nested) }}
-
-// applyWrites adds ws to b.
-func applyWrites(b storage.Batch, ws []write) error {
+// applyWrites adds ws to b. The lists of nested writes it hands to the
+// engine are made in *nested (nil: a new one), kept for the next call.
+func applyWrites(b storage.Batch, ws []write, nested *[]storage.Nested) error {
 	ns, _ := b.(storage.NestedSetter)
-	var inner *[]storage.Nested
-	defer func() {
-		if inner != nil && cap(*inner) <= 2*maxFeedRecordChanges {
-			clear(*inner)
-			nestedBufs.Put(inner)
-		}
-	}()
 	for i := range ws {
 		w := &ws[i]
 		var err error
@@ -259,21 +251,22 @@ func applyWrites(b storage.Batch, ws []write) error {
 		case w.nested && ns != nil:
 			continue // set with the write whose value holds it
 		case w.inner > 0:
-			if inner == nil {
-				inner = nestedBufs.Get().(*[]storage.Nested)
+			if nested == nil {
+				nested = new([]storage.Nested)
 			}
-			in := (*inner)[:0]
+			in := (*nested)[:0]
 			for p := w.inner; p > 0; p = ws[p-1].next {
 				n := &ws[p-1]
 				in = append(in, storage.Nested{Key: n.key, Value: n.value, At: int(n.at)})
 			}
 			slices.Reverse(in) // in the order they were nested
-			*inner = in
+			*nested = in
 			if ns != nil {
 				err = ns.SetNested(w.key, w.value, in)
 			} else {
 				err = b.Set(w.key, fillIn(w.value, in))
 			}
+			clear(in) // the list is kept: it must not keep the writes' buffers
 		case !w.del:
 			err = b.Set(w.key, w.value)
 		case w.end != nil:
@@ -347,10 +340,10 @@ func (s local) read(_ context.Context, rs *readSet, _ *liveTable, keys [][]byte)
 	return nil
 }
 
-func (s local) commit(_ context.Context, _ *readSet, ws []write) error {
+func (s local) commit(_ context.Context, rs *readSet, ws []write) error {
 	b := s.a.eng.NewBatch()
 	defer b.Close()
-	if err := applyWrites(b, ws); err != nil {
+	if err := applyWrites(b, ws, &rs.nested); err != nil {
 		return err
 	}
 	return b.Commit(true)

@@ -45,7 +45,7 @@ func TestApplyWritesNested(t *testing.T) {
 		if !nests {
 			b = plainBatch{b}
 		}
-		if err := applyWrites(b, ws); err != nil {
+		if err := applyWrites(b, ws, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.Commit(false); err != nil {

@@ -232,7 +232,7 @@ func (s *versioned) read(ctx context.Context, rs *readSet, guard *liveTable, key
 func (s *versioned) commit(ctx context.Context, rs *readSet, ws []write) error {
 	b := s.a.eng.NewBatch()
 	defer b.Close()
-	if err := applyWrites(b, ws); err != nil {
+	if err := applyWrites(b, ws, &rs.nested); err != nil {
 		return err
 	}
 	conds := make([]storage.Condition, len(rs.keys))
