@@ -108,19 +108,21 @@ func (a *Account) Restore(ctx context.Context, c *Checkpoint) error {
 		return err
 	}
 	a.nextID = max(a.nextID, nextID)
-	a.cat.Store(cat)
+	// The feed's state is loaded from the restored data before the
+	// restored tables are published (a.cat): from then on writes into them
+	// run, and each must find it.
 	if a.feed != nil {
 		// The feed's next revision never goes down: the restored state's
 		// may be behind the revisions handed out since.
-		if err := a.feed.load(ctx); err != nil {
-			return err
-		}
+		err = a.feed.load(ctx)
 	}
-	if a.keeper != nil {
+	if a.keeper != nil && err == nil {
 		// With the feed off, the restore put back the checkpoint's feed.
-		if err := a.keeper.loadOff(ctx); err != nil {
-			return err
-		}
+		err = a.keeper.loadOff(ctx)
+	}
+	a.cat.Store(cat)
+	if err != nil {
+		return err
 	}
 	if c.cp == nil || a.clock.reserved == 0 {
 		return nil // the mark was restored with the data; or no Timestamp was handed out yet

@@ -37,13 +37,17 @@ type contributor interface {
 	wants(lt *liveTable) bool
 }
 
-// contributorSet is a set of an account's contributors (of which there
-// are at most 8): bit i is a.contributors[i].
+// contributorSet is a set of an account's contributors: bit i is
+// a.contributors[i]. An account has at most maxContributors (Open sets
+// at most 2; TestContributorsFit).
 type contributorSet uint8
+
+// maxContributors is the most contributors a contributorSet holds.
+const maxContributors = 8
 
 // allContributors holds every contributor: those of a commit that is not
 // of entity writes.
-const allContributors contributorSet = 1<<8 - 1
+const allContributors = ^contributorSet(0)
 
 // wanted returns the contributors of a that want the changes of a commit
 // of entity writes into lt (0: none).

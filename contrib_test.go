@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -376,4 +377,34 @@ func (r *recorder) contribute(c *commitContext) error {
 		r.kinds = append(r.kinds, ch.kind)
 	}
 	return nil
+}
+
+// TestContributorsFit: a contributorSet holds every contributor an
+// account may have, with the feed on or off, on an engine that nests
+// writes or not.
+func TestContributorsFit(t *testing.T) {
+	if n := bits.OnesCount64(uint64(allContributors)); n != maxContributors {
+		t.Fatalf("allContributors holds %d, maxContributors is %d", n, maxContributors)
+	}
+	for _, feed := range []*FeedOptions{nil, {}} {
+		for name, eng := range map[string]func() storage.Engine{
+			"memory": func() storage.Engine { return memory.New(nil) },
+			"pebble": func() storage.Engine {
+				e, err := pebble.Open(t.TempDir(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			},
+		} {
+			a, err := Open(&Options{Engine: eng(), Feed: feed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(a.contributors); n == 0 || n > maxContributors {
+				t.Errorf("%s, feed %v: %d contributors, at most %d fit", name, feed != nil, n, maxContributors)
+			}
+			a.Close()
+		}
+	}
 }

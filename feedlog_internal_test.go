@@ -70,7 +70,7 @@ func TestFeedRecordVersions(t *testing.T) {
 		in = append(in, storage.Nested{Key: ch.key, Value: ch.new, At: int(ats[i])})
 	}
 	whole := appendFeedRecord(nil, feedRecordV2, ticks, tx, len(tx), nil, nil)
-	if len(in) != 4 || string(fillIn(holed, in)) != string(whole) {
+	if filled, err := fillIn(holed, in); err != nil || len(in) != 4 || string(filled) != string(whole) {
 		t.Errorf("the record with %d entities left out, filled in, differs from the whole one", len(in))
 	}
 	read := func(rec []byte) []Change {

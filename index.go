@@ -684,8 +684,10 @@ func (indexMaintainer) contribute(c *commitContext) error {
 
 // coveringValue appends the value of an entry of a covering index for the
 // entity of engine key entityKey and record rec: the key, then the
-// record. The entity's own write, its key then its record, is the end of
-// it, so that an engine that nests writes stores both in one buffer.
+// record, as the entity's own write has them. Where the engine nests
+// writes, the entity's write is nested in the entry instead (its value
+// empty, the entity's key and record inserted at 0: see write), and the
+// engine stores both in one buffer.
 func coveringValue(dst, entityKey, rec []byte) []byte {
 	return append(append(dst, entityKey...), rec...)
 }

@@ -264,7 +264,10 @@ func applyWrites(b storage.Batch, ws []write, nested *[]storage.Nested) error {
 			if ns != nil {
 				err = ns.SetNested(w.key, w.value, in)
 			} else {
-				err = b.Set(w.key, fillIn(w.value, in))
+				var v []byte
+				if v, err = fillIn(w.value, in); err == nil {
+					err = b.Set(w.key, v)
+				}
 			}
 			clear(in) // the list is kept: it must not keep the writes' buffers
 		case !w.del:
@@ -282,21 +285,29 @@ func applyWrites(b storage.Batch, ws []write, nested *[]storage.Nested) error {
 }
 
 // fillIn returns value with the key then the value of each of inner
-// inserted at its At, in a new buffer: the value that NestedSetter.SetNested
-// would store.
-func fillIn(value []byte, inner []storage.Nested) []byte {
-	size := len(value)
+// inserted at its At, in a new buffer: the value that
+// storage.NestedSetter.SetNested would store, and its error for inner
+// writes out of place.
+func fillIn(value []byte, inner []storage.Nested) ([]byte, error) {
+	size, from := len(value), 0
 	for _, n := range inner {
+		if n.At < from || n.At > len(value) {
+			return nil, errNestedAt
+		}
+		from = n.At
 		size += len(n.Key) + len(n.Value)
 	}
 	v := make([]byte, 0, size)
-	from := 0
+	from = 0
 	for _, n := range inner {
 		v = append(append(append(v, value[from:n.At]...), n.Key...), n.Value...)
 		from = n.At
 	}
-	return append(v, value[from:]...)
+	return append(v, value[from:]...), nil
 }
+
+// errNestedAt is fillIn's error for inner writes out of place.
+var errNestedAt = errors.New("localtable: a nested write's place is out of order or past its value's end")
 
 // local is the strategy of an engine the account owns.
 type local struct{ a *Account }

@@ -71,3 +71,23 @@ func TestApplyWritesNested(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyWritesNestedOutOfPlace: a nested write out of place (past its
+// outer value's end) is an error whether the batch nests writes or not,
+// never a panic.
+func TestApplyWritesNestedOutOfPlace(t *testing.T) {
+	for _, nests := range []bool{true, false} {
+		ws := []write{{key: []byte("e"), value: []byte("v")}, {key: []byte("outer"), value: []byte("ab")}}
+		nestIn(ws, 0, 3)
+		eng := memory.New(nil)
+		var b storage.Batch = eng.NewBatch()
+		if !nests {
+			b = plainBatch{b}
+		}
+		if err := applyWrites(b, ws, nil); err == nil {
+			t.Errorf("nests %v: no error", nests)
+		}
+		b.Close()
+		eng.Close()
+	}
+}

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -170,6 +171,31 @@ func TestSetNestedAligned(t *testing.T) {
 					t.Fatalf("Get(%q) = %q, %v; want %q", kv[0], v, err, kv[1])
 				}
 			}
+		}
+	}
+}
+
+// TestSetNestedEmptyAtEnd: an inner write with an empty key and value at
+// the end of the outer value, whose buffer it would point past (a crash
+// of the collector, or of checkptr under -race), is stored as any other.
+func TestSetNestedEmptyAtEnd(t *testing.T) {
+	e := New(nil)
+	defer e.Close()
+	for n := range 64 {
+		key, value := []byte{'k', byte(n)}, bytes.Repeat([]byte{'v'}, n)
+		b := e.NewBatch().(*memBatch)
+		if err := b.SetNested(key, value, []storage.Nested{{At: n}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		if v, _, err := e.Get(key); err != nil || !bytes.Equal(v, value) {
+			t.Fatalf("Get(%q) = %q, %v; want %q", key, v, err, value)
+		}
+		if v, _, err := e.Get(nil); err != nil || len(v) != 0 {
+			t.Fatalf("Get of the empty key = %q, %v; want an empty value", v, err)
 		}
 	}
 }

@@ -112,7 +112,7 @@ func New(opts *Options) storage.Engine {
 // third of two slices (48 bytes, two pointers), and a lookup needs no item
 // of its own: probe points at the caller's key.
 type item struct {
-	p          *byte // the key's first byte (any pointer, nil included, when both are empty)
+	p          *byte // the key's first byte; when both are empty, nil or the start of any buffer (never a buffer's end)
 	klen, vlen uint32
 }
 
@@ -454,8 +454,8 @@ func (b *memBatch) Set(key, value []byte) error {
 // of its entities is overwritten or deleted).
 //
 // The buffer starts with up to nestAlign-1 bytes of padding, so that the
-// first inner write's key starts nestAlign bytes from a boundary of the
-// allocation, as a key that Set stores does (at the buffer's start): see
+// first inner write's key starts at a multiple of nestAlign bytes from
+// the buffer's start, as a key that Set stores does (at the start): see
 // nestAlign.
 func (b *memBatch) SetNested(key, value []byte, inner []storage.Nested) error {
 	if b.done {
@@ -493,8 +493,7 @@ func (b *memBatch) SetNested(key, value []byte, inner []storage.Nested) error {
 	}
 	buf.Write(value[from:])
 	base := unsafe.Pointer(unsafe.StringData(buf.String()))
-	outer := item{p: (*byte)(unsafe.Add(base, pad)), klen: uint32(len(key)), vlen: uint32(size)}
-	if err := b.add(memOp{kind: opSet, it: outer}); err != nil {
+	if err := b.add(memOp{kind: opSet, it: bufItem(base, pad, len(key), int(size))}); err != nil {
 		return err
 	}
 	at, from := pad+len(key), 0 // where inner write i starts in the buffer
@@ -502,13 +501,22 @@ func (b *memBatch) SetNested(key, value []byte, inner []storage.Nested) error {
 		n := &inner[i]
 		at += n.At - from
 		from = n.At
-		in := item{p: (*byte)(unsafe.Add(base, at)), klen: uint32(len(n.Key)), vlen: uint32(len(n.Value))}
-		if err := b.add(memOp{kind: opSet, it: in}); err != nil {
+		if err := b.add(memOp{kind: opSet, it: bufItem(base, at, len(n.Key), len(n.Value))}); err != nil {
 			return err
 		}
 		at += len(n.Key) + len(n.Value)
 	}
 	return nil
+}
+
+// bufItem returns the item of a key of klen bytes then a value of vlen
+// bytes at byte at of the buffer at base. An empty one points nowhere: at
+// may be the buffer's end, and a pointer there would point past it.
+func bufItem(base unsafe.Pointer, at, klen, vlen int) item {
+	if klen+vlen == 0 {
+		return item{}
+	}
+	return item{p: (*byte)(unsafe.Add(base, at)), klen: uint32(klen), vlen: uint32(vlen)}
 }
 
 // nestAlign is where SetNested places the key of the first write nested
