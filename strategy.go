@@ -289,25 +289,18 @@ func applyWrites(b storage.Batch, ws []write, nested *[]storage.Nested) error {
 // storage.NestedSetter.SetNested would store, and its error for inner
 // writes out of place.
 func fillIn(value []byte, inner []storage.Nested) ([]byte, error) {
-	size, from := len(value), 0
-	for _, n := range inner {
-		if n.At < from || n.At > len(value) {
-			return nil, errNestedAt
-		}
-		from = n.At
-		size += len(n.Key) + len(n.Value)
+	size, err := storage.NestedSize(value, inner)
+	if err != nil {
+		return nil, err
 	}
 	v := make([]byte, 0, size)
-	from = 0
+	from := 0
 	for _, n := range inner {
 		v = append(append(append(v, value[from:n.At]...), n.Key...), n.Value...)
 		from = n.At
 	}
 	return append(v, value[from:]...), nil
 }
-
-// errNestedAt is fillIn's error for inner writes out of place.
-var errNestedAt = errors.New("localtable: a nested write's place is out of order or past its value's end")
 
 // local is the strategy of an engine the account owns.
 type local struct{ a *Account }

@@ -193,6 +193,26 @@ type Nested struct {
 	At         int
 }
 
+// ErrNestedOutOfPlace is the error of NestedSetter.SetNested for inner
+// writes whose At is out of order or past the value's end.
+var ErrNestedOutOfPlace = errors.New("storage: a nested write's At is out of order or past the value's end")
+
+// NestedSize returns the size of the value that NestedSetter.SetNested
+// stores for value and inner (value's, with each inner write's key and
+// value), or ErrNestedOutOfPlace.
+func NestedSize(value []byte, inner []Nested) (uint64, error) {
+	size, prev := uint64(len(value)), 0
+	for i := range inner {
+		n := &inner[i]
+		if n.At < prev || n.At > len(value) {
+			return 0, ErrNestedOutOfPlace
+		}
+		prev = n.At
+		size += uint64(len(n.Key)) + uint64(len(n.Value))
+	}
+	return size, nil
+}
+
 // StableReader is implemented by engines whose reads stay valid: the keys
 // and values that Get and Iterator return never change and remain valid
 // for as long as the caller holds them, beyond the next positioning call

@@ -461,14 +461,9 @@ func (b *memBatch) SetNested(key, value []byte, inner []storage.Nested) error {
 	if b.done {
 		return storage.ErrClosed
 	}
-	size, prev := uint64(len(value)), 0
-	for i := range inner {
-		n := &inner[i]
-		if n.At < prev || n.At > len(value) {
-			return errNestedAt
-		}
-		prev = n.At
-		size += uint64(len(n.Key)) + uint64(len(n.Value))
+	size, err := storage.NestedSize(value, inner)
+	if err != nil {
+		return err
 	}
 	if uint64(len(key)) > maxLen || size > maxLen-nestAlign {
 		return errTooLong
@@ -534,9 +529,6 @@ const nestAlign = 32
 
 // zeroPad is the padding SetNested writes.
 var zeroPad [nestAlign]byte
-
-// errNestedAt is SetNested's error for inner writes out of place.
-var errNestedAt = errors.New("storage: a nested write's At is out of order or past the value's end")
 
 // Delete implements storage.Writer.
 func (b *memBatch) Delete(key []byte) error {
