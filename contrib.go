@@ -97,6 +97,7 @@ type change struct {
 }
 
 // commitContext is a commit being made, as a contributor sees it.
+// (Account.contribute sets each of its fields: a new one must be set there.)
 type commitContext struct {
 	ctx     context.Context
 	a       *Account
@@ -174,7 +175,11 @@ func (c *commitContext) read(keys ...[]byte) (vals [][]byte, found []bool, err e
 
 // set adds the write of value under key to the commit.
 func (c *commitContext) set(key, value []byte) {
-	c.writes = append(c.writes, write{key: key, value: value})
+	// Field by field: a composite literal would be built on the stack
+	// and copied by loads wider than its stores (see applyWrites).
+	c.writes = append(c.writes, write{})
+	w := &c.writes[len(c.writes)-1]
+	w.key, w.value = key, value
 }
 
 // del adds the deletion of key to the commit.
@@ -196,8 +201,11 @@ func (a *Account) contribute(ctx context.Context, c *commitContext, set contribu
 	if c == nil {
 		c = new(commitContext)
 	}
-	*c = commitContext{ctx: ctx, a: a, rs: rs, changes: changes, writes: ws, buf: c.buf[:0], ticks: ticks}
-	c.after = c.inline[:0]
+	// Field by field, not *c = commitContext{…, buf: c.buf[:0]}: a
+	// composite literal that reads c is built on the stack and copied
+	// (see applyWrites).
+	c.ctx, c.a, c.rs, c.changes, c.writes, c.ticks = ctx, a, rs, changes, ws, ticks
+	c.after, c.inline, c.buf = c.inline[:0], [2]func(){}, c.buf[:0]
 	for i, k := range a.contributors {
 		if set&(1<<i) == 0 {
 			continue
@@ -221,7 +229,9 @@ func entityChanges(cs []change, lt *liveTable, actions []Action, steps []entityS
 		}
 		w := &ws[j]
 		j++
-		c := change{tableID: lt.id, table: lt.name, lt: lt, key: w.key}
+		cs = append(cs, change{}) // filled field by field: see applyWrites
+		c := &cs[len(cs)-1]
+		c.tableID, c.table, c.lt, c.key = lt.id, lt.name, lt, w.key
 		if rs.found[i] {
 			c.old = rs.vals[i]
 		}
@@ -240,7 +250,6 @@ func entityChanges(cs []change, lt *liveTable, actions []Action, steps []entityS
 		if !w.del {
 			c.new = w.value
 		}
-		cs = append(cs, c)
 	}
 	return cs
 }

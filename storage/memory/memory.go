@@ -98,6 +98,13 @@ func New(opts *Options) storage.Engine {
 	if len(m.defs) > 0 {
 		m.wlogs = make([]logState, len(m.defs))
 	}
+	for _, d := range m.defs {
+		if len(d.prefix) == 0 {
+			m.firsts = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+			break
+		}
+		m.firsts[d.prefix[0]>>6] |= 1 << (d.prefix[0] & 63)
+	}
 	m.pub.Store(&view{t: w.Copy(), logs: m.logsView()})
 	return m
 }
@@ -164,6 +171,9 @@ type memEngine struct {
 	// def, guarded by mu as w is.
 	defs  []logDef
 	wlogs []logState
+	// firsts has bit b set if a log's prefix may begin with byte b
+	// (every bit, for an empty prefix): logOf rejects most keys by it.
+	firsts [4]uint64
 
 	// seq counts the changes applied to w (commits and restores). It is
 	// written under mu held exclusively, before mu is released.
@@ -405,7 +415,8 @@ type memBatch struct {
 	done   bool     // committed or closed
 }
 
-func (b *memBatch) add(op memOp) error {
+// add appends the operation of kind on it (and end) to the batch.
+func (b *memBatch) add(kind opKind, it, end item) error {
 	if b.done {
 		return storage.ErrClosed
 	}
@@ -413,7 +424,11 @@ func (b *memBatch) add(op memOp) error {
 		b.pooled = opsPool.Get().(*[]memOp)
 		b.ops = (*b.pooled)[:0]
 	}
-	b.ops = append(b.ops, op)
+	// Field by field: a memOp literal is built on the stack and copied
+	// by loads wider than its stores, a stall each time.
+	b.ops = append(b.ops, memOp{})
+	op := &b.ops[len(b.ops)-1]
+	op.kind, op.it, op.end = kind, it, end
 	return nil
 }
 
@@ -441,7 +456,7 @@ func (b *memBatch) Set(key, value []byte) error {
 	if b.done {
 		return storage.ErrClosed
 	}
-	return b.add(memOp{kind: opSet, it: newItem(key, value)})
+	return b.add(opSet, newItem(key, value), item{})
 }
 
 // SetNested implements storage.NestedSetter. The outer key and value,
@@ -488,7 +503,7 @@ func (b *memBatch) SetNested(key, value []byte, inner []storage.Nested) error {
 	}
 	buf.Write(value[from:])
 	base := unsafe.Pointer(unsafe.StringData(buf.String()))
-	if err := b.add(memOp{kind: opSet, it: bufItem(base, pad, len(key), int(size))}); err != nil {
+	if err := b.add(opSet, bufItem(base, pad, len(key), int(size)), item{}); err != nil {
 		return err
 	}
 	at, from := pad+len(key), 0 // where inner write i starts in the buffer
@@ -496,7 +511,7 @@ func (b *memBatch) SetNested(key, value []byte, inner []storage.Nested) error {
 		n := &inner[i]
 		at += n.At - from
 		from = n.At
-		if err := b.add(memOp{kind: opSet, it: bufItem(base, at, len(n.Key), len(n.Value))}); err != nil {
+		if err := b.add(opSet, bufItem(base, at, len(n.Key), len(n.Value)), item{}); err != nil {
 			return err
 		}
 		at += len(n.Key) + len(n.Value)
@@ -535,7 +550,7 @@ func (b *memBatch) Delete(key []byte) error {
 	if b.done {
 		return storage.ErrClosed
 	}
-	return b.add(memOp{kind: opDelete, it: newItem(key, nil)})
+	return b.add(opDelete, newItem(key, nil), item{})
 }
 
 // DeleteRange implements storage.Writer.
@@ -546,7 +561,7 @@ func (b *memBatch) DeleteRange(start, end []byte) error {
 	if bytes.Compare(start, end) >= 0 {
 		return nil // empty range
 	}
-	return b.add(memOp{kind: opDeleteRange, it: newItem(start, nil), end: newItem(end, nil)})
+	return b.add(opDeleteRange, newItem(start, nil), newItem(end, nil))
 }
 
 // Len implements storage.Batch.
