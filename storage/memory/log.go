@@ -121,6 +121,21 @@ type logState struct {
 	// a Restore): the next append copies them first.
 	cow bool
 	off bool // fallen back: the prefix's keys are in the tree
+	// last holds the key of the last item when lastOK (set by push, for
+	// a key of at most 16 bytes: a feed record's has 9): each append
+	// compares its key with the last, whose own bytes would likely be a
+	// cache miss.
+	last    [16]byte
+	lastLen uint8
+	lastOK  bool
+}
+
+// lastKey returns the key of the last item; l must hold one.
+func (l *logState) lastKey() []byte {
+	if l.lastOK {
+		return l.last[:l.lastLen]
+	}
+	return l.items.last().key()
 }
 
 // push appends it to the log's items.
@@ -141,6 +156,11 @@ func (l *logState) push(it item) {
 	l.cow = false
 	items.chunks[c][p&(1<<logChunkShift-1)] = it
 	items.n++
+	k := it.key()
+	l.lastOK = len(k) <= len(l.last)
+	if l.lastOK {
+		l.lastLen = uint8(copy(l.last[:], k))
+	}
 }
 
 // dropFront deletes the first k items (fewer than all).
@@ -159,7 +179,7 @@ func (l *logState) keep(i int) {
 	items := &l.items
 	items.n = i
 	items.chunks = items.chunks[:(items.off+i+logChunkLen()-1)>>logChunkShift]
-	l.cow = true
+	l.cow, l.lastOK = true, false
 }
 
 // logsView is a view's logs: its items of each of defs (never modified).
@@ -183,6 +203,9 @@ func (m *memEngine) logsView() logsView {
 
 // logOf returns the index of the log whose prefix key has, or -1.
 func (m *memEngine) logOf(key []byte) int {
+	if len(key) > 0 && m.firsts[key[0]>>6]&(1<<(key[0]&63)) == 0 {
+		return -1 // most keys: no log's prefix begins with its first byte
+	}
 	for j := range m.defs {
 		if bytes.HasPrefix(key, m.defs[j].prefix) {
 			return j
@@ -215,7 +238,7 @@ func (m *memEngine) logApply(op *memOp) bool {
 			return false
 		}
 		l := &m.wlogs[j]
-		if n := l.items.n; n == 0 || bytes.Compare(op.it.key(), l.items.last().key()) > 0 {
+		if n := l.items.n; n == 0 || bytes.Compare(op.it.key(), l.lastKey()) > 0 {
 			l.push(op.it)
 			return true
 		}

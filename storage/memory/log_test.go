@@ -498,3 +498,54 @@ func TestLogConcurrentReaders(t *testing.T) {
 		t.Error("the log fell back")
 	}
 }
+
+// TestLogAppendAfterBackDeletion: once keys are deleted from a log's
+// back, a key above the new last but below the deleted ones is still an
+// append (the log must not compare it with a last key it no longer
+// holds, which would make it fall back), and one below the new last is
+// not.
+func TestLogAppendAfterBackDeletion(t *testing.T) {
+	e := New(&Options{Logs: [][]byte{{'f'}}})
+	defer e.Close()
+	m := e.(*memEngine)
+	commit := func(f func(b storage.Batch)) {
+		t.Helper()
+		b := e.NewBatch()
+		f(b)
+		if err := b.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := uint64(1); i <= 10; i++ {
+		commit(func(b storage.Batch) { b.Set(logKey('f', i), []byte("v")) })
+	}
+	commit(func(b storage.Batch) { b.DeleteRange(logKey('f', 8), logKey('f', 11)) })
+	commit(func(b storage.Batch) { b.Set(logKey('f', 9), []byte("again")) })
+	if m.wlogs[0].off {
+		t.Fatal("an append after a deletion at the back made the log fall back")
+	}
+	if n := m.wlogs[0].items.n; n != 8 {
+		t.Fatalf("the log holds %d items, want 8", n)
+	}
+	commit(func(b storage.Batch) { b.Set(logKey('f', 5), []byte("over")) })
+	if !m.wlogs[0].off {
+		t.Fatal("a write below the log's last key did not make it fall back")
+	}
+	if got := dump(t, e, nil); got != dumpOf(t, map[uint64]string{1: "v", 2: "v", 3: "v", 4: "v", 5: "over", 6: "v", 7: "v", 9: "again"}) {
+		t.Errorf("after the fallback: %s", got)
+	}
+}
+
+// dumpOf is dump of an engine holding the log keys of vals.
+func dumpOf(t *testing.T, vals map[uint64]string) string {
+	e := New(nil)
+	defer e.Close()
+	b := e.NewBatch()
+	for k, v := range vals {
+		b.Set(logKey('f', k), []byte(v))
+	}
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	return dump(t, e, nil)
+}
