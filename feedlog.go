@@ -178,6 +178,9 @@ type feedLog struct {
 	closed chan struct{}
 	once   sync.Once
 
+	// alone: the account owns its engine (strategy.alone), kept so
+	// that each commit need not ask the strategy.
+	alone bool
 	// nests: the engine's batches are storage.NestedSetters (see
 	// feedRecordV2).
 	nests bool
@@ -223,7 +226,8 @@ func newFeedLog(a *Account, opts FeedOptions) *feedLog {
 	_, f.nests = b.(storage.NestedSetter)
 	b.Close()
 	f.compress = !stableReads(a.eng)
-	f.refs = f.compress && a.strategy.alone()
+	f.alone = a.strategy.alone()
+	f.refs = f.compress && f.alone
 	f.advance = func() {
 		f.rev.Store(uint64(f.pending))
 		f.b.wake()
@@ -324,7 +328,7 @@ func (f *feedLog) contribute(c *commitContext) error {
 	if n == 0 {
 		return nil
 	}
-	alone := f.a.strategy.alone()
+	alone := f.alone
 	var first Revision
 	if alone {
 		c.hold()
@@ -448,7 +452,7 @@ func (f *feedLog) prune(c *commitContext, last Revision, now int64) error {
 		}
 	}
 	var from, markFrom Revision // where the records and markers begin
-	alone := f.a.strategy.alone()
+	alone := f.alone
 	if alone {
 		from, markFrom = f.pruned, f.markFrom
 	}

@@ -169,7 +169,8 @@ func (p *entityPlan) writeSet(actions []Action, keys [][]byte, recs []byte, ends
 			val = recs[from:ends[i]]
 			setRecordTicks(val, ticks)
 		}
-		ws = append(ws, write{key: keys[i], value: val})
+		ws = append(ws, write{}) // filled in place: see applyWrites
+		ws[len(ws)-1].key, ws[len(ws)-1].value = keys[i], val
 		tags[i] = tag
 	}
 	return ws, tags
